@@ -1,0 +1,38 @@
+// The CLI's commands. Each returns the process exit code and prints what the user sees; core/
+// never prints. Errors are one line on stderr: "histeq: <what failed>".
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace histeq::app {
+
+// Prints "histeq: message" to stderr; returns the exit code to use.
+int fail(const std::string& message, int code = 1);
+
+// histeq info
+int run_info();
+
+// histeq bench
+struct BenchOptions {
+  std::vector<std::string> kernels;                  // empty: all
+  std::vector<std::string> inputs{"uniform", "degenerate", "natural", "real"};
+  std::vector<std::string> sizes{"1080p", "4k", "8k", "1g", "1921x1081"};
+  std::vector<std::string> pitches{"tight", "padded"};
+  std::string input_file;                            // real frames; without it "real" is skipped
+  int runs = 50;
+  int warmup = 5;
+  double cpu_budget_s = 2.0;                         // CPU kernels: cap on timed seconds per case
+  bool quick = false;
+  std::vector<int> max_blocks{0};                    // grid caps to sweep; 0 = policy
+  std::string csv, json;
+  std::vector<std::string> argv;                     // the command line, recorded in the outputs
+};
+void add_bench_command(CLI::App& app, BenchOptions& opts);
+int run_bench(const BenchOptions& opts);
+
+}  // namespace histeq::app

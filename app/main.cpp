@@ -1,0 +1,46 @@
+// histeq: real-time GPU video equalizer and histogram-kernel laboratory. Command-line entry point.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+
+#include "app/commands/commands.h"
+
+namespace histeq::app {
+
+int fail(const std::string& message, int code) {
+  std::fprintf(stderr, "histeq: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace histeq::app
+
+int main(int argc, char** argv) {
+  using namespace histeq::app;
+  CLI::App app{"histeq: real-time GPU video histogram equalization and a laboratory of histogram kernels"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "histeq 0.1.0");
+
+  app.add_subcommand("info", "GPU, driver and runtime versions, and the table of histogram kernels");
+
+  BenchOptions bench;
+  for (int i = 0; i < argc; ++i) bench.argv.emplace_back(argv[i]);
+  add_bench_command(app, bench);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, not CLI11's multi-line banner.
+    return fail(std::string(e.what()) + " (see histeq --help)", e.get_exit_code() == 0 ? 2 : e.get_exit_code());
+  }
+
+  if (app.got_subcommand("info")) return run_info();
+  if (app.got_subcommand("bench")) return run_bench(bench);
+  return fail("no command given (see histeq --help)", 2);
+}

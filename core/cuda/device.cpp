@@ -1,0 +1,61 @@
+#include "core/cuda/device.h"
+
+#include <cuda_runtime_api.h>
+
+#include <map>
+#include <mutex>
+
+#include "core/cuda/check.h"
+
+namespace histeq::cuda {
+
+int device_count() noexcept {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+bool have_device() noexcept { return device_count() > 0; }
+
+std::string version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+}
+
+Result<DeviceInfo> device_info(int ordinal) {
+  if (!have_device()) return HISTEQ_ERROR(Code::no_device, "no CUDA device is available");
+  if (ordinal < 0) HISTEQ_CUDA_TRY(cudaGetDevice(&ordinal));
+
+  static std::mutex mu;
+  static std::map<int, DeviceInfo> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(ordinal); it != cache.end()) return it->second;
+
+  cudaDeviceProp p{};
+  HISTEQ_CUDA_TRY(cudaGetDeviceProperties(&p, ordinal));
+  DeviceInfo d;
+  d.ordinal = ordinal;
+  d.name = p.name;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.sm_count = p.multiProcessorCount;
+  d.shared_mem_per_sm = p.sharedMemPerMultiprocessor;
+  d.shared_mem_per_block_optin = p.sharedMemPerBlockOptin;
+  d.reserved_shared_mem_per_block = p.reservedSharedMemPerBlock;
+  d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  d.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+  d.l2_bytes = static_cast<size_t>(p.l2CacheSize);
+  d.global_mem_bytes = p.totalGlobalMem;
+  d.memory_bus_bits = p.memoryBusWidth;
+  int clock = 0;
+  if (cudaDeviceGetAttribute(&clock, cudaDevAttrMemoryClockRate, ordinal) == cudaSuccess) d.memory_clock_khz = clock;
+  (void)cudaGetLastError();
+  HISTEQ_CUDA_TRY(cudaDriverGetVersion(&d.driver_version));
+  HISTEQ_CUDA_TRY(cudaRuntimeGetVersion(&d.runtime_version));
+  cache[ordinal] = d;
+  return d;
+}
+
+}  // namespace histeq::cuda

@@ -1,0 +1,40 @@
+// Device discovery. Queried once per device and cached; safe to call from any thread.
+#pragma once
+
+#include <string>
+
+#include "core/cuda/status.h"
+
+namespace histeq::cuda {
+
+struct DeviceInfo {
+  int ordinal = -1;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  size_t shared_mem_per_sm = 0;         // bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor
+  size_t shared_mem_per_block_optin = 0;  // bytes a block may get after cudaFuncSetAttribute
+  size_t reserved_shared_mem_per_block = 0;  // bytes the runtime reserves per resident block
+  int max_threads_per_sm = 0;
+  int max_blocks_per_sm = 0;
+  size_t l2_bytes = 0;
+  size_t global_mem_bytes = 0;
+  int memory_bus_bits = 0;
+  int memory_clock_khz = 0;
+  int driver_version = 0;   // e.g. 13000
+  int runtime_version = 0;  // e.g. 13000
+};
+
+// Number of usable CUDA devices; 0 (not an error) when there is no driver or no GPU.
+int device_count() noexcept;
+
+// True when at least one usable device exists.
+bool have_device() noexcept;
+
+// Properties of `ordinal` (or the current device when -1). Cached after the first call.
+Result<DeviceInfo> device_info(int ordinal = -1);
+
+// "13.0" from 13000.
+std::string version_string(int cuda_version);
+
+}  // namespace histeq::cuda

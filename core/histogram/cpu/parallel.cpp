@@ -1,0 +1,125 @@
+// cpu_parallel: privatized per-thread histograms over all cores, merged at the end.
+// Source: Wilt, The CUDA Handbook, "Privatized (per thread) histograms": M threads for M cores, the
+// input cut into M chunks, one histogram per thread in that core's cache, fork/join, then a merge.
+// The threads are a pool kept by the kernel instance, so a video frame does not pay for thread
+// creation; chunks are ranges of samples (not rows), so a single tall or wide row still splits.
+#include <algorithm>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/histogram/cpu/cpu_common.h"
+#include "core/histogram/policy.h"
+
+namespace histeq::hist {
+namespace {
+
+// A fork/join pool: run(n, f) calls f(0..n-1), f(0) on the caller, the rest on workers, and returns
+// when all are done.
+class ForkJoin {
+ public:
+  explicit ForkJoin(int workers) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
+  }
+  ~ForkJoin() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  int size() const { return static_cast<int>(threads_.size()) + 1; }
+
+  void run(int n, const std::function<void(int)>& f) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      job_ = &f;
+      jobs_ = n;
+      pending_ = n - 1;
+      ++generation_;
+    }
+    cv_.notify_all();
+    f(0);
+    std::unique_lock<std::mutex> l(mu_);
+    done_cv_.wait(l, [&] { return pending_ == 0; });
+    job_ = nullptr;
+  }
+
+ private:
+  void loop(int index) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(int)>* job;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return quit_ || generation_ != seen; });
+        if (quit_) return;
+        seen = generation_;
+        if (index >= jobs_) continue;
+        job = job_;
+      }
+      (*job)(index);
+      std::lock_guard<std::mutex> l(mu_);
+      if (--pending_ == 0) done_cv_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int)>* job_ = nullptr;
+  int jobs_ = 0;
+  int pending_ = 0;
+  uint64_t generation_ = 0;
+  bool quit_ = false;
+};
+
+class CpuParallel final : public Kernel {
+ public:
+  CpuParallel(const KernelInfo& info, KernelOptions opts) : Kernel(info, opts) {
+    int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (opts.max_blocks > 0) n = std::min(n, opts.max_blocks);
+    pool_ = std::make_unique<ForkJoin>(n - 1);
+  }
+
+  Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t) override {
+    const uint64_t n = in.samples();
+    const uint64_t min_chunk = std::max<uint64_t>(1, policy::CpuParallel::kMinBytesPerThread / in.bytes_per_sample);
+    const int chunks = static_cast<int>(std::clamp<uint64_t>(n / min_chunk, 1, static_cast<uint64_t>(pool_->size())));
+    const int bins = out.bins;
+    const size_t per_chunk = static_cast<size_t>(cpu::kWays) * bins;
+    private_.assign(chunks * per_chunk, 0u);
+    pool_->run(chunks, [&](int c) {
+      const uint64_t first = n * c / chunks, last = n * (c + 1) / chunks;
+      uint32_t* h = private_.data() + c * per_chunk;
+      if (in.bytes_per_sample == 1) cpu::accumulate(in.as<uint8_t>(), bins, first, last, h);
+      else cpu::accumulate(in.as<uint16_t>(), bins, first, last, h);
+    });
+    std::fill(out.counts, out.counts + bins, 0u);
+    for (size_t c = 0; c < chunks * static_cast<size_t>(cpu::kWays); ++c) {
+      const uint32_t* h = private_.data() + c * bins;
+      for (int b = 0; b < bins; ++b) out.counts[b] += h[b];
+    }
+    return Status::ok();
+  }
+
+ private:
+  std::unique_ptr<ForkJoin> pool_;
+  std::vector<uint32_t> private_;
+};
+
+}  // namespace
+
+KernelEntry entry_cpu_parallel() {
+  return {{"cpu_parallel", "per-thread privatized histograms on all cores, merged at the end (fork/join)",
+           "Wilt, The CUDA Handbook, privatized (per thread) histograms", "multithreaded CPU version", kAnyBins,
+           kAnyBins, true, Backend::cpu},
+          [](const KernelInfo& info, KernelOptions opts) -> Result<std::unique_ptr<Kernel>> {
+            return std::unique_ptr<Kernel>(new CpuParallel(info, opts));
+          }};
+}
+
+}  // namespace histeq::hist

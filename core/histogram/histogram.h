@@ -1,0 +1,123 @@
+// The histogram API: the luma histogram of a pitched plane, by a kernel chosen by name.
+//
+//   auto k = hist::create_kernel("method2");            // Result<std::unique_ptr<Kernel>>
+//   HISTEQ_TRY(hist::compute(**k, plane, {d_counts, 256, MemoryKind::device}, stream));
+//
+// Binning. A histogram has 2^k bins (1 <= k <= bit_depth). A sample v of a plane with bit depth d
+// falls in bin v >> (d - k). Samples >= 2^d (possible only in 16-bit planes) are out of range and
+// are not counted, as in cub::DeviceHistogram::HistogramEven. So 8-bit planes use 256 bins (or
+// fewer), 16-bit planes holding 10-bit data up to 1024.
+//
+// Memory. GPU kernels read a device plane and write a device histogram, asynchronously on `stream`;
+// CPU kernels read a host (pageable or pinned) plane and write a host histogram, synchronously.
+// Every one of the out.bins counters is overwritten. Counters are 32-bit: planes of 2^32 samples or
+// more are rejected.
+//
+// Threads. A Kernel instance keeps per-instance state (scratch buffers allocated once, a CPU thread
+// pool) and must not be used by two threads at once; separate instances are independent.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/cuda/status.h"
+#include "core/image/plane.h"
+
+namespace histeq::hist {
+
+enum class Backend { cpu, gpu };
+
+// Bit k set = 2^k bins supported.
+using BinMask = uint32_t;
+constexpr BinMask bins_bit(int bins) { return static_cast<BinMask>(bins); }  // bins is a power of two
+constexpr BinMask kAnyBins = 0x7FEu;                                        // 2 .. 1024
+
+struct KernelInfo {
+  std::string name;
+  std::string description;  // one line
+  std::string paper;        // source, e.g. "Nugteren et al. 2011"
+  std::string section;      // e.g. "§7.3, mapping 3"
+  BinMask bins_8bit = 0;    // bin counts supported for 8-bit planes (0: 8-bit unsupported)
+  BinMask bins_16bit = 0;   // bin counts supported for 16-bit planes (0: 16-bit unsupported)
+  bool data_independent = false;  // time does not depend on the picture's content
+  Backend backend = Backend::gpu;
+
+  bool supports(int bytes_per_sample, int bins) const noexcept;
+};
+
+// The destination of a histogram: `bins` 32-bit counters.
+struct HistogramView {
+  uint32_t* counts = nullptr;
+  int bins = 0;
+  MemoryKind memory = MemoryKind::device;
+};
+
+// Launch overrides for tests and sweeps; zero means "the policy decides".
+struct KernelOptions {
+  int max_blocks = 0;  // cap on the grid size (GPU kernels) or thread count (CPU kernels)
+};
+
+class Kernel {
+ public:
+  explicit Kernel(const KernelInfo& info, KernelOptions opts = {}) : info_(info), opts_(opts) {}
+  virtual ~Kernel() = default;
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  const KernelInfo& info() const noexcept { return info_; }
+  const KernelOptions& options() const noexcept { return opts_; }
+
+  // Called by compute() after validation, with a non-empty plane whose geometry the kernel supports.
+  virtual Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t stream) = 0;
+
+ private:
+  const KernelInfo& info_;
+  KernelOptions opts_;
+};
+
+struct KernelEntry {
+  KernelInfo info;
+  Result<std::unique_ptr<Kernel>> (*make)(const KernelInfo& info, KernelOptions opts);
+};
+
+// Every kernel, in registry order (kernels.def).
+const std::vector<KernelEntry>& registry();
+const KernelEntry* find_kernel(std::string_view name);
+std::vector<std::string> kernel_names();
+
+// Instantiates a kernel. Fails with not_found for an unknown name and no_device for a GPU kernel on
+// a machine without a usable CUDA device.
+Result<std::unique_ptr<Kernel>> create_kernel(std::string_view name, KernelOptions opts = {});
+
+// Checks the request against the kernel's traits and the API's contract (memory kinds, bins, sizes).
+Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView& out);
+
+// The entry point: validates, handles empty planes, then runs the kernel.
+Status compute(Kernel& kernel, const PlaneRef& in, const HistogramView& out, cudaStream_t stream = nullptr);
+
+// log2 of a power-of-two bin count, -1 otherwise.
+int bins_log2(int bins) noexcept;
+
+// "256" or "64,256" or "2..1024" for tables.
+std::string bins_to_string(BinMask mask);
+
+}  // namespace histeq::hist
+
+namespace histeq::hist {
+
+// The read-bandwidth ceiling: reads the plane's whole span (rows and padding) once as 16-byte words,
+// 8 loads in flight per thread on a full-occupancy grid, and only folds them into *d_sink (device,
+// one uint32). Returns the bytes it reads; bytes / time is the device's read bandwidth on this
+// buffer, which no histogram kernel can beat. Asynchronous on `stream`.
+Result<size_t> read_ceiling(const PlaneRef& in, uint32_t* d_sink, cudaStream_t stream = nullptr);
+
+// Keeps the GPU busy for about `microseconds` on `stream`. Benchmarks enqueue this before a batch
+// of timed launches so that host launch latency does not leak into event timings.
+Status gpu_busy_wait(double microseconds, cudaStream_t stream = nullptr);
+
+}  // namespace histeq::hist

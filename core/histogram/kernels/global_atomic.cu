@@ -1,0 +1,53 @@
+// global_atomic: one atomicAdd on the output histogram in global memory per sample.
+// Source: Wilt, The CUDA Handbook, "Privatized (per thread) histograms", the one-histogram-per-grid
+// formulation; also the "original" baseline of the course exercise report.
+// Modern-GPU notes: reads are 16-byte vectors in a grid-stride loop; atomics resolve in L2, so the
+// time depends strongly on the content (one-value frames serialize on a single address).
+#include "core/histogram/kernels/common.cuh"
+
+namespace histeq::hist {
+namespace {
+
+using namespace detail;
+using P = policy::GlobalAtomic;
+
+template <class T>
+__global__ void __launch_bounds__(P::kThreads) global_atomic_kernel(PlaneGeometry g, BinMap m, uint32_t* __restrict__ hist) {
+  const uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t stride = gridDim.x * blockDim.x;
+  UnitCursor cur = cursor_at(g, tid);
+  auto add = [&](uint32_t v) {
+    if (sizeof(T) == 1 || v < m.limit) atomicAdd(&hist[v >> m.shift], 1u);
+  };
+  walk<T, P::kUnroll>(g, cur, step_of(g, stride), 0xFFFFFFFFu, add);
+}
+
+class GlobalAtomic final : public Kernel {
+ public:
+  using Kernel::Kernel;
+  Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t stream) override {
+    return by_sample_type(in, [&](auto sample) -> Status {
+      using T = decltype(sample);
+      const PlaneGeometry g = make_geometry(in);
+      auto grid = grid_size(global_atomic_kernel<T>, P::kThreads, 0, g.total_units(), P::kMinUnitsPerThread, options());
+      if (!grid) return grid.status();
+      HISTEQ_CUDA_TRY(cudaMemsetAsync(out.counts, 0, sizeof(uint32_t) * out.bins, stream));
+      global_atomic_kernel<T><<<*grid, P::kThreads, 0, stream>>>(g, make_binmap(in, out.bins), out.counts);
+      HISTEQ_CUDA_TRY_LAUNCH();
+      return Status::ok();
+    });
+  }
+};
+
+}  // namespace
+
+KernelEntry entry_global_atomic() {
+  return {{"global_atomic", "one global atomicAdd per sample on the output histogram",
+           "Wilt, The CUDA Handbook (privatized histograms); course exercise 'original'", "per-grid histogram",
+           kAnyBins, kAnyBins, false, Backend::gpu},
+          [](const KernelInfo& info, KernelOptions opts) -> Result<std::unique_ptr<Kernel>> {
+            return std::unique_ptr<Kernel>(new GlobalAtomic(info, opts));
+          }};
+}
+
+}  // namespace histeq::hist

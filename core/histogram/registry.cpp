@@ -1,0 +1,115 @@
+#include <algorithm>
+#include <limits>
+
+#include "core/cuda/check.h"
+#include "core/cuda/device.h"
+#include "core/histogram/histogram.h"
+
+namespace histeq::hist {
+
+#define HISTEQ_KERNEL(id) KernelEntry entry_##id();
+#include "core/histogram/kernels.def"
+#undef HISTEQ_KERNEL
+
+const std::vector<KernelEntry>& registry() {
+  static const std::vector<KernelEntry> table = {
+#define HISTEQ_KERNEL(id) entry_##id(),
+#include "core/histogram/kernels.def"
+#undef HISTEQ_KERNEL
+  };
+  return table;
+}
+
+const KernelEntry* find_kernel(std::string_view name) {
+  for (const auto& e : registry())
+    if (e.info.name == name) return &e;
+  return nullptr;
+}
+
+std::vector<std::string> kernel_names() {
+  std::vector<std::string> names;
+  for (const auto& e : registry()) names.push_back(e.info.name);
+  return names;
+}
+
+Result<std::unique_ptr<Kernel>> create_kernel(std::string_view name, KernelOptions opts) {
+  const KernelEntry* e = find_kernel(name);
+  if (e == nullptr) {
+    std::string known;
+    for (const auto& n : kernel_names()) known += (known.empty() ? "" : ", ") + n;
+    return HISTEQ_ERROR(Code::not_found, "unknown kernel '" + std::string(name) + "' (known: " + known + ")");
+  }
+  if (e->info.backend == Backend::gpu && !cuda::have_device())
+    return HISTEQ_ERROR(Code::no_device, "kernel '" + e->info.name + "' needs a CUDA device and none is available");
+  return e->make(e->info, opts);
+}
+
+int bins_log2(int bins) noexcept {
+  if (bins <= 0 || (bins & (bins - 1)) != 0) return -1;
+  int k = 0;
+  while ((1 << k) < bins) ++k;
+  return k;
+}
+
+bool KernelInfo::supports(int bytes_per_sample, int bins) const noexcept {
+  if (bins_log2(bins) < 0 || bins > 1024) return false;
+  const BinMask mask = bytes_per_sample == 1 ? bins_8bit : bytes_per_sample == 2 ? bins_16bit : 0;
+  return (mask & bins_bit(bins)) != 0;
+}
+
+std::string bins_to_string(BinMask mask) {
+  if (mask == 0) return "-";
+  if (mask == kAnyBins) return "2..1024";
+  std::string s;
+  for (int k = 0; k < 32; ++k)
+    if (mask & (1u << k)) s += (s.empty() ? "" : ",") + std::to_string(1u << k);
+  return s;
+}
+
+Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView& out) {
+  if (in.bytes_per_sample != 1 && in.bytes_per_sample != 2)
+    return HISTEQ_ERROR(Code::invalid_argument, "samples must be 8 or 16 bits wide");
+  if (in.width < 0 || in.height < 0) return HISTEQ_ERROR(Code::invalid_argument, "negative plane size");
+  if (in.bit_depth < 1 || in.bit_depth > 8 * in.bytes_per_sample)
+    return HISTEQ_ERROR(Code::invalid_argument, "bit depth " + std::to_string(in.bit_depth) + " does not fit " +
+                                                    std::to_string(8 * in.bytes_per_sample) + "-bit samples");
+  const int k = bins_log2(out.bins);
+  if (k < 1 || out.bins > 1024) return HISTEQ_ERROR(Code::invalid_argument, "bin count must be a power of two in 2..1024");
+  if (k > in.bit_depth)
+    return HISTEQ_ERROR(Code::invalid_argument, std::to_string(out.bins) + " bins exceed the " +
+                                                    std::to_string(in.bit_depth) + "-bit value range");
+  if (!info.supports(in.bytes_per_sample, out.bins))
+    return HISTEQ_ERROR(Code::unsupported, "kernel '" + info.name + "' does not support " + std::to_string(out.bins) +
+                                               " bins on " + std::to_string(8 * in.bytes_per_sample) + "-bit planes");
+  if (out.counts == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram");
+  if (in.samples() > 0 && in.data == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane data");
+  if (in.height > 1 && in.pitch < in.row_bytes()) return HISTEQ_ERROR(Code::invalid_argument, "pitch smaller than a row");
+  if (in.pitch % in.bytes_per_sample != 0)
+    return HISTEQ_ERROR(Code::invalid_argument, "pitch is not a whole number of samples");
+  if (in.samples() >= (uint64_t{1} << 32))
+    return HISTEQ_ERROR(Code::unsupported, "planes of 2^32 samples or more overflow the 32-bit counters");
+  const bool gpu = info.backend == Backend::gpu;
+  if (gpu && in.samples() > 0 && !in.on_device())
+    return HISTEQ_ERROR(Code::invalid_argument, "GPU kernel '" + info.name + "' needs a device plane");
+  if (!gpu && in.on_device())
+    return HISTEQ_ERROR(Code::invalid_argument, "CPU kernel '" + info.name + "' needs a host plane");
+  if (gpu != (out.memory == MemoryKind::device))
+    return HISTEQ_ERROR(Code::invalid_argument, std::string("the histogram must be in ") +
+                                                    (gpu ? "device" : "host") + " memory for kernel '" + info.name + "'");
+  return Status::ok();
+}
+
+Status compute(Kernel& kernel, const PlaneRef& in, const HistogramView& out, cudaStream_t stream) {
+  HISTEQ_TRY(validate(kernel.info(), in, out));
+  if (in.samples() == 0) {
+    if (out.memory == MemoryKind::device) {
+      HISTEQ_CUDA_TRY(cudaMemsetAsync(out.counts, 0, sizeof(uint32_t) * out.bins, stream));
+    } else {
+      std::fill(out.counts, out.counts + out.bins, 0u);
+    }
+    return Status::ok();
+  }
+  return kernel.run(in, out, stream);
+}
+
+}  // namespace histeq::hist
