@@ -8,22 +8,23 @@ what=${1:-all}
 bin=.carry/bin
 out=${OUT:-/tmp/histeq-out}
 mkdir -p "$out"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader | tee "$out/gpu.txt"
-"$bin/histeq" info | tee "$out/info.txt"
+# At most 8 files come back from the device: keep the outputs few.
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader; "$bin/histeq" info; } | tee "$out/info.txt"
 rc=0
 if [[ $what == tests || $what == all ]]; then
   echo "== GPU tests"
-  "$bin/histeq_gpu_tests" --gtest_brief=1 > "$out/gpu_tests.txt" 2>&1 || rc=1
-  grep -E "PASSED|FAILED|SKIPPED|tests ran" "$out/gpu_tests.txt" | tail -15
+  "$bin/histeq_gpu_tests" --gtest_brief=1 > "$out/tests.txt" 2>&1 || rc=1
+  grep -E "PASSED|FAILED|SKIPPED|tests ran" "$out/tests.txt" | tail -15
   echo "== CPU tests"
-  "$bin/histeq_unit_tests" --gtest_brief=1 > "$out/unit_tests.txt" 2>&1 || rc=1
-  grep -E "PASSED|FAILED|tests ran" "$out/unit_tests.txt" | tail -5
+  "$bin/histeq_unit_tests" --gtest_brief=1 > /tmp/unit_tests.txt 2>&1 || rc=1
+  cat /tmp/unit_tests.txt >> "$out/tests.txt"
+  grep -E "PASSED|FAILED|tests ran" /tmp/unit_tests.txt | tail -5
 fi
 if [[ $what == sweep || $what == all ]]; then
   echo "== grid sweep (workload per thread, as Nugteren 5.3): method2, block_atomic"
   "$bin/histeq" bench --kernel method2,block_atomic --sizes 1080p,1g --pitches tight --inputs natural,uniform \
-    --max-blocks 0,132,264,528,1056,1716,3432 --csv "$out/sweep.csv" > "$out/sweep.txt" 2>&1 || rc=1
-  grep -E "method2|block_atomic" "$out/sweep.txt" | awk '{printf "%s %s %s %s %s\n", $1, $3, $4, $5, $7}' | column -t | paste -sd' ' | fold -w 200
+    --max-blocks 0,132,264,396,528,792,1056,1716 --csv "$out/sweep.csv" > "$out/sweep.txt" 2>&1 || rc=1
+  grep -E "method2|block_atomic" "$out/sweep.txt" | awk '{printf "%s %s %s %s %s\n", $1, $3, $4, $5, $7}'
 fi
 if [[ $what == bench || $what == all ]]; then
   echo "== bench: GPU kernels, full matrix"
@@ -32,7 +33,7 @@ if [[ $what == bench || $what == all ]]; then
     --csv "$out/bench_gpu.csv" --json "$out/bench_gpu.json" > "$out/bench_gpu.txt" 2>&1 || rc=1
   echo "== bench: CPU kernels beside cub, small sizes"
   timeout 120 "$bin/histeq" bench --kernel cpu_reference,cpu_parallel,cub --sizes 1080p,4k --pitches tight \
-    --input .carry/real.mp4 --cpu-budget 1 --csv "$out/bench_cpu.csv" > "$out/bench_cpu.txt" 2>&1 || rc=1
+    --input .carry/real.mp4 --cpu-budget 1 > "$out/bench_cpu.txt" 2>&1 || rc=1
   grep -E "^(size|1080p|1g) " "$out/bench_gpu.txt" | grep -v " padded " | cut -c1-100
   tail -3 "$out/bench_gpu.txt"
 fi

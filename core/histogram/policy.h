@@ -1,8 +1,8 @@
 // Launch policies: every tunable of every histogram kernel, in one place (as CUB's policy structs).
 // Grids are sized at run time from the device (SM count, shared memory, occupancy calculator), never
 // from a fixed block count. Each value names what chose it. "bench:" values were picked with
-// `histeq bench` on an H100 (see docs/performance.md for the run); paper values are kept where the
-// kernel must stay faithful to its paper.
+// `histeq bench --max-blocks ...` sweeps on an H200 (docs/performance.md has the run); "paper:"
+// values are kept where the kernel must stay faithful to its paper.
 #pragma once
 
 namespace histeq::hist::policy {
@@ -11,15 +11,15 @@ namespace histeq::hist::policy {
 constexpr int kUnitBytes = 16;
 
 struct GlobalAtomic {
-  static constexpr int kThreads = 256;          // bench: 128..512 within noise; contention-bound anyway
+  static constexpr int kThreads = 256;          // not swept: the kernel is bound by same-address L2 atomics, not by the launch
   static constexpr int kUnroll = 4;             // 4 loads in flight per thread (HOPPER.md: several loads before first use)
   static constexpr int kMinUnitsPerThread = 4;  // small frames use fewer blocks rather than idle threads
 };
 
 struct BlockAtomic {
-  static constexpr int kThreads = 512;           // bench: 512 beat 256 by a few % at 1080p on random data
+  static constexpr int kThreads = 512;           // Wilt's per-block histogram; not yet swept (see docs/performance.md)
   static constexpr int kUnroll = 4;
-  static constexpr int kMinUnitsPerThread = 8;   // amortizes the per-block zero + merge of the bins
+  static constexpr int kMinUnitsPerThread = 8;   // bench (grid sweep, H200): flat from 264 to 1716 blocks at 1080p and 1 GiB
 };
 
 // Nugteren et al. 2011 §7.3, mapping 3: layout 2, 32 threads per block. Blocks per SM come from the
@@ -31,7 +31,11 @@ struct Method2 {
   // then the block merges its counters into the output and clears them ("bounded work per thread").
   static constexpr int kStepsPerPass8 = 65535 / 16;   // 16 samples per step: 65520 <= 65535
   static constexpr int kStepsPerPass16 = 65535 / 8;   // 8 samples per step
-  static constexpr int kMinUnitsPerThread = 2;        // bench: see docs/performance.md, method2 grid sweep
+  // bench (grid sweep, H200, docs/performance.md): at 1080p the block merge (128 shared reads and up
+  // to 256 global atomics per block) dominates, and 264 blocks (~15 units per thread) ran 18.5 us
+  // against 41-48 us on the full-occupancy grid of 1716; at 1 GiB the full grid wins (881 us vs
+  // 1026 us at 1056 blocks). 16 units per thread gives both.
+  static constexpr int kMinUnitsPerThread = 16;
 };
 
 struct Cub {

@@ -98,7 +98,7 @@ __device__ __forceinline__ void visit_vec(const uint4& v, F& f) {
 // The samples of a unit that is not a full aligned vector: a row's tail, or any unit of a plane
 // whose rows are not 16-byte aligned.
 template <class T, class F>
-__device__ __noinline__ void visit_partial(const PlaneGeometry& g, UnitCursor cur, F& f) {
+__device__ __forceinline__ void visit_partial(const PlaneGeometry& g, UnitCursor cur, F& f) {
   const size_t off = static_cast<size_t>(cur.c) * policy::kUnitBytes;
   const size_t n = min(static_cast<size_t>(policy::kUnitBytes), g.row_bytes - off) / sizeof(T);
   const T* p = reinterpret_cast<const T*>(g.base + cur.r * g.pitch + off);
