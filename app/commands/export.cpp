@@ -86,13 +86,14 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
 
   // Progress: %, fps and ETA from the frame count when the container gives it, else from the duration.
   const int64_t total = plan.frames_hint;
-  auto last = Clock::now() - std::chrono::hours(1);
+  auto last = Clock::now();  // the first line after one period, once the figures mean something
   const auto period = mode == ProgressMode::live ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000);
   bool live_line = false;
-  auto progress = [&](const pipeline::ExportProgress& p) {
+  pipeline::ExportProgress latest;
+  auto show = [&](const pipeline::ExportProgress& p, bool force) {
     if (mode == ProgressMode::none) return;
     const auto now = Clock::now();
-    if (now - last < period) return;
+    if (!force && now - last < period) return;
     last = now;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
     double frac = -1;
@@ -125,9 +126,14 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
     }
     std::fflush(stderr);
   };
+  auto progress = [&](const pipeline::ExportProgress& p) {
+    latest = p;
+    show(p, false);
+  };
 
   pipeline::RunStats stats(600, !o.stats_json.empty());
   auto rep = (*ex)->run(stop, &stats, progress);
+  if (rep) show(latest, true);  // the final figures, whatever the period
   if (live_line) std::fprintf(stderr, "\n");
   if (!rep) {
     const bool interrupted = rep.status().code() == Code::cancelled;

@@ -83,6 +83,7 @@ struct FileSource::Impl {
   static int interrupt_cb(void* opaque) { return static_cast<Impl*>(opaque)->interrupted.load() ? 1 : 0; }
 
   Status open();
+  Status check_index_fits() const;
   Status end_of_input();
   Status convert(const AVFrame* in, Frame& out);
   int64_t frame_duration_tb() const;
@@ -154,6 +155,7 @@ Status FileSource::Impl::open() {
                 Code::unsupported);
   }
   AVStream* vs = fmt->streams[vindex];
+  HISTEQ_TRY(check_index_fits());
   for (unsigned i = 0; i < fmt->nb_streams; ++i)
     if (static_cast<int>(i) != vindex) fmt->streams[i]->discard = AVDISCARD_ALL;  // until a packet handler wants them
 
@@ -217,6 +219,28 @@ Status FileSource::Impl::open() {
     info.description += desc;
   }
   return Status::ok();
+}
+
+// Containers with a sample index (MP4/MOV, AVI) say where every packet is. A file cut short is
+// caught here, before any work: its index points past its end.
+Status FileSource::Impl::check_index_fits() const {
+  if (fmt->pb == nullptr || (fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) == 0) return Status::ok();
+  const int64_t size = avio_size(fmt->pb);
+  if (size <= 0) return Status::ok();
+  const AVStream* vs = fmt->streams[vindex];
+  const int n = avformat_index_get_entries_count(vs);
+  if (n <= 0) return Status::ok();
+  int inside = 0;
+  bool cut = false;
+  for (int i = 0; i < n; ++i) {
+    const AVIndexEntry* e = avformat_index_get_entry(const_cast<AVStream*>(vs), i);
+    if (e == nullptr || e->size <= 0) continue;
+    if (e->pos + e->size <= size) ++inside;
+    else cut = true;
+  }
+  if (!cut) return Status::ok();
+  return fail("truncated: the file ends after " + std::to_string(inside) + " of the " + std::to_string(n) +
+              " video frames its index lists (" + std::to_string(size) + " bytes)");
 }
 
 int64_t FileSource::Impl::frame_duration_tb() const {

@@ -115,10 +115,17 @@ class CollectSink final : public pipeline::Sink {
   Status consume(video::FramePtr f, pipeline::FrameRecord& rec) override {
     run_.frames.push_back(copy_frame(*f));
     if (f->device) {
-      const PlaneRef& d = f->device->planes[0];
-      std::vector<uint8_t> bytes(d.row_bytes() * d.height);
-      HISTEQ_CUDA_TRY(cudaMemcpy2D(bytes.data(), d.row_bytes(), d.data, d.pitch, d.row_bytes(), d.height, cudaMemcpyDeviceToHost));
-      run_.device_luma.push_back(std::move(bytes));
+      FrameCopy c;
+      c.format = f->format();
+      c.pts = f->pts;
+      c.time_s = f->time_s;
+      for (int i = 0; i < f->device->count; ++i) {
+        const PlaneRef& d = f->device->planes[i];
+        std::vector<uint8_t> bytes(d.row_bytes() * d.height);
+        HISTEQ_CUDA_TRY(cudaMemcpy2D(bytes.data(), d.row_bytes(), d.data, d.pitch, d.row_bytes(), d.height, cudaMemcpyDeviceToHost));
+        c.planes.push_back(std::move(bytes));
+      }
+      run_.device_frames.push_back(std::move(c));
     }
     rec.timing.set(pipeline::Stage::present, 0.0);
     run_.records.push_back(rec);

@@ -37,11 +37,11 @@ Status write_synthetic_clip(const std::string& path, const video::SyntheticOptio
 // Every frame of a file, decoded.
 Result<std::vector<FrameCopy>> read_frames(const std::string& path);
 
-// Runs the pipeline over `source`, keeping a copy of every output frame (and its device planes'
-// luma when the equalizer keeps them: `device_luma`).
+// Runs the pipeline over `source`, keeping a copy of every output frame (and of its device planes
+// when the equalizer keeps them on the device: `device_frames`).
 struct PipelineRun {
   std::vector<FrameCopy> frames;
-  std::vector<std::vector<uint8_t>> device_luma;
+  std::vector<FrameCopy> device_frames;
   pipeline::PipelineCounters counters;
   pipeline::EqualizerInfo equalizer;
   std::vector<pipeline::FrameRecord> records;
