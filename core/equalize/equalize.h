@@ -34,6 +34,13 @@ Status build_lut(const uint32_t* counts, int bins, uint32_t weight, uint16_t* lu
 Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins);
 Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins);
 
+namespace detail {
+// The 8-bit host apply has an AVX-512 VBMI path, chosen at run time; tests compare it with the
+// plain loop.
+bool apply_lut_has_simd();
+Status apply_lut_scalar(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins);
+}  // namespace detail
+
 // GPU: d_lut[v] from d_counts (both device memory), one block, on `stream`.
 Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint16_t* d_lut, cudaStream_t stream);
 

@@ -144,6 +144,25 @@ TEST(Apply, MapsSamplesAndLeavesPaddingAlone) {
   }
 }
 
+// The vector path (when this CPU has it) against the plain loop, on every row length up to 200
+// (full vectors, tails, rows shorter than a vector) with padding that must stay untouched.
+TEST(Apply, VectorPathMatchesScalar) {
+  if (!detail::apply_lut_has_simd()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU: only the plain loop runs";
+  std::mt19937 rng(21);
+  std::vector<uint16_t> lut(256);
+  for (auto& v : lut) v = static_cast<uint16_t>(rng() % 256);
+  for (int w = 1; w <= 200; ++w) {
+    const int h = 3;
+    const size_t pitch = w + 37;
+    std::vector<uint8_t> a(pitch * h);
+    for (auto& b : a) b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> b = a;
+    ASSERT_TRUE(apply_lut(PlaneView<uint8_t>{a.data(), w, h, pitch, 8, MemoryKind::host}, lut.data(), 256).is_ok());
+    ASSERT_TRUE(detail::apply_lut_scalar(PlaneView<uint8_t>{b.data(), w, h, pitch, 8, MemoryKind::host}, lut.data(), 256).is_ok());
+    ASSERT_EQ(a, b) << "width " << w;
+  }
+}
+
 TEST(Apply, TenBitLeavesOutOfRangeSamples) {
   std::vector<uint16_t> px = {0, 1, 1023, 1024, 65535, 512};
   std::vector<uint16_t> lut(1024);
