@@ -132,7 +132,9 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   };
 
   pipeline::RunStats stats(600, !o.stats_json.empty());
+  set_signal_cleanup((*ex)->temp_path());
   auto rep = (*ex)->run(stop, &stats, progress);
+  set_signal_cleanup("");
   if (rep) show(latest, true);  // the final figures, whatever the period
   if (live_line) std::fprintf(stderr, "\n");
   if (!rep) {

@@ -13,9 +13,12 @@
 
 namespace histeq::app {
 
-// SIGINT, SIGTERM and SIGHUP set the returned flag (a second SIGINT kills the process the default
-// way); SIGPIPE is ignored. Idempotent.
+// SIGINT, SIGTERM and SIGHUP set the returned flag; a second one ends the process at once, after
+// removing the file named by set_signal_cleanup(). SIGPIPE is ignored. Idempotent.
 const std::atomic<bool>& install_stop_signals();
+// The file a hard stop (second signal) must remove; "" for none. Not thread-safe: call it from the
+// main thread while no other thread changes it.
+void set_signal_cleanup(const std::string& path);
 
 // The table: one row per stage that ran, columns last/avg/p50/p99/max in ms (`with_last` = false
 // drops the "last" column, for whole-run summaries).

@@ -78,6 +78,7 @@ struct Exporter::Impl {
 Exporter::Exporter() : impl_(std::make_unique<Impl>()) {}
 Exporter::~Exporter() = default;
 const ExportPlan& Exporter::plan() const { return impl_->plan; }
+const std::string& Exporter::temp_path() const { return impl_->temp; }
 
 Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   std::unique_ptr<Exporter> x(new Exporter());
