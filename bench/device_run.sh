@@ -2,7 +2,7 @@
 # The GPU machine's whole job in one call (see docs/performance.md): device facts, the GPU and CPU
 # test suites, then the full `histeq bench` matrix. Expects the static binaries in .carry/bin and a
 # real clip in .carry/real.mp4 (bench/prepare_device.sh makes both); writes everything under $OUT.
-#   bash bench/device_run.sh [tests|bench|all]
+#   bash bench/device_run.sh [tests|sweep|paper|bench|all]
 set -uo pipefail
 what=${1:-all}
 bin=.carry/bin
@@ -25,6 +25,13 @@ if [[ $what == sweep || $what == all ]]; then
   "$bin/histeq" bench --kernel method2,block_atomic --sizes 1080p,1g --pitches tight --inputs natural,uniform \
     --max-blocks 0,132,264,396,528,792,1056,1716 --csv "$out/sweep.csv" > "$out/sweep.txt" 2>&1 || rc=1
   grep -E "method2|block_atomic" "$out/sweep.txt" | awk '{printf "%s %s %s %s %s\n", $1, $3, $4, $5, $7}'
+fi
+if [[ $what == paper || $what == all ]]; then
+  echo "== bench --paper"
+  "$bin/histeq" bench --paper /tmp/paper .carry/real.mp4 > "$out/paper.txt" 2>&1 || rc=1
+  sed -n '/^experiment /,$p' "$out/paper.txt"
+  grep -E "FAILED|error" "$out/paper.txt" | head -20
+  tar czf "$out/paper.tgz" -C /tmp/paper .
 fi
 if [[ $what == bench || $what == all ]]; then
   echo "== bench: GPU kernels, full matrix"

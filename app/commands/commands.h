@@ -10,6 +10,9 @@ class App;
 }
 
 namespace histeq::app {
+namespace bench {
+class Engine;
+}
 
 // Prints "histeq: message" to stderr; returns the exit code to use.
 int fail(const std::string& message, int code = 1);
@@ -30,9 +33,12 @@ struct BenchOptions {
   bool quick = false;
   std::vector<int> max_blocks{0};                    // grid caps to sweep; 0 = policy
   std::string csv, json;
+  std::string paper_dir;                             // --paper DIR: reproduce the papers' comparisons
+  std::vector<std::string> files;                    // --paper: videos whose frames are the real inputs
   std::vector<std::string> argv;                     // the command line, recorded in the outputs
 };
 void add_bench_command(CLI::App& app, BenchOptions& opts);
 int run_bench(const BenchOptions& opts);
+int run_bench_paper(const BenchOptions& opts, bench::Engine& engine);  // bench_paper.cpp
 
 }  // namespace histeq::app

@@ -31,9 +31,10 @@ int run_info() {
   for (const auto& e : registry()) {
     const KernelInfo& k = e.info;
     if (k.backend == Backend::gpu && !gpu) continue;
+    const std::string desc = k.alias_of.empty() ? k.description : "alias of " + k.alias_of + ": " + k.description;
     std::printf("%-16s %-4s %-9s %-10s %-5s %s\n", k.name.c_str(), k.backend == Backend::gpu ? "gpu" : "cpu",
                 bins_to_string(k.bins_8bit).c_str(), bins_to_string(k.bins_16bit).c_str(),
-                k.data_independent ? "yes" : "no", k.description.c_str());
+                k.data_independent ? "yes" : "no", desc.c_str());
     std::printf("%-16s %-4s %-9s %-10s %-5s   %s, %s\n", "", "", "", "", "", k.paper.c_str(), k.section.c_str());
   }
   if (!gpu) std::printf("\n(GPU kernels are not listed: this machine has no CUDA device.)\n");

@@ -46,6 +46,7 @@ struct KernelInfo {
   BinMask bins_16bit = 0;   // bin counts supported for 16-bit planes (0: 16-bit unsupported)
   bool data_independent = false;  // time does not depend on the picture's content
   Backend backend = Backend::gpu;
+  std::string alias_of;     // non-empty: the same algorithm as that kernel, registered under another source's name
 
   bool supports(int bytes_per_sample, int bins) const noexcept;
 };

@@ -95,7 +95,8 @@ TEST(GpuHistogram, RejectsHostPlanes) {
 
 TEST(GpuSynthetic, DeviceFillMatchesHostFill) {
   REQUIRE_GPU();
-  for (auto pat : {synth::Pattern::uniform, synth::Pattern::natural, synth::Pattern::degenerate}) {
+  for (auto pat : {synth::Pattern::uniform, synth::Pattern::natural, synth::Pattern::degenerate, synth::Pattern::gaussian,
+                   synth::Pattern::colours}) {
     auto h = Plane8::allocate(MemoryKind::host, 1921, 67, 2048);
     auto d = Plane8::allocate(MemoryKind::device, 1921, 67, 2048);
     auto back = Plane8::allocate(MemoryKind::host, 1921, 67, 2048);
