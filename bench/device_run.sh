@@ -11,6 +11,13 @@ mkdir -p "$out"
 # At most 8 files come back from the device: keep the outputs few.
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader; "$bin/histeq" info; } | tee "$out/info.txt"
 rc=0
+# EGL/GL loaders for the GL tests (see prepare_device.sh).
+if [ -d .carry/gl ]; then
+  for f in .carry/gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+  [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ] &&
+    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+fi
 if [[ $what == tests || $what == all ]]; then
   echo "== GPU tests"
   "$bin/histeq_gpu_tests" --gtest_brief=1 > "$out/tests.txt" 2>&1 || rc=1
@@ -19,6 +26,10 @@ if [[ $what == tests || $what == all ]]; then
   "$bin/histeq_unit_tests" --gtest_brief=1 > /tmp/unit_tests.txt 2>&1 || rc=1
   cat /tmp/unit_tests.txt >> "$out/tests.txt"
   grep -E "PASSED|FAILED|tests ran" /tmp/unit_tests.txt | tail -5
+  echo "== GL tests (EGL, CUDA-GL interop)"
+  "$bin/histeq_gl_tests" > /tmp/gl_tests.txt 2>&1 || rc=1
+  cat /tmp/gl_tests.txt >> "$out/tests.txt"
+  grep -E "OK|PASSED|FAILED|SKIPPED|Skipped|no headless|renderer" /tmp/gl_tests.txt | tail -12
 fi
 if [[ $what == sweep || $what == all ]]; then
   echo "== grid sweep (workload per thread, as Nugteren 5.3): method2, block_atomic"
