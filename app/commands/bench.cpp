@@ -163,6 +163,8 @@ Status Bench::prepare_kernels() {
   for (const auto& n : names) {
     const hist::KernelEntry* e = hist::find_kernel(n);
     if (e == nullptr) return hist::create_kernel(n).status();  // the "unknown kernel (known: ...)" message
+    // By default, no aliases (they repeat their target) and no kernel that cannot do kBins bins.
+    if (!explicit_kernels && (!e->info.alias_of.empty() || !e->info.supports(1, kBins))) continue;
     if (e->info.backend == Backend::gpu && !gpu_) {
       if (explicit_kernels) return HISTEQ_ERROR(Code::no_device, "kernel '" + n + "' needs a CUDA device and none is available");
       continue;

@@ -46,6 +46,10 @@ struct KernelInfo {
   BinMask bins_16bit = 0;   // bin counts supported for 16-bit planes (0: 16-bit unsupported)
   bool data_independent = false;  // time does not depend on the picture's content
   Backend backend = Backend::gpu;
+  // Empty for a real kernel. Otherwise the name of the kernel this entry is another name for (the
+  // same algorithm under the name another source gives it): the entry reuses that kernel's factory
+  // and traits. Benchmarks skip aliases unless asked for them by name.
+  std::string alias_of = {};
 
   bool supports(int bytes_per_sample, int bins) const noexcept;
 };
@@ -84,6 +88,10 @@ struct KernelEntry {
   KernelInfo info;
   Result<std::unique_ptr<Kernel>> (*make)(const KernelInfo& info, KernelOptions opts);
 };
+
+// An alias entry: `target` under another name, citing the source that uses that name (`paper`,
+// `section`). Same factory, bins and traits as `target`; alias_of = target's name.
+KernelEntry make_alias(const KernelEntry& target, std::string name, std::string paper, std::string section);
 
 // Every kernel, in registry order (kernels.def).
 const std::vector<KernelEntry>& registry();
