@@ -64,6 +64,11 @@ struct HistogramView {
 // Launch overrides for tests and sweeps; zero means "the policy decides".
 struct KernelOptions {
   int max_blocks = 0;  // cap on the grid size (GPU kernels) or thread count (CPU kernels)
+  // Cap on the grid-stride steps (16-byte loads) a thread takes between two flushes of a kernel's
+  // bounded counters. Honoured by the warp-histogram kernels (podlozhnyuk256, method1 with the tag
+  // loop), whose 27-bit counts allow passes of 2^27 samples per warp that no test could reach:
+  // tests shorten the passes to exercise the flush. Never needed for correctness.
+  int max_pass_steps = 0;
 };
 
 class Kernel {

@@ -33,6 +33,10 @@ std::vector<HistCase> histogram_cases() {
     // Varied content through many merge passes (per-thread counters of podlozhnyuk64 and
     // privatized8 flush every 240 samples): a starved grid of 2 blocks.
     add({"natural_1921x1081_2blocks", 1921, 1081, 0, 1, 8, 0, Pattern::natural, 0, 14, 0, false, 2});
+    // The same with passes of 3 steps (kernels that honour max_pass_steps flush their warp
+    // histograms every 3 loads: the flush that 2^27-sample passes never reach otherwise).
+    add({"natural_1921x1081_2blocks_3steppasses", 1921, 1081, 0, 1, 8, 0, Pattern::natural, 0, 15, 0, false, 2, 3});
+    add({"degenerate7_1921x1081_1block_3steppasses", 1921, 1081, 0, 1, 8, 0, Pattern::degenerate, 7, 1, 0, false, 1, 3});
     // One value over 8192x8192: 67M equal samples. With a starved grid every thread sees far more
     // than 255 (8-bit) or 65535 (16-bit) of them, so a kernel without overflow handling fails.
     add({"degenerate200_8192x8192", 8192, 8192, 0, 1, 8, 0, Pattern::degenerate, 200});
@@ -52,6 +56,17 @@ std::vector<HistCase> histogram_cases() {
     add({"u16_uniform10_outofrange_1921x1081", 1921, 1081, 0, 2, 10, 0, Pattern::uniform, 0, 24, 0, true});
     add({"u16_natural10_1920x1081_pitch3904_unaligned", 1920, 1081, 3904, 2, 10, 0, Pattern::natural, 0, 25, 2});
     add({"u16_degenerate700_4096x4096_1block", 4096, 4096, 0, 2, 10, 0, Pattern::degenerate, 700, 1, 0, false, 1});
+  }
+  // The other bin counts (kernels with any 2..1024 bins): binning edges on a few cases each.
+  for (int bins : {2, 4, 8, 16, 32, 128}) {
+    const std::string sfx = "_" + std::to_string(bins) + "bins";
+    v.push_back({"uniform_1921x1081" + sfx, 1921, 1081, 0, 1, 8, bins, Pattern::uniform, 0, 30});
+    v.push_back({"degenerate255_31x17" + sfx, 31, 17, 0, 1, 8, bins, Pattern::degenerate, 255});
+  }
+  for (int bins : {2, 4, 8, 16, 32, 64, 128, 512}) {
+    const std::string sfx = "_" + std::to_string(bins) + "bins";
+    v.push_back({"u16_uniform10_outofrange_1921x1081" + sfx, 1921, 1081, 0, 2, 10, bins, Pattern::uniform, 0, 31, 0, true});
+    v.push_back({"u16_degenerate1023_31x17" + sfx, 31, 17, 0, 2, 10, bins, Pattern::degenerate, 1023});
   }
   return v;
 }

@@ -54,7 +54,7 @@ TEST_P(GpuKernel, MatchesReference) {
   std::vector<unsigned char> storage;
   const PlaneRef p = make_host_plane(kc.c, storage);
   const auto ref = reference(p, kc.c.bins);
-  auto k = hist::create_kernel(kc.kernel, {kc.c.max_blocks});
+  auto k = hist::create_kernel(kc.kernel, {kc.c.max_blocks, kc.c.max_pass_steps});
   ASSERT_TRUE(k.is_ok()) << k.status().to_string();
   auto stream = cuda::Stream::create();
   ASSERT_TRUE(stream.is_ok());

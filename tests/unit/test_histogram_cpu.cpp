@@ -30,7 +30,7 @@ TEST_P(CpuKernel, MatchesReference) {
   std::vector<unsigned char> storage;
   const PlaneRef p = make_host_plane(kc.c, storage);
   const auto ref = run_cpu("cpu_reference", p, kc.c.bins);
-  const auto got = run_cpu(kc.kernel, p, kc.c.bins, {kc.c.max_blocks});
+  const auto got = run_cpu(kc.kernel, p, kc.c.bins, {kc.c.max_blocks, kc.c.max_pass_steps});
   ASSERT_EQ(got.size(), ref.size());
   for (size_t b = 0; b < ref.size(); ++b) ASSERT_EQ(got[b], ref[b]) << "bin " << b;
 }

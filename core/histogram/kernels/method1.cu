@@ -85,7 +85,8 @@ __device__ __forceinline__ void walk_shuffled(const PlaneGeometry& g, uint32_t& 
 }
 
 template <Reads R, Update U>
-__global__ void __launch_bounds__(P::kThreads) method1_kernel(PlaneGeometry g, BinMap m, uint32_t* __restrict__ hist) {
+__global__ void __launch_bounds__(P::kThreads) method1_kernel(PlaneGeometry g, BinMap m, uint32_t pass_steps,
+                                                              uint32_t* __restrict__ hist) {
   // [ext1 staging: kWarps x kTileUnits uint4][warp histograms: kWarps x 256 uint32][ext1 counts: kWarps x kTileUnits bytes]
   extern __shared__ uint4 smem[];
   constexpr bool kShuffled = R == Reads::shuffled;
@@ -127,20 +128,20 @@ __global__ void __launch_bounds__(P::kThreads) method1_kernel(PlaneGeometry g, B
     tile = block_warp0 + threadIdx.x / 32;
     tile_stride = warps;
   }
-  constexpr uint32_t kPass = U == Update::atomic ? 0xFFFFFFFFu
-                             : kShuffled         ? P::kStepsPerPass / P::kShuffleUnits
-                                                 : P::kStepsPerPass;
+  // Items per pass: all with hardware atomics (full 32-bit counters), else pass_steps steps (at most
+  // the 27-bit bound), counted in whole tiles for ext1.
+  const uint32_t pass = U == Update::atomic ? 0xFFFFFFFFu : kShuffled ? max(1u, pass_steps / P::kShuffleUnits) : pass_steps;
   constexpr uint32_t kMask = U == Update::tagged ? kCountMask : 0xFFFFFFFFu;
 
-  for (uint32_t done = 0; done < items; done += kPass) {
-    const uint32_t n = min(kPass, items - done);
+  for (uint32_t done = 0; done < items; done += pass) {
+    const uint32_t n = min(pass, items - done);
     if constexpr (kShuffled) walk_shuffled(g, tile, tile_stride, n, stage, stage_n, add);
     else walk_warp_sync<uint8_t, P::kUnroll>(g, cur, st, n, add);
     __syncthreads();
     sum_warp_histograms<kBins>(s_hist, kWarps, kMask, [&](int b, uint32_t sum) {
       if (sum) atomicAdd(&hist[b], sum);
     });
-    if (items - done <= kPass) break;
+    if (items - done <= pass) break;
     __syncthreads();
     clear_shared(s_hist, kWarps * kBins);
     __syncthreads();
@@ -155,7 +156,7 @@ class Method1 final : public Kernel {
     constexpr bool kShuffled = R == Reads::shuffled;
     constexpr size_t smem = sizeof(uint32_t) * kWarps * kBins + (kShuffled ? (sizeof(uint4) + 1) * kWarps * kTileUnits : 0);
     return launch_persistent(method1_kernel<R, U>, P::kThreads, smem, P::kMinUnitsPerThread, in, out, options(), stream,
-                             make_binmap(in, out.bins), out.counts);
+                             make_binmap(in, out.bins), pass_steps(options(), P::kStepsPerPass), out.counts);
   }
 };
 

@@ -38,7 +38,8 @@ static_assert(P::kThreads % 32 == 0, "whole warps");
 static_assert(uint64_t{P::kStepsPerPass} * 32 * 16 <= kCountMask, "a warp counter would overflow its 27 bits");
 
 // Pass 1: per-block sub-histograms, partial[blockIdx.x * 256 + bin].
-__global__ void __launch_bounds__(P::kThreads) p256_kernel(PlaneGeometry g, BinMap m, uint32_t* __restrict__ partial) {
+__global__ void __launch_bounds__(P::kThreads) p256_kernel(PlaneGeometry g, BinMap m, uint32_t pass_steps,
+                                                           uint32_t* __restrict__ partial) {
   __shared__ uint32_t s_hist[kWarps * kBins];
   clear_shared(s_hist, kWarps * kBins);
   __syncthreads();
@@ -57,12 +58,12 @@ __global__ void __launch_bounds__(P::kThreads) p256_kernel(PlaneGeometry g, BinM
   uint32_t* out = partial + blockIdx.x * kBins;
 
   // One pass when block_steps is 0 too: the block must still write its (empty) sub-histogram.
-  for (uint32_t done = 0;; done += P::kStepsPerPass) {
-    walk_warp_sync<uint8_t, P::kUnroll>(g, cur, st, min(static_cast<uint32_t>(P::kStepsPerPass), block_steps - done), add);
+  for (uint32_t done = 0;; done += pass_steps) {
+    walk_warp_sync<uint8_t, P::kUnroll>(g, cur, st, min(pass_steps, block_steps - done), add);
     __syncthreads();
     const bool first = done == 0;
     sum_warp_histograms<kBins>(s_hist, kWarps, kCountMask, [&](int b, uint32_t sum) { out[b] = first ? sum : out[b] + sum; });
-    if (block_steps - done <= static_cast<uint32_t>(P::kStepsPerPass)) break;
+    if (block_steps - done <= pass_steps) break;
     __syncthreads();
     clear_shared(s_hist, kWarps * kBins);
     __syncthreads();
@@ -95,7 +96,8 @@ class Podlozhnyuk256 final : public Kernel {
       partial_ = std::move(b.value());
     }
     uint32_t* partial = static_cast<uint32_t*>(partial_.data());
-    p256_kernel<<<*grid, P::kThreads, 0, stream>>>(g, make_binmap(in, out.bins), partial);
+    p256_kernel<<<*grid, P::kThreads, 0, stream>>>(g, make_binmap(in, out.bins), pass_steps(options(), P::kStepsPerPass),
+                                                   partial);
     HISTEQ_CUDA_TRY_LAUNCH();
     p256_merge_kernel<<<kBins, P::kMergeThreads, 0, stream>>>(partial, *grid, out.counts);
     HISTEQ_CUDA_TRY_LAUNCH();

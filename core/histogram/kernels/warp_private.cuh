@@ -147,6 +147,12 @@ __device__ __forceinline__ void sum_warp_histograms(const uint32_t* wh, int warp
   }
 }
 
+// Steps per pass: the policy's bound, or less when KernelOptions::max_pass_steps asks for it.
+inline uint32_t pass_steps(const KernelOptions& opts, int policy_steps) {
+  const int s = opts.max_pass_steps > 0 ? std::min(opts.max_pass_steps, policy_steps) : policy_steps;
+  return static_cast<uint32_t>(s);
+}
+
 // Zeroes `words` 32-bit words of shared memory with the whole block (caller synchronizes).
 __device__ __forceinline__ void clear_shared(uint32_t* p, int words) {
   for (int i = threadIdx.x; i < words; i += blockDim.x) p[i] = 0;
