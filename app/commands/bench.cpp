@@ -534,7 +534,7 @@ Status Bench::write_outputs() const {
 
 void add_bench_command(CLI::App& app, BenchOptions& o) {
   CLI::App* b = app.add_subcommand("bench", "time the histogram kernels (checked against cpu_reference first)");
-  b->add_option("-k,--kernel", o.kernels, "kernels to run (default: all); repeat or comma-separate")->delimiter(',');
+  b->add_option("-k,--kernel", o.kernels, "kernels to run (default: all but aliases and 64-bin-only kernels); repeat or comma-separate")->delimiter(',');
   b->add_option("--inputs", o.inputs, "contents: uniform, degenerate, natural, real")->delimiter(',')->capture_default_str();
   b->add_option("--sizes", o.sizes, "sizes: 1080p, 4k, 8k, 1g (32768x32768 = 1 GiB), WxH")->delimiter(',')->capture_default_str();
   b->add_option("--pitches", o.pitches, "tight and/or padded")->delimiter(',')->capture_default_str();
