@@ -24,7 +24,11 @@
 //    (the whitepaper's ATOMICS path, listing 2) instead of partial histograms and a merge kernel;
 //  - the merge reads 32-bit words (4 counters) and adds their bytes with __dp4a, clearing them as it
 //    goes (the SDK read bytes and cleared separately);
-//  - 16-byte vector loads, several in flight (the SDK read 4-byte words).
+//  - 16-byte vector loads, several in flight (the SDK read 4-byte words);
+//  - nothing here relies on lockstep warps (independent thread scheduling changes nothing): no two
+//    threads share a counter, and the merge follows a __syncthreads. Native shared atomics are not
+//    needed for the same reason; 228 KB per SM hold 8 KB blocks by the dozen, so occupancy is set
+//    by registers, not by shared memory as on G80's 16 KB.
 #include "core/histogram/kernels/common.cuh"
 
 namespace histeq::hist {

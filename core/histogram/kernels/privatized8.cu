@@ -25,7 +25,9 @@
 //    clearing merge runs (a lost update). Here passes are block-uniform and a barrier follows the
 //    merge;
 //  - 16-byte vector loads, several in flight (listing 8 reads 32-bit words); rows of pitched or
-//    unaligned planes are handled by the common traversal.
+//    unaligned planes are handled by the common traversal;
+//  - counters are thread-private, so neither independent thread scheduling nor native shared
+//    atomics change the counting; the only cross-thread steps are the barriers around the merge.
 #include "core/histogram/kernels/common.cuh"
 
 namespace histeq::hist {
