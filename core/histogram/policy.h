@@ -87,18 +87,25 @@ struct Podlozhnyuk256 {
   static constexpr int kMergeThreads = 256;      // paper: the merge kernel's block (one block per bin)
 };
 
-// Nugteren et al. 2011 §6, method1: warp-private histograms with extensions 1-3.
+// Nugteren et al. 2011 §6, method1: warp-private histograms with extensions 1-3. The family's
+// defaults; each kernel has its own struct below so that a sweep can tune one without the others.
 struct Method1 {
   static constexpr int kThreads = 256;  // not yet swept (the paper gives no block size): 8 warp histograms
   static constexpr int kUnroll = 4;
   static constexpr int kCountBits = 27;  // tag loop variants: 5-bit lane tag above a 27-bit count
   static constexpr int kStepsPerPass = ((1 << kCountBits) - 1) / (32 * 16);
-  // ext1: a warp stages 32 x kShuffleUnits consecutive 16-byte units in shared memory, then lane i
+  static constexpr int kMinUnitsPerThread = 16;  // not yet swept
+};
+struct Method1Base : Method1 {};
+struct Method1Ext1 : Method1 {
+  // A warp stages 32 x kShuffleUnits consecutive 16-byte units in shared memory, then lane i
   // histograms units i*kShuffleUnits .. +kShuffleUnits-1 (a run of 112 neighbouring samples). Odd,
   // so that the transposed 16-byte shared reads of 8 lanes fall in 8 distinct bank groups. Not swept.
   static constexpr int kShuffleUnits = 7;
-  static constexpr int kMinUnitsPerThread = 16;  // not yet swept
 };
+struct Method1Ext2 : Method1 {};
+struct Method1Ext3 : Method1 {};
+struct Method1Ext2Ext3 : Method1 {};
 
 // Wilt, The CUDA Handbook, privatized (per-thread) histograms of packed 8-bit counters.
 struct Privatized8 {
@@ -109,8 +116,10 @@ struct Privatized8 {
   static constexpr int kUnroll = 5;              // a pass is 3 batches of 5 loads in flight
   static constexpr int kMinUnitsPerThread = 15;  // not yet swept (periodic merge): one full pass per thread
 };
+struct Privatized8Merge : Privatized8 {};
+struct Privatized8Avoid : Privatized8 {};  // grid: total units / (kThreads x kStepsPerPass), no minimum
 
-// Course exercise report: thread-local buckets.
+// Course exercise report: thread-local buckets (tlb; tlb_blr has its own struct, same values).
 struct Tlb {
   static constexpr int kThreads = 256;  // not yet swept (the report's BLOCK_SIZE is not given)
   static constexpr int kUnroll = 4;
@@ -118,6 +127,7 @@ struct Tlb {
   // (tlb_blr), so each thread should see a few thousand samples before that.
   static constexpr int kMinUnitsPerThread = 128;
 };
+struct TlbBlr : Tlb {};  // kThreads must stay a power of two (tree reduction)
 
 // Course exercise report: one block per bin.
 struct Linear {

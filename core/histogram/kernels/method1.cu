@@ -19,7 +19,7 @@
 //  - the tag loop is made correct under independent thread scheduling with __syncwarp between its
 //    read, write and re-read and a full-warp vote, over a warp-synchronous traversal
 //    (warp_private.cuh explains why the original lockstep assumption no longer holds);
-//  - 27-bit counts: a tag-loop pass is bounded (policy::Method1::kStepsPerPass), then the block
+//  - 27-bit counts: a tag-loop pass is bounded (policy::Method1*::kStepsPerPass), then the block
 //    flushes and clears its warp histograms; with hardware atomics the counters are full 32-bit
 //    words and a plane (< 2^32 samples) cannot overflow them, so there is one pass;
 //  - ext1 in the paper is a separate pre-processing kernel that writes the rearranged picture back
@@ -39,26 +39,37 @@ namespace histeq::hist {
 namespace {
 
 using namespace detail;
-using P = policy::Method1;
 constexpr int kBins = 256;
-constexpr int kWarps = P::kThreads / 32;
-constexpr int kTileUnits = 32 * P::kShuffleUnits;  // ext1: units a warp stages per tile
-constexpr uint32_t kCountMask = (1u << P::kCountBits) - 1u;
-static_assert(P::kThreads % 32 == 0, "whole warps");
-static_assert(uint64_t{P::kStepsPerPass} * 32 * 16 <= kCountMask, "a warp counter would overflow its 27 bits");
-static_assert(P::kShuffleUnits % 2 == 1, "odd run length: conflict-free transposed reads");
-static_assert(P::kStepsPerPass >= P::kShuffleUnits, "a pass holds at least one tile");
 
 enum class Reads { coalesced, shuffled, strided };  // baseline and ext3 / ext1 / ext2
 enum class Update { tagged, atomic };               // baseline / ext3
 
+// The constants of one variant, from its policy struct (policy::Method1Base, ...Ext1, ...).
+template <class P, Reads R>
+struct Shape {
+  static constexpr int kWarps = P::kThreads / 32;
+  static constexpr uint32_t kCountMask = (1u << P::kCountBits) - 1u;
+  static constexpr int K = [] {
+    if constexpr (R == Reads::shuffled) return P::kShuffleUnits;  // ext1: units per lane and tile
+    else return 1;
+  }();
+  static constexpr int kTileUnits = 32 * K;  // ext1: units a warp stages per tile
+  // [ext1 staging: kWarps x kTileUnits uint4][warp histograms: kWarps x 256 uint32][ext1 counts: kWarps x kTileUnits bytes]
+  static constexpr size_t kSmem =
+      sizeof(uint32_t) * kWarps * kBins + (R == Reads::shuffled ? (sizeof(uint4) + 1) * kWarps * kTileUnits : 0);
+  static_assert(P::kThreads % 32 == 0, "whole warps");
+  static_assert(uint64_t{P::kStepsPerPass} * 32 * 16 <= kCountMask, "a warp counter would overflow its 27 bits");
+  static_assert(K % 2 == 1, "odd run length: conflict-free transposed reads");
+  static_assert(P::kStepsPerPass >= K, "a pass holds at least one tile");
+};
+
 // ext1: `n` tiles of this warp, from `tile` (advanced by `tile_stride` each). Lane l loads units
-// tile*kTileUnits + k*32 + l (coalesced), stores them in the warp's staging area, then histograms
-// units l*K .. l*K + K-1 of it (K = kShuffleUnits): a contiguous run of neighbouring samples.
-template <class F>
+// tile*32K + k*32 + l (coalesced), stores them in the warp's staging area, then histograms units
+// l*K .. l*K + K-1 of it (K = kShuffleUnits): a contiguous run of neighbouring samples.
+template <int K, class F>
 __device__ __forceinline__ void walk_shuffled(const PlaneGeometry& g, uint32_t& tile, uint32_t tile_stride, uint32_t n,
                                               uint4* stage, uint8_t* stage_n, F& f) {
-  constexpr int K = P::kShuffleUnits;
+  constexpr uint32_t kTileUnits = 32 * K;
   const uint32_t lane = threadIdx.x & 31u;
   const UnitStep st32 = step_of(g, 32);
   for (uint32_t i = 0; i < n; ++i, tile += tile_stride) {
@@ -84,11 +95,13 @@ __device__ __forceinline__ void walk_shuffled(const PlaneGeometry& g, uint32_t& 
   }
 }
 
-template <Reads R, Update U>
+template <class P, Reads R, Update U>
 __global__ void __launch_bounds__(P::kThreads) method1_kernel(PlaneGeometry g, BinMap m, uint32_t pass_steps,
                                                               uint32_t* __restrict__ hist) {
-  // [ext1 staging: kWarps x kTileUnits uint4][warp histograms: kWarps x 256 uint32][ext1 counts: kWarps x kTileUnits bytes]
-  extern __shared__ uint4 smem[];
+  using S = Shape<P, R>;
+  constexpr int kWarps = S::kWarps, kTileUnits = S::kTileUnits;
+  constexpr uint32_t kCountMask = S::kCountMask;
+  extern __shared__ uint4 smem[];  // the layout of Shape::kSmem
   constexpr bool kShuffled = R == Reads::shuffled;
   uint4* stage = smem + (threadIdx.x / 32) * kTileUnits;
   uint32_t* s_hist = reinterpret_cast<uint32_t*>(smem + (kShuffled ? kWarps * kTileUnits : 0));
@@ -130,12 +143,12 @@ __global__ void __launch_bounds__(P::kThreads) method1_kernel(PlaneGeometry g, B
   }
   // Items per pass: all with hardware atomics (full 32-bit counters), else pass_steps steps (at most
   // the 27-bit bound), counted in whole tiles for ext1.
-  const uint32_t pass = U == Update::atomic ? 0xFFFFFFFFu : kShuffled ? max(1u, pass_steps / P::kShuffleUnits) : pass_steps;
+  const uint32_t pass = U == Update::atomic ? 0xFFFFFFFFu : kShuffled ? max(1u, pass_steps / S::K) : pass_steps;
   constexpr uint32_t kMask = U == Update::tagged ? kCountMask : 0xFFFFFFFFu;
 
   for (uint32_t done = 0; done < items; done += pass) {
     const uint32_t n = min(pass, items - done);
-    if constexpr (kShuffled) walk_shuffled(g, tile, tile_stride, n, stage, stage_n, add);
+    if constexpr (kShuffled) walk_shuffled<S::K>(g, tile, tile_stride, n, stage, stage_n, add);
     else walk_warp_sync<uint8_t, P::kUnroll>(g, cur, st, n, add);
     __syncthreads();
     sum_warp_histograms<kBins>(s_hist, kWarps, kMask, [&](int b, uint32_t sum) {
@@ -148,46 +161,45 @@ __global__ void __launch_bounds__(P::kThreads) method1_kernel(PlaneGeometry g, B
   }
 }
 
-template <Reads R, Update U>
+template <class P, Reads R, Update U>
 class Method1 final : public Kernel {
  public:
   using Kernel::Kernel;
   Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t stream) override {
-    constexpr bool kShuffled = R == Reads::shuffled;
-    constexpr size_t smem = sizeof(uint32_t) * kWarps * kBins + (kShuffled ? (sizeof(uint4) + 1) * kWarps * kTileUnits : 0);
-    return launch_persistent(method1_kernel<R, U>, P::kThreads, smem, P::kMinUnitsPerThread, in, out, options(), stream,
-                             make_binmap(in, out.bins), pass_steps(options(), P::kStepsPerPass), out.counts);
+    return launch_persistent(method1_kernel<P, R, U>, P::kThreads, Shape<P, R>::kSmem, P::kMinUnitsPerThread, in, out,
+                             options(), stream, make_binmap(in, out.bins), pass_steps(options(), P::kStepsPerPass),
+                             out.counts);
   }
 };
 
-template <Reads R, Update U>
+template <class P, Reads R, Update U>
 KernelEntry method1_entry(const char* name, const char* description, const char* section) {
-  return entry_of<Method1<R, U>>({name, description, "Nugteren et al. 2011, High performance predictable histogramming on GPUs",
+  return entry_of<Method1<P, R, U>>({name, description, "Nugteren et al. 2011, High performance predictable histogramming on GPUs",
                                   section, bins_bit(256), 0, false, Backend::gpu});
 }
 
 }  // namespace
 
 KernelEntry entry_method1_base() {
-  return method1_entry<Reads::coalesced, Update::tagged>(
+  return method1_entry<policy::Method1Base, Reads::coalesced, Update::tagged>(
       "method1_base", "warp-private histograms, tagged loop (ITS-safe), coalesced reads", "§6 baseline");
 }
 KernelEntry entry_method1_ext1() {
-  return method1_entry<Reads::shuffled, Update::tagged>(
+  return method1_entry<policy::Method1Ext1, Reads::shuffled, Update::tagged>(
       "method1_ext1", "method1 + data shuffling: coalesced loads transposed in shared memory, a run per lane",
       "§6.1 extension 1");
 }
 KernelEntry entry_method1_ext2() {
-  return method1_entry<Reads::strided, Update::tagged>(
+  return method1_entry<policy::Method1Ext2, Reads::strided, Update::tagged>(
       "method1_ext2", "method1 + uncoalesced reads: each thread a distant contiguous stretch (the paper's method1)",
       "§6.2 extension 2");
 }
 KernelEntry entry_method1_ext3() {
-  return method1_entry<Reads::coalesced, Update::atomic>(
+  return method1_entry<policy::Method1Ext3, Reads::coalesced, Update::atomic>(
       "method1_ext3", "method1 + hardware shared atomics instead of the tag loop, coalesced reads", "§6.3 extension 3");
 }
 KernelEntry entry_method1_ext2_ext3() {
-  return method1_entry<Reads::strided, Update::atomic>(
+  return method1_entry<policy::Method1Ext2Ext3, Reads::strided, Update::atomic>(
       "method1_ext2_ext3", "method1 + uncoalesced stretches + hardware shared atomics", "§6.4 extensions 2+3");
 }
 

@@ -34,10 +34,7 @@ namespace histeq::hist {
 namespace {
 
 using namespace detail;
-using P = policy::Privatized8;
-constexpr int kT = P::kThreads;
-static_assert(kT == 64, "the interleaved layout is a square 64 x 64 array of words (figure 6)");
-static_assert(P::kStepsPerPass * 16 <= 255, "8-bit counters would overflow");
+constexpr int kT = 64;  // the interleaved layout is a square 64 x 64 array of words (figure 6)
 
 // Listing 7: thread t adds bins 4t..4t+3 of the block's 64 private histograms to the output; with
 // kClear it zeroes the words it read, for the next pass.
@@ -62,8 +59,10 @@ __device__ __forceinline__ void merge_to_output(uint32_t* priv, uint32_t* __rest
 
 // kPeriodicMerge: a persistent grid merging every kStepsPerPass steps (listing 8). Otherwise the
 // grid gives every thread at most kStepsPerPass steps and the block merges once.
-template <bool kPeriodicMerge>
+template <class P, bool kPeriodicMerge>
 __global__ void __launch_bounds__(kT) privatized8_kernel(PlaneGeometry g, uint32_t* __restrict__ hist) {
+  static_assert(P::kThreads == kT, "listing 8 requires 64 threads");
+  static_assert(P::kStepsPerPass * 16 <= 255, "8-bit counters would overflow");
   __shared__ uint32_t priv[64 * kT];
   for (int i = threadIdx.x; i < 64 * kT; i += kT) priv[i] = 0;
   __syncthreads();
@@ -92,29 +91,29 @@ __global__ void __launch_bounds__(kT) privatized8_kernel(PlaneGeometry g, uint32
   merge_to_output<false>(priv, hist);
 }
 
-template <bool kPeriodicMerge>
+template <class P, bool kPeriodicMerge>
 class Privatized8 final : public Kernel {
  public:
   using Kernel::Kernel;
   Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t stream) override {
     if constexpr (kPeriodicMerge) {
-      return launch_persistent(privatized8_kernel<true>, kT, 0, P::kMinUnitsPerThread, in, out, options(), stream, out.counts);
+      return launch_persistent(privatized8_kernel<P, true>, kT, 0, P::kMinUnitsPerThread, in, out, options(), stream, out.counts);
     } else {
       // Overflow avoidance: at most kStepsPerPass units (<= 240 samples) per thread, whatever the options.
       const PlaneGeometry g = make_geometry(in);
       const uint64_t per_block = uint64_t{kT} * P::kStepsPerPass;
       const int grid = static_cast<int>(std::max<uint64_t>(1, (g.total_units() + per_block - 1) / per_block));
       HISTEQ_CUDA_TRY(cudaMemsetAsync(out.counts, 0, sizeof(uint32_t) * out.bins, stream));
-      privatized8_kernel<false><<<grid, kT, 0, stream>>>(g, out.counts);
+      privatized8_kernel<P, false><<<grid, kT, 0, stream>>>(g, out.counts);
       HISTEQ_CUDA_TRY_LAUNCH();
       return Status::ok();
     }
   }
 };
 
-template <bool kPeriodicMerge>
+template <class P, bool kPeriodicMerge>
 KernelEntry privatized8_entry(const char* name, const char* description, const char* section) {
-  return entry_of<Privatized8<kPeriodicMerge>>(
+  return entry_of<Privatized8<P, kPeriodicMerge>>(
       {name, description, "Wilt, The CUDA Handbook, privatized (per thread) histograms", section, bins_bit(256), 0, true,
        Backend::gpu});
 }
@@ -122,12 +121,12 @@ KernelEntry privatized8_entry(const char* name, const char* description, const c
 }  // namespace
 
 KernelEntry entry_privatized8_merge() {
-  return privatized8_entry<true>("privatized8_merge",
+  return privatized8_entry<policy::Privatized8Merge, true>("privatized8_merge",
                                  "per-thread histograms, 4 packed 8-bit counters a word, periodic merge every 240 samples",
                                  "figure 6, listings 5-8 (periodic merge)");
 }
 KernelEntry entry_privatized8_avoid() {
-  return privatized8_entry<false>("privatized8_avoid",
+  return privatized8_entry<policy::Privatized8Avoid, false>("privatized8_avoid",
                                   "per-thread packed 8-bit histograms, grid sized so no thread sees > 255 samples",
                                   "figure 6, listings 5-7, overflow avoidance");
 }

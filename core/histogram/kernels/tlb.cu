@@ -27,10 +27,9 @@ namespace histeq::hist {
 namespace {
 
 using namespace detail;
-using P = policy::Tlb;
 constexpr int kBins = 256;
 
-template <bool kBlockReduce>
+template <class P, bool kBlockReduce>
 __global__ void __launch_bounds__(P::kThreads) tlb_kernel(PlaneGeometry g, uint32_t* __restrict__ hist) {
   uint32_t buckets[kBins];  // thread-local: local memory
 #pragma unroll 16
@@ -55,19 +54,19 @@ __global__ void __launch_bounds__(P::kThreads) tlb_kernel(PlaneGeometry g, uint3
   }
 }
 
-template <bool kBlockReduce>
+template <class P, bool kBlockReduce>
 class Tlb final : public Kernel {
  public:
   using Kernel::Kernel;
   Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t stream) override {
-    return launch_persistent(tlb_kernel<kBlockReduce>, P::kThreads, 0, P::kMinUnitsPerThread, in, out, options(), stream,
+    return launch_persistent(tlb_kernel<P, kBlockReduce>, P::kThreads, 0, P::kMinUnitsPerThread, in, out, options(), stream,
                              out.counts);
   }
 };
 
-template <bool kBlockReduce>
+template <class P, bool kBlockReduce>
 KernelEntry tlb_entry(const char* name, const char* description, const char* section) {
-  return entry_of<Tlb<kBlockReduce>>({name, description,
+  return entry_of<Tlb<P, kBlockReduce>>({name, description,
                                       "course exercise report 'Atomic kernels' (182.731 GPU Architectures, Exercise 1)",
                                       section, bins_bit(256), 0, false, Backend::gpu});
 }
@@ -75,11 +74,11 @@ KernelEntry tlb_entry(const char* name, const char* description, const char* sec
 }  // namespace
 
 KernelEntry entry_tlb() {
-  return tlb_entry<false>("tlb", "thread-local buckets in local memory, each thread flushes 256 global atomics",
+  return tlb_entry<policy::Tlb, false>("tlb", "thread-local buckets in local memory, each thread flushes 256 global atomics",
                           "§3.3 thread-local buckets, algorithm 3");
 }
 KernelEntry entry_tlb_blr() {
-  return tlb_entry<true>("tlb_blr", "thread-local buckets, per-bin block tree reduction, 256 global atomics per block",
+  return tlb_entry<policy::TlbBlr, true>("tlb_blr", "thread-local buckets, per-bin block tree reduction, 256 global atomics per block",
                          "§3.4 block-level reduction, algorithm 4");
 }
 
