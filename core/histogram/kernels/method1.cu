@@ -19,7 +19,7 @@
 //  - the tag loop is made correct under independent thread scheduling with __syncwarp between its
 //    read, write and re-read and a full-warp vote, over a warp-synchronous traversal
 //    (warp_private.cuh explains why the original lockstep assumption no longer holds);
-//  - 27-bit counts: a tag-loop pass is bounded (policy::Method1*::kStepsPerPass), then the block
+//  - 27-bit counts: a tag-loop pass is bounded (kStepsPerPass of policy::Method1Base etc.), then the block
 //    flushes and clears its warp histograms; with hardware atomics the counters are full 32-bit
 //    words and a plane (< 2^32 samples) cannot overflow them, so there is one pass;
 //  - ext1 in the paper is a separate pre-processing kernel that writes the rearranged picture back
