@@ -26,13 +26,14 @@ struct NamedKernel {
   std::unique_ptr<hist::Kernel> kernel;
 };
 
-// The kernels to run: those named, or every kernel this machine can run (aliases only when named).
+// The kernels to run: those named, or every kernel this machine can run at the bin count asked for
+// (aliases, which repeat their target, only when named).
 Result<std::vector<NamedKernel>> make_kernels(const BenchOptions& o, bool gpu) {
   std::vector<std::string> names = o.kernels;
   const bool named = !names.empty();
   if (!named)
     for (const auto& e : hist::registry())
-      if (e.info.alias_of.empty()) names.push_back(e.info.name);
+      if (e.info.alias_of.empty() && e.info.supports(1, o.bins)) names.push_back(e.info.name);
   std::vector<NamedKernel> out;
   for (const auto& n : names) {
     const hist::KernelEntry* e = hist::find_kernel(n);
@@ -84,7 +85,7 @@ int run_matrix(const BenchOptions& o, Engine& eng) {
   print_header();
   for (const auto& size : sizes) {
     for (const auto& pk : o.pitches) {
-      for (const auto& input : inputs) run_case(eng, {size, pk == "padded", 1, 8, 256, input}, "", labelled, rows);
+      for (const auto& input : inputs) run_case(eng, {size, pk == "padded", 1, 8, o.bins, input}, "", labelled, rows);
     }
   }
   const std::string cmd = command_line(o);
@@ -103,7 +104,9 @@ int run_matrix(const BenchOptions& o, Engine& eng) {
 
 void add_bench_command(CLI::App& app, BenchOptions& o) {
   CLI::App* b = app.add_subcommand("bench", "time the histogram kernels (checked against cpu_reference first)");
-  b->add_option("-k,--kernel", o.kernels, "kernels to run (default: all); repeat or comma-separate")->delimiter(',');
+  b->add_option("-k,--kernel", o.kernels, "kernels to run (default: all that support --bins, aliases excluded); repeat or comma-separate")
+      ->delimiter(',');
+  b->add_option("--bins", o.bins, "histogram bins over the 8-bit inputs (a power of two, 2..256)")->capture_default_str();
   b->add_option("--inputs", o.inputs, "contents: uniform, degenerate, natural, real, gaussian:SIGMA, colours:N")
       ->delimiter(',')->capture_default_str();
   b->add_option("--sizes", o.sizes, "sizes: 1080p, 4k, 8k, 1g (32768x32768 = 1 GiB), WxH")->delimiter(',')->capture_default_str();
@@ -125,6 +128,7 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
 
 int run_bench(const BenchOptions& o) {
   if (o.runs < 1 || o.warmup < 0) return fail("--runs must be >= 1 and --warmup >= 0", 2);
+  if (hist::bins_log2(o.bins) < 1 || o.bins > 256) return fail("--bins must be a power of two from 2 to 256", 2);
   if (!o.paper_dir.empty() && !o.input_file.empty()) return fail("--paper takes its videos as arguments, not --input", 2);
   if (o.paper_dir.empty() && !o.files.empty()) return fail("unexpected argument '" + o.files[0] + "' (files go with --paper)", 2);
   auto eng = Engine::create({o.runs, o.warmup, o.cpu_budget_s, false});

@@ -27,6 +27,7 @@ struct BenchOptions {
   std::vector<std::string> sizes{"1080p", "4k", "8k", "1g", "1921x1081"};
   std::vector<std::string> pitches{"tight", "padded"};
   std::string input_file;                            // real frames; without it "real" is skipped
+  int bins = 256;                                    // histogram bins over the 8-bit inputs
   int runs = 50;
   int warmup = 5;
   double cpu_budget_s = 2.0;                         // CPU kernels: cap on timed seconds per case

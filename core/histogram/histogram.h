@@ -46,7 +46,10 @@ struct KernelInfo {
   BinMask bins_16bit = 0;   // bin counts supported for 16-bit planes (0: 16-bit unsupported)
   bool data_independent = false;  // time does not depend on the picture's content
   Backend backend = Backend::gpu;
-  std::string alias_of;     // non-empty: the same algorithm as that kernel, registered under another source's name
+  // Empty for a real kernel. Otherwise the name of the kernel this entry is another name for (the
+  // same algorithm under the name another source gives it): the entry reuses that kernel's factory
+  // and traits. Benchmarks skip aliases unless asked for them by name.
+  std::string alias_of = {};
 
   bool supports(int bytes_per_sample, int bins) const noexcept;
 };
@@ -61,6 +64,11 @@ struct HistogramView {
 // Launch overrides for tests and sweeps; zero means "the policy decides".
 struct KernelOptions {
   int max_blocks = 0;  // cap on the grid size (GPU kernels) or thread count (CPU kernels)
+  // Cap on the grid-stride steps (16-byte loads) a thread takes between two flushes of a kernel's
+  // bounded counters. Honoured by the warp-histogram kernels (podlozhnyuk256, method1 with the tag
+  // loop), whose 27-bit counts allow passes of 2^27 samples per warp that no test could reach:
+  // tests shorten the passes to exercise the flush. Never needed for correctness.
+  int max_pass_steps = 0;
 };
 
 class Kernel {
@@ -85,6 +93,10 @@ struct KernelEntry {
   KernelInfo info;
   Result<std::unique_ptr<Kernel>> (*make)(const KernelInfo& info, KernelOptions opts);
 };
+
+// An alias entry: `target` under another name, citing the source that uses that name (`paper`,
+// `section`). Same factory, bins and traits as `target`; alias_of = target's name.
+KernelEntry make_alias(const KernelEntry& target, std::string name, std::string paper, std::string section);
 
 // Every kernel, in registry order (kernels.def).
 const std::vector<KernelEntry>& registry();

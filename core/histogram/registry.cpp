@@ -8,13 +8,26 @@
 namespace histeq::hist {
 
 #define HISTEQ_KERNEL(id) KernelEntry entry_##id();
+#define HISTEQ_ALIAS(id, target, paper, section)
 #include "core/histogram/kernels.def"
+#undef HISTEQ_ALIAS
 #undef HISTEQ_KERNEL
+
+KernelEntry make_alias(const KernelEntry& target, std::string name, std::string paper, std::string section) {
+  KernelEntry e = target;
+  e.info.name = std::move(name);
+  e.info.paper = std::move(paper);
+  e.info.section = std::move(section);
+  e.info.alias_of = target.info.name;
+  return e;
+}
 
 const std::vector<KernelEntry>& registry() {
   static const std::vector<KernelEntry> table = {
 #define HISTEQ_KERNEL(id) entry_##id(),
+#define HISTEQ_ALIAS(id, target, paper, section) make_alias(entry_##target(), #id, paper, section),
 #include "core/histogram/kernels.def"
+#undef HISTEQ_ALIAS
 #undef HISTEQ_KERNEL
   };
   return table;

@@ -26,6 +26,7 @@ struct HistCase {
   size_t base_offset = 0;    // bytes: > 0 makes rows start unaligned (a cropped view)
   bool out_of_range = false;  // 16-bit: sprinkle samples >= 2^bit_depth, which must not be counted
   int max_blocks = 0;        // > 0: starve the grid so each thread gets a huge share (overflow test)
+  int max_pass_steps = 0;    // > 0: KernelOptions::max_pass_steps, short passes to exercise counter flushes
 };
 
 std::vector<HistCase> histogram_cases();

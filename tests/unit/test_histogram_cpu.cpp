@@ -2,6 +2,7 @@
 // naive loop, plus the API's contract (validation, registry traits).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 
@@ -29,7 +30,7 @@ TEST_P(CpuKernel, MatchesReference) {
   std::vector<unsigned char> storage;
   const PlaneRef p = make_host_plane(kc.c, storage);
   const auto ref = run_cpu("cpu_reference", p, kc.c.bins);
-  const auto got = run_cpu(kc.kernel, p, kc.c.bins, {kc.c.max_blocks});
+  const auto got = run_cpu(kc.kernel, p, kc.c.bins, {kc.c.max_blocks, kc.c.max_pass_steps});
   ASSERT_EQ(got.size(), ref.size());
   for (size_t b = 0; b < ref.size(); ++b) ASSERT_EQ(got[b], ref[b]) << "bin " << b;
 }
@@ -97,12 +98,66 @@ TEST(Registry, NamesAreUniqueAndTraitsComplete) {
     EXPECT_TRUE(e.info.bins_8bit != 0 || e.info.bins_16bit != 0) << e.info.name;
     EXPECT_NE(e.make, nullptr);
   }
-  for (const char* required : {"cpu_reference", "cpu_parallel", "global_atomic", "block_atomic", "method2", "cub"})
+  for (const char* required :
+       {"cpu_reference", "cpu_parallel", "global_atomic", "block_atomic", "method2", "cub", "original", "block_partition",
+        "tlb", "tlb_blr", "linear", "podlozhnyuk64", "podlozhnyuk256", "method1_base", "method1_ext1", "method1_ext2",
+        "method1_ext3", "method1_ext2_ext3", "method2_map1", "method2_map2", "method2_map4", "privatized8_merge",
+        "privatized8_avoid"})
     EXPECT_NE(hist::find_kernel(required), nullptr) << required;
+  EXPECT_TRUE(hist::find_kernel("podlozhnyuk64")->info.supports(1, 64));
+  EXPECT_FALSE(hist::find_kernel("podlozhnyuk64")->info.supports(1, 256));
+  EXPECT_TRUE(hist::find_kernel("method2_map4")->info.data_independent);
+  EXPECT_FALSE(hist::find_kernel("method2_map1")->info.data_independent);
   EXPECT_TRUE(hist::find_kernel("method2")->info.data_independent);
   EXPECT_TRUE(hist::find_kernel("method2")->info.supports(1, 256));
   EXPECT_TRUE(hist::find_kernel("method2")->info.supports(2, 1024));
   EXPECT_FALSE(hist::find_kernel("method2")->info.supports(1, 64));
+}
+
+TEST(Registry, AliasesNameARealKernelAndShareItsCode) {
+  int aliases = 0;
+  for (const auto& e : hist::registry()) {
+    if (e.info.alias_of.empty()) continue;
+    ++aliases;
+    const hist::KernelEntry* target = hist::find_kernel(e.info.alias_of);
+    ASSERT_NE(target, nullptr) << e.info.name << " is an alias of an unknown kernel";
+    EXPECT_TRUE(target->info.alias_of.empty()) << "alias of an alias: " << e.info.name;
+    EXPECT_EQ(e.make, target->make) << e.info.name << " must reuse its target's factory";
+    EXPECT_EQ(e.info.bins_8bit, target->info.bins_8bit);
+    EXPECT_EQ(e.info.bins_16bit, target->info.bins_16bit);
+    EXPECT_EQ(e.info.backend, target->info.backend);
+    EXPECT_EQ(e.info.data_independent, target->info.data_independent);
+    EXPECT_NE(e.info.paper, target->info.paper) << e.info.name << " cites the source that uses its name";
+  }
+  EXPECT_EQ(hist::find_kernel("original")->info.alias_of, "global_atomic");
+  EXPECT_EQ(hist::find_kernel("block_partition")->info.alias_of, "block_atomic");
+  EXPECT_EQ(aliases, 2);
+  // Matrix pairs never include aliases (they would repeat their target).
+  for (auto backend : {hist::Backend::cpu, hist::Backend::gpu})
+    for (const auto& kc : kernel_cases(backend)) EXPECT_TRUE(hist::find_kernel(kc.kernel)->info.alias_of.empty()) << kc.kernel;
+}
+
+// Every registered kernel meets every 8-bit content, size and geometry of the matrix at each bin
+// count it supports (not only the 256-bin ones).
+TEST(Matrix, EveryKernelMeetsEveryCaseAtEachOfItsBinCounts) {
+  const auto cases = histogram_cases();
+  for (const auto& e : hist::registry()) {
+    if (!e.info.alias_of.empty()) continue;
+    for (int bins : {64, 256}) {
+      if (!e.info.supports(1, bins)) continue;
+      size_t n = 0, n256 = 0;
+      for (const auto& c : cases) {
+        if (c.bytes_per_sample != 1) continue;
+        if (c.bins == bins) ++n;
+        if (c.bins == 256) ++n256;
+      }
+      EXPECT_EQ(n, n256) << e.info.name << " at " << bins << " bins";
+      EXPECT_GE(n, 20u);
+    }
+    EXPECT_TRUE(std::any_of(cases.begin(), cases.end(), [&](const HistCase& c) {
+      return c.max_blocks == 1 && e.info.supports(c.bytes_per_sample, c.bins);
+    })) << e.info.name << " has no starved-grid overflow case";
+  }
 }
 
 TEST(Registry, UnknownNameIsNotFound) {
