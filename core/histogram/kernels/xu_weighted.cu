@@ -7,6 +7,8 @@
 //  - collision_free: every thread owns a histogram of 16-bit counts and float weights in shared
 //    memory; no atomics in the hot loop; the block sums its threads' histograms at the end.
 //  - collision: one histogram per block in shared memory, a shared atomic per sample (and per weight).
+//    On sm_90 the count increment is ATOMS.POPC.INC (a warp's increments of one address merge in
+//    hardware), so one-value data serializes only the weights' CAS loop, not the counts.
 //  - collision_reduced: algorithm 2. Each thread first files a round of samples into its own small
 //    hash buffer (slots of value << 16 | count plus the slot's weight sum, hash (value + thread) mod
 //    N_buffer, linear probing), then adds each occupied slot to the block histogram with one atomic:
@@ -212,8 +214,9 @@ __global__ void __launch_bounds__(CO::kThreads) collision_kernel(Job j) {
 // Shared memory: [double hw[bins]] [float lambda[N][nt]] (weighted only), uint32 valcount[N][nt],
 // uint32 hc[bins]. Thread t's buffer is column t of valcount / lambda (bank t). N = N_buffer = the
 // samples of one 16-byte unit, and a round is one unit, so a free slot always exists.
+// (min blocks 1: without it sm_90 ptxas capped registers and spilled the walk's loop counter.)
 template <class T, bool W>
-__global__ void __launch_bounds__(CR::kMaxThreads) collision_reduced_kernel(Job j) {
+__global__ void __launch_bounds__(CR::kMaxThreads, 1) collision_reduced_kernel(Job j) {
   extern __shared__ __align__(16) unsigned char smem[];
   constexpr uint32_t N = kUnitSamples<T>;
   static_assert((N & (N - 1)) == 0 && N <= 0xFFFFu, "N_buffer: a power of two that fits the 16-bit count field");
@@ -240,6 +243,9 @@ __global__ void __launch_bounds__(CR::kMaxThreads) collision_reduced_kernel(Job 
     if (sizeof(T) == 1 || v < j.m.limit) {
       const uint32_t key = v >> j.m.shift;
       uint32_t pos = (key + t) & (N - 1);
+      // Each probe waits for the previous one's shared load: unrolling gains nothing, and 16 copies
+      // per sample x 16 samples per unit only cost registers.
+#pragma unroll 1
       for (uint32_t probe = 0; probe < N; ++probe) {
         const uint32_t e = vc_mine[pos * nt];
         if ((e & 0xFFFFu) == 0) {
