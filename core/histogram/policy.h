@@ -61,7 +61,7 @@ struct XuCollisionFree {
     return t;
   }
   // paper §6.1.1/table 5: unrolling (loads in flight) gave 2.2x at low occupancy, 16 4-byte loads
-  // (64 B) for 16..128 bins. Here 4 16-byte loads (64 B) unweighted (8 spilled registers in sm_90
+  // (64 B) for 16..128 bins. Here 4 16-byte loads (64 B) unweighted (8 units spilled registers in sm_90
   // ptxas); weighted 2 units = 2 x (1 + 4) loads for 8-bit samples. Not yet swept.
   static constexpr int kUnroll = 4;
   static constexpr int kUnrollWeighted = 2;
@@ -74,7 +74,7 @@ struct XuCollisionFree {
   // flush at staggered counts (lane l when count + 2l = 0 mod 64), so a one-value picture does not
   // make 32 lanes flush one bin at once. A power of two in [32, 65536].
   static constexpr int kWeightChain = 64;
-  static constexpr int kMinUnitsPerThread = 32;  // the block merge reads 3 x bins words per thread: amortize it (not yet swept)
+  static constexpr int kMinUnitsPerThread = 32;  // a block merge reads bins / 2 (1.5 x bins weighted) words per thread: amortize it; not yet swept
 };
 
 // §4.3 collision: one histogram per block in shared memory (32-bit counts, double weight sums),
@@ -91,7 +91,7 @@ struct XuCollision {
 // round before they reach the block histogram's atomics. N_buffer = the samples of one 16-byte unit
 // (16 8-bit, 8 16-bit; paper table 6: 5 to 10), one unit per round, so a slot is always free.
 struct XuCollisionReduced {
-  // paper table 6 (N_warp): 2 warps for 128 and 256 bins, 3 for 512, 6 for 1024.
+  // paper table 6 (N_warp): 2 warps for 128 and 256 bins (and fewer), 3 for 512, 6 for 1024.
   static constexpr int warps_for(int bins) { return bins >= 1024 ? 6 : bins >= 512 ? 3 : 2; }
   static constexpr int kMaxThreads = 6 * 32;
   static constexpr int kUnroll = 4;          // units (rounds) loaded ahead; not yet swept
