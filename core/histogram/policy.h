@@ -137,6 +137,76 @@ struct Linear {
   static constexpr int kUnroll = 4;
 };
 
+// Xu, Xu, Zhao, Hsu, "Efficient Weighted Histogramming on GPUs with CUDA": the four kernels of
+// kernels/xu_weighted.cu. Each works with or without a weight plane; "weighted" values apply when a
+// 16-byte unit of samples also loads its 16 (8-bit) or 8 (16-bit) float weights, 4 or 2 more
+// 16-byte loads, so fewer units are kept in flight.
+//
+// §4.2 collision-free: one private histogram per thread (16-bit counts, float weights) in shared
+// memory, thread t's words all in bank t, no atomics in the hot loop.
+struct XuCollisionFree {
+  // 32 threads x 256 bins x 6 B = 48 KB, 4 warps per Hopper SM (228 KB): the occupancy the paper
+  // ran at with 64 bins on a 48 KB GTX 580 (§6.1.1: 4 warps per SM). 512 and 1024 bins would leave
+  // 2 and 1 warps per SM; those go to collision / collision_reduced.
+  static constexpr int kMaxBins = 256;
+  // Threads per block: kBlockBytes / (6 B x bins), a power of two in [32, 256] (256 bins: 32, 128: 64,
+  // 64: 128, <= 32: 256), so small bin counts still fill an SM's threads. Not yet swept.
+  static constexpr int kBlockBytes = 48 * 1024;
+  static constexpr int kMinThreads = 32;   // at least a warp: bank t = thread t needs 32 columns
+  static constexpr int kMaxThreads = 256;
+  static constexpr int threads_for(int bins) {
+    int t = kMaxThreads;
+    while (t > kMinThreads && t * bins * 6 > kBlockBytes) t /= 2;
+    return t;
+  }
+  // paper §6.1.1/table 5: unrolling (loads in flight) gave 2.2x at low occupancy, 16 4-byte loads
+  // (64 B) for 16..128 bins. Here 4 16-byte loads (64 B) unweighted (8 units spilled registers in sm_90
+  // ptxas); weighted 2 units = 2 x (1 + 4) loads for 8-bit samples. Not yet swept.
+  static constexpr int kUnroll = 4;
+  static constexpr int kUnrollWeighted = 2;
+  // 16-bit counters: a pass is at most this many grid-stride steps per thread (<= 65535 samples),
+  // then the block merges and clears (as method2).
+  static constexpr int kStepsPerPass8 = 65535 / 16;
+  static constexpr int kStepsPerPass16 = 65535 / 8;
+  // A private float weight sum takes at most this many adds, then it is added to the block's double
+  // sum and restarts: float error <= 63 x 2^-24 = 3.8e-6 relative (the API promises 1e-5). Lanes
+  // flush at staggered counts (lane l when count + 2l = 0 mod 64), so a one-value picture does not
+  // make 32 lanes flush one bin at once. A power of two in [32, 65536].
+  static constexpr int kWeightChain = 64;
+  static constexpr int kMinUnitsPerThread = 32;  // a block merge reads bins / 2 (1.5 x bins weighted) words per thread: amortize it; not yet swept
+};
+
+// §4.3 collision: one histogram per block in shared memory (32-bit counts, double weight sums),
+// shared atomics for every sample.
+struct XuCollision {
+  static constexpr int kThreads = 256;       // paper §6.2.1: 8 warps per block was best (1024 bins)
+  static constexpr int kUnroll = 4;          // paper: N_unroll = 1 best over 4-byte loads; here 4 16-byte loads, not yet swept
+  static constexpr int kUnrollWeighted = 2;
+  static constexpr int kMinUnitsPerThread = 8;
+};
+
+// §4.4, algorithm 2, collision-reduced: a per-thread hash buffer in shared memory (N_buffer slots of
+// value<<16 | count, and the slot's float weight sum, linear probing) regroups equal values of a
+// round before they reach the block histogram's atomics. N_buffer = the samples of one 16-byte unit
+// (16 8-bit, 8 16-bit; paper table 6: 5 to 10), one unit per round, so a slot is always free.
+struct XuCollisionReduced {
+  // paper table 6 (N_warp): 2 warps for 128 and 256 bins (and fewer), 3 for 512, 6 for 1024.
+  static constexpr int warps_for(int bins) { return bins >= 1024 ? 6 : bins >= 512 ? 3 : 2; }
+  static constexpr int kMaxThreads = 6 * 32;
+  static constexpr int kUnroll = 4;          // units (rounds) loaded ahead; not yet swept
+  static constexpr int kUnrollWeighted = 2;
+  static constexpr int kMinUnitsPerThread = 8;
+};
+
+// §4.5, table 1, hybrid: collision-free up to kCollisionFreeMaxBins bins; above, the first call
+// runs collision and the second collision_reduced, each timed with CUDA events, and later calls use
+// the faster one ("comparing the running time of them at the first round"). A change of sample
+// size, bin count, weighting or plane size starts over, and so does every kReprobeCalls-th call.
+struct XuHybrid {
+  static constexpr int kCollisionFreeMaxBins = 128;  // paper table 7: collision-free for 2..128 bins; not yet measured on Hopper
+  static constexpr int kReprobeCalls = 600;          // about 10 s of 60 fps video between re-timings; not yet swept
+};
+
 struct Cub {
   // cub::DeviceHistogram::HistogramEven picks its own tuning; temp storage is kept between calls.
 };

@@ -1,6 +1,9 @@
 #include "tests/common/histogram_cases.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 namespace histeq::test {
 
@@ -104,8 +107,11 @@ PlaneRef make_host_plane(const HistCase& c, std::vector<unsigned char>& storage)
   return v;
 }
 
-std::vector<uint32_t> naive_histogram(const PlaneRef& p, int bins) {
-  std::vector<uint32_t> h(bins, 0);
+namespace {
+
+// f(x, y, bin) for every sample of p that a histogram of `bins` bins counts, in row order.
+template <class F>
+void for_each_counted(const PlaneRef& p, int bins, F&& f) {
   int shift = 0;
   while ((bins << shift) < (1 << p.bit_depth)) ++shift;
   for (int y = 0; y < p.height; ++y) {
@@ -114,11 +120,140 @@ std::vector<uint32_t> naive_histogram(const PlaneRef& p, int bins) {
       uint32_t v = 0;
       if (p.bytes_per_sample == 1) v = row[x];
       else std::memcpy(&v, row + 2 * x, 2), v &= 0xFFFF;
-      if (v >= (1u << p.bit_depth)) continue;
-      ++h[v >> shift];
+      if (v < (1u << p.bit_depth)) f(x, y, v >> shift);
     }
   }
+}
+
+}  // namespace
+
+std::vector<uint32_t> naive_histogram(const PlaneRef& p, int bins) {
+  std::vector<uint32_t> h(bins, 0);
+  for_each_counted(p, bins, [&](int, int, uint32_t b) { ++h[b]; });
   return h;
+}
+
+// ---- Weighted histograms -------------------------------------------------------------------------
+
+const char* weight_kind_name(WeightKind k) {
+  switch (k) {
+    case WeightKind::centre: return "centre";
+    case WeightKind::random: return "random";
+    case WeightKind::constant: return "constant";
+  }
+  return "?";
+}
+
+std::vector<WeightedCase> weighted_cases() {
+  std::vector<WeightedCase> v;
+  auto add = [&](const HistCase& c, WeightKind k, size_t weight_pitch = 0, const std::string& suffix = "") {
+    v.push_back({c.name + "_w" + weight_kind_name(k) + suffix, c, k, weight_pitch});
+  };
+  const auto all = {WeightKind::centre, WeightKind::random, WeightKind::constant};
+  // 8-bit, 256 bins.
+  for (auto [w, h] : std::vector<std::pair<int, int>>{{1921, 1081}, {31, 17}})
+    for (auto k : all) add({"natural_" + std::to_string(w) + "x" + std::to_string(h), w, h, 0, 1, 8, 256, Pattern::natural, 0, 31}, k);
+  add({"uniform_1x1", 1, 1, 0, 1, 8, 256, Pattern::uniform, 0, 32}, WeightKind::random);
+  add({"uniform_0x0", 0, 0, 0, 1, 8, 256, Pattern::uniform, 0, 33}, WeightKind::random);
+  add({"degenerate255_1921x1081", 1921, 1081, 0, 1, 8, 256, Pattern::degenerate, 255}, WeightKind::constant);
+  add({"uniform_4097x1_row", 4097, 1, 0, 1, 8, 256, Pattern::uniform, 0, 34}, WeightKind::centre);
+  add({"natural_1x4097_column", 1, 4097, 64, 1, 8, 256, Pattern::natural, 0, 35}, WeightKind::random);
+  // Padded pitches: samples padded with tight weights, tight samples with padded weights, both padded
+  // (a unit's weights then never come from one flattened row unless both planes are contiguous).
+  add({"uniform_1920x1080_pitch2048", 1920, 1080, 2048, 1, 8, 256, Pattern::uniform, 0, 36}, WeightKind::random);
+  add({"natural_1920x1080", 1920, 1080, 0, 1, 8, 256, Pattern::natural, 0, 37}, WeightKind::centre, 8192, "_wpitch8192");
+  add({"natural_1920x1080_pitch2048", 1920, 1080, 2048, 1, 8, 256, Pattern::natural, 0, 38}, WeightKind::random, 7696,
+      "_wpitch7696");
+  // Rows that are not 16-byte aligned: samples (a cropped view) and weights (pitch = 4 mod 16).
+  add({"uniform_1920x1080_pitch1925_unaligned", 1920, 1080, 1925, 1, 8, 256, Pattern::uniform, 0, 39, 3}, WeightKind::random,
+      7684, "_wpitch7684");
+  add({"natural_1000x300", 1000, 300, 0, 1, 8, 256, Pattern::natural, 0, 40}, WeightKind::constant, 4004, "_wpitch4004");
+  // Fewer bins.
+  add({"uniform_1921x1081_64bins", 1921, 1081, 0, 1, 8, 64, Pattern::uniform, 0, 41}, WeightKind::random);
+  add({"natural_333x77_2bins", 333, 77, 0, 1, 8, 2, Pattern::natural, 0, 42}, WeightKind::centre);
+  // One value over 8192x8192 with a one-block grid: every thread sees ~2^21 samples of one bin, past
+  // the 16-bit counters and far past what a float sum keeps to 1e-5.
+  for (auto k : {WeightKind::random, WeightKind::constant})
+    add({"degenerate200_8192x8192_1block", 8192, 8192, 0, 1, 8, 256, Pattern::degenerate, 200, 1, 0, false, 1}, k);
+  // 16-bit planes holding 10-bit data.
+  for (auto k : {WeightKind::random, WeightKind::constant})
+    add({"u16_uniform10_1921x1081_1024bins", 1921, 1081, 0, 2, 10, 1024, Pattern::uniform, 0, 51}, k);
+  add({"u16_natural10_1920x1080_pitch4096_1024bins", 1920, 1080, 4096, 2, 10, 1024, Pattern::natural, 0, 52}, WeightKind::centre);
+  add({"u16_uniform10_outofrange_1921x1081_1024bins", 1921, 1081, 0, 2, 10, 1024, Pattern::uniform, 0, 53, 0, true},
+      WeightKind::random);
+  add({"u16_degenerate1023_31x17_1024bins", 31, 17, 0, 2, 10, 1024, Pattern::degenerate, 1023}, WeightKind::constant);
+  add({"u16_natural10_1921x1081_512bins", 1921, 1081, 0, 2, 10, 512, Pattern::natural, 0, 54}, WeightKind::random);
+  add({"u16_uniform10_outofrange_1921x1081_256bins", 1921, 1081, 0, 2, 10, 256, Pattern::uniform, 0, 55, 0, true},
+      WeightKind::centre, 7700, "_wpitch7700");
+  add({"u16_uniform10_31x17_256bins", 31, 17, 0, 2, 10, 256, Pattern::uniform, 0, 56}, WeightKind::random);
+  add({"u16_degenerate700_4096x4096_1block_1024bins", 4096, 4096, 0, 2, 10, 1024, Pattern::degenerate, 700, 1, 0, false, 1},
+      WeightKind::random);
+  add({"u16_degenerate700_4096x4096_1block_256bins", 4096, 4096, 0, 2, 10, 256, Pattern::degenerate, 700, 1, 0, false, 1},
+      WeightKind::constant);
+  return v;
+}
+
+std::vector<WeightedKernelCase> weighted_kernel_cases(hist::Backend backend) {
+  std::vector<WeightedKernelCase> out;
+  for (const auto& e : hist::registry()) {
+    if (e.info.backend != backend || !e.info.weighted) continue;
+    for (const auto& wc : weighted_cases())
+      if (e.info.supports(wc.c.bytes_per_sample, wc.c.bins)) out.push_back({e.info.name, wc});
+  }
+  return out;
+}
+
+std::string weighted_kernel_case_name(const WeightedKernelCase& kc) { return kc.kernel + "__" + kc.wc.name; }
+
+WeightsView make_host_weights(const WeightedCase& wc, std::vector<float>& storage) {
+  const HistCase& c = wc.c;
+  const size_t pitch = wc.weight_pitch ? wc.weight_pitch : static_cast<size_t>(c.width) * sizeof(float);
+  const size_t row_floats = pitch / sizeof(float);
+  storage.assign(row_floats * c.height + 4, std::numeric_limits<float>::quiet_NaN());
+  const double cx = 0.5 * c.width, cy = 0.5 * c.height;
+  for (int y = 0; y < c.height; ++y) {
+    float* row = storage.data() + row_floats * y;
+    for (int x = 0; x < c.width; ++x) {
+      switch (wc.weights) {
+        case WeightKind::centre: {
+          const double dx = (x + 0.5 - cx) / cx, dy = (y + 0.5 - cy) / cy;
+          row[x] = static_cast<float>(std::max(0.0, 1.0 - (dx * dx + dy * dy)));
+          break;
+        }
+        case WeightKind::random: row[x] = static_cast<float>(synth::hash_xy(x, y, c.seed + 1000) >> 8) * (1.0f / 16777216.0f); break;
+        case WeightKind::constant: row[x] = 0.7f; break;
+      }
+    }
+  }
+  return {storage.data(), c.width, c.height, pitch, 32, MemoryKind::host};
+}
+
+WeightedHistogram naive_weighted_histogram(const PlaneRef& p, const WeightsView& w, int bins) {
+  WeightedHistogram h{std::vector<uint32_t>(bins, 0), std::vector<double>(bins, 0.0)};
+  for_each_counted(p, bins, [&](int x, int y, uint32_t b) {
+    float weight;
+    std::memcpy(&weight, reinterpret_cast<const unsigned char*>(w.data) + static_cast<size_t>(y) * w.pitch + 4 * static_cast<size_t>(x), 4);
+    ++h.counts[b];
+    h.sums[b] += weight;
+  });
+  return h;
+}
+
+double max_relative_error(const std::vector<float>& got, const std::vector<double>& ref, int* worst) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double max_err = got.size() == ref.size() ? 0.0 : kInf;
+  if (worst) *worst = -1;
+  for (size_t b = 0; b < std::min(got.size(), ref.size()); ++b) {
+    double err;
+    if (std::isnan(got[b])) err = kInf;
+    else if (ref[b] == 0.0) err = got[b] == 0.0f ? 0.0 : kInf;
+    else err = std::fabs(static_cast<double>(got[b]) - ref[b]) / std::fabs(ref[b]);
+    if (err > max_err) {
+      max_err = err;
+      if (worst) *worst = static_cast<int>(b);
+    }
+  }
+  return max_err;
 }
 
 }  // namespace histeq::test

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <set>
 
@@ -158,6 +160,154 @@ TEST(Matrix, EveryKernelMeetsEveryCaseAtEachOfItsBinCounts) {
       return c.max_blocks == 1 && e.info.supports(c.bytes_per_sample, c.bins);
     })) << e.info.name << " has no starved-grid overflow case";
   }
+}
+
+// ---- Weighted histograms -------------------------------------------------------------------------
+
+// cpu_reference's weighted form against the independent double loop: counts exact, and each weight
+// sum the double sum rounded once to float (relative error <= 2^-24).
+class WeightedReference : public ::testing::TestWithParam<WeightedCase> {};
+
+TEST_P(WeightedReference, MatchesDoubleLoop) {
+  const WeightedCase& wc = GetParam();
+  std::vector<unsigned char> storage;
+  std::vector<float> wstorage;
+  const PlaneRef p = make_host_plane(wc.c, storage);
+  const WeightsView w = make_host_weights(wc, wstorage);
+  const int bins = wc.c.bins;
+  auto k = hist::create_kernel("cpu_reference");
+  ASSERT_TRUE(k.is_ok());
+  std::vector<uint32_t> counts(bins, kPoison);
+  std::vector<float> sums(bins, std::numeric_limits<float>::quiet_NaN());
+  Status s = hist::compute(**k, p, w, {counts.data(), bins, MemoryKind::host, sums.data()});
+  ASSERT_TRUE(s.is_ok()) << s.to_string();
+  const WeightedHistogram ref = naive_weighted_histogram(p, w, bins);
+  EXPECT_EQ(counts, ref.counts);
+  int worst = -1;
+  EXPECT_LE(max_relative_error(sums, ref.sums, &worst), 6.0e-8) << "bin " << worst;
+  // Weighted and unweighted counts agree.
+  EXPECT_EQ(counts, run_cpu("cpu_reference", p, bins));
+  if (wc.weights == WeightKind::constant && p.samples() > 0) {
+    const uint64_t n = std::accumulate(ref.counts.begin(), ref.counts.end(), uint64_t{0});
+    const double total = std::accumulate(ref.sums.begin(), ref.sums.end(), 0.0);
+    EXPECT_NEAR(total, 0.7f * static_cast<double>(n), 1e-9 * n);  // the double loop itself is exact enough
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, WeightedReference, ::testing::ValuesIn(weighted_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST(WeightedApi, HandComputedExample) {
+  // 3x2 plane, pitch 4; weights with pitch 16 bytes (4 floats, the last of each row is padding).
+  unsigned char px[] = {1, 2, 2, 99, 255, 1, 1, 99};
+  float wt[] = {0.5f, 1.0f, 2.0f, 1000.0f, 4.0f, 0.25f, 0.125f, 1000.0f};
+  PlaneView<uint8_t> v{px, 3, 2, 4, 8, MemoryKind::host};
+  WeightsView w{wt, 3, 2, 16, 32, MemoryKind::host};
+  auto k = hist::create_kernel("cpu_reference");
+  ASSERT_TRUE(k.is_ok());
+  std::vector<uint32_t> counts(4, kPoison);
+  std::vector<float> sums(4, -1.0f);
+  ASSERT_TRUE(hist::compute(**k, v, w, {counts.data(), 4, MemoryKind::host, sums.data()}).is_ok());  // bins of 64 values
+  EXPECT_EQ(counts, (std::vector<uint32_t>{5, 0, 0, 1}));
+  EXPECT_EQ(sums, (std::vector<float>{0.5f + 1.0f + 2.0f + 0.25f + 0.125f, 0.0f, 0.0f, 4.0f}));
+}
+
+TEST(WeightedApi, RejectsBadRequests) {
+  std::vector<unsigned char> px(64, 1);
+  std::vector<float> wt(64, 1.0f);
+  std::vector<uint32_t> counts(256);
+  std::vector<float> sums(256);
+  PlaneView<uint8_t> v{px.data(), 8, 8, 8, 8, MemoryKind::host};
+  WeightsView w{wt.data(), 8, 8, 32, 32, MemoryKind::host};
+  const hist::HistogramView out{counts.data(), 256, MemoryKind::host, sums.data()};
+  auto ref = hist::create_kernel("cpu_reference");
+  auto par = hist::create_kernel("cpu_parallel");
+  ASSERT_TRUE(ref.is_ok() && par.is_ok());
+  EXPECT_TRUE(hist::compute(**ref, v, w, out).is_ok());
+  // A kernel without the trait.
+  EXPECT_FALSE(hist::find_kernel("cpu_parallel")->info.weighted);
+  EXPECT_EQ(hist::compute(**par, v, w, out).code(), Code::unsupported);
+  // Missing output.
+  EXPECT_EQ(hist::compute(**ref, v, w, {counts.data(), 256, MemoryKind::host}).code(), Code::invalid_argument);
+  // Geometry: size, pitch, alignment, memory kind.
+  auto with = [&](auto change) {
+    WeightsView bad = w;
+    change(bad);
+    return hist::compute(**ref, v, bad, out).code();
+  };
+  EXPECT_EQ(with([](WeightsView& b) { b.width = 7; }), Code::invalid_argument);
+  EXPECT_EQ(with([](WeightsView& b) { b.height = 9; }), Code::invalid_argument);
+  EXPECT_EQ(with([](WeightsView& b) { b.pitch = 28; }), Code::invalid_argument);  // smaller than a row
+  EXPECT_EQ(with([](WeightsView& b) { b.pitch = 34; }), Code::invalid_argument);  // not whole floats
+  EXPECT_EQ(with([](WeightsView& b) { b.data = nullptr; }), Code::invalid_argument);
+  EXPECT_EQ(with([](WeightsView& b) { b.data = reinterpret_cast<const float*>(reinterpret_cast<const unsigned char*>(b.data) + 1); }),
+            Code::invalid_argument);
+  EXPECT_EQ(with([](WeightsView& b) { b.memory = MemoryKind::device; }), Code::invalid_argument);
+  // The sample checks still apply.
+  EXPECT_EQ(hist::compute(**ref, v, w, {counts.data(), 100, MemoryKind::host, sums.data()}).code(), Code::invalid_argument);
+}
+
+TEST(WeightedApi, EmptyPlaneZeroesBothOutputs) {
+  auto k = hist::create_kernel("cpu_reference");
+  ASSERT_TRUE(k.is_ok());
+  std::vector<uint32_t> counts(256, kPoison);
+  std::vector<float> sums(256, std::numeric_limits<float>::quiet_NaN());
+  PlaneView<uint8_t> v{nullptr, 0, 0, 0, 8, MemoryKind::host};
+  WeightsView w{nullptr, 0, 0, 0, 32, MemoryKind::host};
+  ASSERT_TRUE(hist::compute(**k, v, w, {counts.data(), 256, MemoryKind::host, sums.data()}).is_ok());
+  EXPECT_EQ(counts, std::vector<uint32_t>(256, 0u));
+  EXPECT_EQ(sums, std::vector<float>(256, 0.0f));
+}
+
+TEST(WeightedApi, UnweightedComputeLeavesWeightSumsAlone) {
+  std::vector<unsigned char> px(64, 1);
+  std::vector<uint32_t> counts(256);
+  std::vector<float> sums(256, -3.0f);
+  PlaneView<uint8_t> v{px.data(), 8, 8, 8, 8, MemoryKind::host};
+  auto k = hist::create_kernel("cpu_reference");
+  ASSERT_TRUE(hist::compute(**k, v, {counts.data(), 256, MemoryKind::host, sums.data()}).is_ok());
+  EXPECT_EQ(counts[1], 64u);
+  EXPECT_EQ(sums, std::vector<float>(256, -3.0f));
+}
+
+TEST(WeightedApi, RelativeErrorHelperCatchesBadSums) {
+  // The GPU suite's 1e-5 check rests on this helper: it must fail NaN, a stray value in an empty
+  // bin, and a wrong sum.
+  EXPECT_EQ(max_relative_error({1.0f, 0.0f}, {1.0, 0.0}), 0.0);
+  EXPECT_TRUE(std::isinf(max_relative_error({std::numeric_limits<float>::quiet_NaN()}, {1.0})));
+  EXPECT_TRUE(std::isinf(max_relative_error({1e-30f}, {0.0})));
+  int worst = -1;
+  EXPECT_NEAR(max_relative_error({1.0f, 2.0f, 3.0f}, {1.0, 2.002, 3.0}, &worst), 0.002 / 2.002, 1e-9);
+  EXPECT_EQ(worst, 1);
+  EXPECT_TRUE(std::isinf(max_relative_error({1.0f}, {1.0, 2.0})));
+}
+
+TEST(Registry, WeightedTraits) {
+  for (const char* name : {"cpu_reference", "collision_free", "collision", "collision_reduced", "hybrid"}) {
+    const hist::KernelEntry* e = hist::find_kernel(name);
+    ASSERT_NE(e, nullptr) << name;
+    EXPECT_TRUE(e->info.weighted) << name;
+  }
+  for (const char* name : {"cpu_parallel", "global_atomic", "block_atomic", "method2", "cub"})
+    EXPECT_FALSE(hist::find_kernel(name)->info.weighted) << name;
+  // collision_free keeps a histogram per thread: up to 256 bins (policy::XuCollisionFree::kMaxBins).
+  const auto& cf = hist::find_kernel("collision_free")->info;
+  EXPECT_TRUE(cf.supports(1, 256) && cf.supports(1, 2) && cf.supports(2, 256) && cf.supports(2, 64));
+  EXPECT_FALSE(cf.supports(2, 512) || cf.supports(2, 1024));
+  EXPECT_TRUE(cf.data_independent);
+  for (const char* name : {"collision", "collision_reduced", "hybrid"}) {
+    const auto& info = hist::find_kernel(name)->info;
+    EXPECT_TRUE(info.supports(1, 256) && info.supports(2, 1024) && info.supports(1, 2)) << name;
+  }
+}
+
+TEST(Registry, BinMasksPrintAsRangesOrLists) {
+  EXPECT_EQ(hist::bins_to_string(hist::kAnyBins), "2..1024");
+  EXPECT_EQ(hist::bins_to_string(0x1FEu), "2..256");
+  EXPECT_EQ(hist::bins_to_string(hist::bins_bit(256)), "256");
+  EXPECT_EQ(hist::bins_to_string(hist::bins_bit(256) | hist::bins_bit(1024)), "256,1024");
+  EXPECT_EQ(hist::bins_to_string(hist::bins_bit(128) | hist::bins_bit(256)), "128,256");
+  EXPECT_EQ(hist::bins_to_string(0), "-");
 }
 
 TEST(Registry, UnknownNameIsNotFound) {

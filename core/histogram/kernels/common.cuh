@@ -27,10 +27,11 @@ struct PlaneGeometry {
   __host__ __device__ uint32_t total_units() const { return rows * units_per_row; }
 };
 
-inline PlaneGeometry make_geometry(const PlaneRef& in) {
+// allow_flatten = false keeps a contiguous plane's rows (for a companion plane that is padded).
+inline PlaneGeometry make_geometry(const PlaneRef& in, bool allow_flatten = true) {
   PlaneGeometry g;
   g.base = static_cast<const unsigned char*>(in.data);
-  const bool contiguous = in.pitch == in.row_bytes() || in.height <= 1;
+  const bool contiguous = in.height <= 1 || (allow_flatten && in.pitch == in.row_bytes());
   g.rows = contiguous ? 1u : static_cast<uint32_t>(in.height);
   g.row_bytes = contiguous ? in.row_bytes() * static_cast<size_t>(in.height) : in.row_bytes();
   g.pitch = contiguous ? g.row_bytes : in.pitch;
