@@ -86,6 +86,10 @@ Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView&
   if (in.bytes_per_sample != 1 && in.bytes_per_sample != 2)
     return HISTEQ_ERROR(Code::invalid_argument, "samples must be 8 or 16 bits wide");
   if (in.width < 0 || in.height < 0) return HISTEQ_ERROR(Code::invalid_argument, "negative plane size");
+  // 8-bit planes are full 8-bit: the kernels skip the range check on byte samples, so a smaller
+  // depth with larger values in it would index past the histogram.
+  if (in.bytes_per_sample == 1 && in.bit_depth != 8)
+    return HISTEQ_ERROR(Code::invalid_argument, "8-bit planes must have bit depth 8 (use fewer bins for coarser data)");
   if (in.bit_depth < 1 || in.bit_depth > 8 * in.bytes_per_sample)
     return HISTEQ_ERROR(Code::invalid_argument, "bit depth " + std::to_string(in.bit_depth) + " does not fit " +
                                                     std::to_string(8 * in.bytes_per_sample) + "-bit samples");

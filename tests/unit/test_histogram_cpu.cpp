@@ -85,6 +85,8 @@ TEST(HistogramApi, RejectsBadRequests) {
   EXPECT_EQ(hist::compute(**k, v, {h.data(), 256, MemoryKind::device}).code(), Code::invalid_argument);
   PlaneView<uint8_t> bad_pitch{px.data(), 8, 8, 4, 8, MemoryKind::host};
   EXPECT_EQ(hist::compute(**k, bad_pitch, {h.data(), 256, MemoryKind::host}).code(), Code::invalid_argument);
+  PlaneView<uint8_t> shallow{px.data(), 8, 8, 8, 6, MemoryKind::host};
+  EXPECT_EQ(hist::compute(**k, shallow, {h.data(), 64, MemoryKind::host}).code(), Code::invalid_argument) << "8-bit planes are 8 bits deep";
   PlaneView<uint8_t> on_device{px.data(), 8, 8, 8, 8, MemoryKind::device};
   EXPECT_EQ(hist::compute(**k, on_device, {h.data(), 256, MemoryKind::host}).code(), Code::invalid_argument);
   EXPECT_TRUE(hist::compute(**k, v, {h.data(), 256, MemoryKind::host}).is_ok());
