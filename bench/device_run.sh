@@ -20,7 +20,7 @@ if [ -d .carry/gl ]; then
 fi
 if [[ $what == tests || $what == all ]]; then
   echo "== GPU tests"
-  "$bin/histeq_gpu_tests" --gtest_brief=1 > "$out/tests.txt" 2>&1 || rc=1
+  timeout "${TESTS_TIMEOUT:-330}" "$bin/histeq_gpu_tests" --gtest_brief=1 > "$out/tests.txt" 2>&1 || rc=1
   grep -E "PASSED|FAILED|SKIPPED|tests ran" "$out/tests.txt" | tail -15
   echo "== CPU tests"
   "$bin/histeq_unit_tests" --gtest_brief=1 > /tmp/unit_tests.txt 2>&1 || rc=1
@@ -39,7 +39,7 @@ if [[ $what == sweep || $what == all ]]; then
 fi
 if [[ $what == paper || $what == all ]]; then
   echo "== bench --paper"
-  "$bin/histeq" bench --paper /tmp/paper .carry/real.mp4 > "$out/paper.txt" 2>&1 || rc=1
+  timeout "${PAPER_TIMEOUT:-300}" "$bin/histeq" bench --paper /tmp/paper .carry/real.mp4 > "$out/paper.txt" 2>&1 || rc=1
   sed -n '/^experiment /,$p' "$out/paper.txt"
   grep -E "FAILED|error" "$out/paper.txt" | head -20
   tar czf "$out/paper.tgz" -C /tmp/paper .
