@@ -23,7 +23,9 @@ std::vector<uint32_t> run_gpu(hist::Kernel& k, const PlaneRef& host, const std::
                               size_t base_offset, int bins, cudaStream_t stream) {
   auto dbuf = cuda::Buffer::allocate(MemoryKind::device, storage.size());
   EXPECT_TRUE(dbuf.is_ok()) << dbuf.status().to_string();
-  EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaMemcpy(dbuf->data(), storage.data(), storage.size(), cudaMemcpyHostToDevice)).is_ok());
+  // Upload on the kernel's stream: a legacy-stream cudaMemcpy from pageable memory may return
+  // before its DMA lands, and a non-blocking stream is not ordered after it.
+  EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaMemcpyAsync(dbuf->data(), storage.data(), storage.size(), cudaMemcpyHostToDevice, stream)).is_ok());
   PlaneRef dev = host;
   dev.data = static_cast<unsigned char*>(dbuf->data()) + base_offset;
   dev.memory = MemoryKind::device;

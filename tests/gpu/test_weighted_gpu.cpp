@@ -40,6 +40,9 @@ DeviceCase upload(const PlaneRef& host, const std::vector<unsigned char>& storag
   d.weights = std::move(w.value());
   EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaMemcpy(d.samples.data(), storage.data(), storage.size(), cudaMemcpyHostToDevice)).is_ok());
   EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaMemcpy(d.weights.data(), wstorage.data(), d.weights.bytes(), cudaMemcpyHostToDevice)).is_ok());
+  // A pageable cudaMemcpy may return before its DMA lands, and the kernels run on non-blocking
+  // streams that are not ordered after the legacy stream: wait for the uploads here.
+  EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaDeviceSynchronize()).is_ok());
   d.plane = host;
   d.plane.data = static_cast<unsigned char*>(d.samples.data()) + base_offset;
   d.plane.memory = MemoryKind::device;
@@ -145,6 +148,7 @@ TEST(GpuWeightedApi, InstanceServesChangingRequests) {
       ASSERT_TRUE(dc.is_ok() && ds.is_ok());
       ASSERT_TRUE(HISTEQ_CUDA_STATUS(cudaMemsetAsync(ds->data(), 0x7F, ds->bytes(), stream->get())).is_ok());
       ASSERT_TRUE(hist::compute(**k, d.plane, {dc->data(), c.bins, MemoryKind::device, ds->data()}, stream->get()).is_ok());
+      ASSERT_TRUE(HISTEQ_CUDA_STATUS(cudaStreamSynchronize(stream->get())).is_ok());  // the copies below use the legacy stream
       std::vector<uint32_t> counts(c.bins);
       std::vector<unsigned char> sums(ds->bytes());
       ASSERT_TRUE(HISTEQ_CUDA_STATUS(cudaMemcpy(counts.data(), dc->data(), dc->bytes(), cudaMemcpyDeviceToHost)).is_ok());
