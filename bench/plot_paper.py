@@ -63,25 +63,24 @@ def bars(rows, title, out, log=False):
 def sigma_plot(rows, title, out):
     fig, ax = plt.subplots(figsize=(8, 4.5))
     kernels = [k for k in dict.fromkeys(r["kernel"] for r in rows) if k != "read_ceiling"]
-
-    def x_of(inp):
-        return float(inp.split(":")[1]) if inp.startswith("gaussian:") else None
-
+    sizes = list(dict.fromkeys(r["size"] for r in rows))
     inputs = list(dict.fromkeys(r["input"] for r in rows))
-    ticks = [i for i in inputs]
-    for k in kernels:
-        ys = []
-        for inp in inputs:
-            v = [float(r["gbps"]) for r in rows if r["kernel"] == k and r["input"] == inp]
-            ys.append(v[0] if v else float("nan"))
-        ax.plot(range(len(inputs)), ys, marker="o", label=k)
-    ax.set_xticks(range(len(ticks)))
-    ax.set_xticklabels([("s=" + str(int(x_of(t)))) if x_of(t) is not None else t for t in ticks], rotation=30)
+    styles = ["-", "--", ":", "-."]
+    for si, size in enumerate(sizes):
+        for k in kernels:
+            ys = []
+            for inp in inputs:
+                v = [float(r["gbps"]) for r in rows if r["kernel"] == k and r["input"] == inp and r["size"] == size]
+                ys.append(v[0] if v else float("nan"))
+            ax.plot(range(len(inputs)), ys, marker="o", linestyle=styles[si % len(styles)], label=f"{k} ({size})")
+    labels = [("s=" + t.split(":")[1]) if t.startswith("gaussian:") else t for t in inputs]
+    ax.set_xticks(range(len(inputs)))
+    ax.set_xticklabels(labels, rotation=30)
     ax.set_xlabel("Gaussian standard deviation (10-bit samples), then uniform")
-    ax.set_ylabel("effective GB/s")
+    ax.set_ylabel("effective GB/s (samples + weights)")
     ax.set_title(title)
     ax.grid(alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)

@@ -33,11 +33,13 @@ Result<std::vector<NamedKernel>> make_kernels(const BenchOptions& o, bool gpu) {
   const bool named = !names.empty();
   if (!named)
     for (const auto& e : hist::registry())
-      if (e.info.alias_of.empty() && e.info.supports(1, o.bins)) names.push_back(e.info.name);
+      if (e.info.alias_of.empty() && e.info.supports(1, o.bins) && (!o.weighted || e.info.weighted)) names.push_back(e.info.name);
   std::vector<NamedKernel> out;
   for (const auto& n : names) {
     const hist::KernelEntry* e = hist::find_kernel(n);
     if (e == nullptr) return hist::create_kernel(n).status();  // "unknown kernel (known: ...)"
+    if (o.weighted && !e->info.weighted)
+      return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + n + "' does not compute weighted histograms (--weighted)");
     if (e->info.backend == hist::Backend::gpu && !gpu) {
       if (named) return HISTEQ_ERROR(Code::no_device, "kernel '" + n + "' needs a CUDA device and none is available");
       continue;
@@ -85,7 +87,7 @@ int run_matrix(const BenchOptions& o, Engine& eng) {
   print_header();
   for (const auto& size : sizes) {
     for (const auto& pk : o.pitches) {
-      for (const auto& input : inputs) run_case(eng, {size, pk == "padded", 1, 8, o.bins, input}, "", labelled, rows);
+      for (const auto& input : inputs) run_case(eng, {size, pk == "padded", 1, 8, o.bins, input, o.weighted}, "", labelled, rows);
     }
   }
   const std::string cmd = command_line(o);
@@ -116,6 +118,7 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   b->add_option("--warmup", o.warmup, "untimed runs first")->capture_default_str();
   b->add_option("--cpu-budget", o.cpu_budget_s, "seconds of timed runs per CPU kernel and case (at least 5 runs)")->capture_default_str();
   b->add_flag("--quick", o.quick, "only 1080p and 1921x1081");
+  b->add_flag("--weighted", o.weighted, "weighted histograms: a float weight plane per buffer (weighted kernels only)");
   b->add_option("--max-blocks", o.max_blocks,
                 "grid caps to sweep (0 = the policy's grid); each kernel runs once per value, labelled name@N")
       ->delimiter(',')->capture_default_str();

@@ -142,6 +142,9 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   auto dh = cuda::DeviceArray<uint32_t>::allocate(kMaxBins);
   if (!dh) return dh.status();
   e->d_hist_ = std::move(dh.value());
+  auto dsum = cuda::DeviceArray<float>::allocate(kMaxBins);
+  if (!dsum) return dsum.status();
+  e->d_sums_ = std::move(dsum.value());
   auto ds = cuda::DeviceArray<uint32_t>::allocate(1);
   if (!ds) return ds.status();
   e->d_sink_ = std::move(ds.value());
@@ -168,7 +171,7 @@ Status Engine::build(const CaseSpec& spec, CaseData& cd) {
   cd = CaseData{};
   cd.spec = spec;
   cd.pitch = pitch_for(spec.size, spec.bytes_per_sample, spec.padded);
-  cd.bytes = static_cast<size_t>(spec.size.width) * spec.size.height * spec.bytes_per_sample;
+  cd.bytes = static_cast<size_t>(spec.size.width) * spec.size.height * (spec.bytes_per_sample + (spec.weighted ? sizeof(float) : 0));
   const size_t bytes = cd.pitch * spec.size.height;
   // Rotate over enough buffers that their total is at least twice the L2 (or a typical CPU L3).
   const size_t cache = gpu_ ? dev_.l2_bytes : (size_t{64} << 20);
@@ -210,27 +213,73 @@ Status Engine::build(const CaseSpec& spec, CaseData& cd) {
     }
     if (keep) cd.host.push_back(std::move(host));
   }
+  if (spec.weighted) HISTEQ_TRY(build_weights(spec, buffers, keep_all, cd));
   auto ref = hist::create_kernel("cpu_reference");
   if (!ref) return ref.status();
   for (bool last : {false, true}) {
     auto& out = last ? cd.reference_last : cd.reference_first;
     out.assign(spec.bins, 0);
-    HISTEQ_TRY(hist::compute(**ref, (last ? cd.host.back() : cd.host.front()).ref(), {out.data(), spec.bins, MemoryKind::host}));
+    const PlaneRef plane = (last ? cd.host.back() : cd.host.front()).ref();
+    if (!spec.weighted) {
+      HISTEQ_TRY(hist::compute(**ref, plane, {out.data(), spec.bins, MemoryKind::host}));
+      continue;
+    }
+    auto& sums = last ? cd.ref_sums_last : cd.ref_sums_first;
+    sums.assign(spec.bins, 0.f);
+    HISTEQ_TRY(hist::compute(**ref, plane, (last ? cd.weights_host.back() : cd.weights_host.front()).cview(),
+                             {out.data(), spec.bins, MemoryKind::host, sums.data()}));
   }
   return Status::ok();
 }
 
-Result<std::vector<uint32_t>> Engine::histogram_of(hist::Kernel& k, const CaseData& cd, bool last) {
+Status Engine::build_weights(const CaseSpec& spec, size_t buffers, bool keep_all, CaseData& cd) {
+  const int w = spec.size.width, h = spec.size.height;
+  for (size_t i = 0; i < buffers; ++i) {
+    const bool keep = keep_all || i == 0 || i + 1 == buffers;
+    auto host = PlaneF::allocate(gpu_ ? MemoryKind::pinned : MemoryKind::host, w, h);
+    if (!host) return host.status();
+    const uint32_t seed = 5000u + static_cast<uint32_t>(i);
+    parallel_rows(h, host->view().samples(), [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) {
+        float* row = host->view().row(y);
+        for (int x = 0; x < w; ++x)
+          row[x] = static_cast<float>(synth::hash_xy(static_cast<uint32_t>(x), static_cast<uint32_t>(y), seed) >> 8) * (1.f / 16777216.f);
+      }
+    });
+    if (gpu_) {
+      auto dev = PlaneF::allocate(MemoryKind::device, w, h);
+      if (!dev) return dev.status();
+      HISTEQ_CUDA_TRY(cudaMemcpy2DAsync(dev->data(), dev->pitch(), host->data(), host->pitch(), host->view().row_bytes(), h,
+                                        cudaMemcpyHostToDevice, stream_.get()));
+      HISTEQ_TRY(stream_.synchronize());
+      cd.weights_dev.push_back(std::move(dev.value()));
+    }
+    if (keep) cd.weights_host.push_back(std::move(host.value()));
+  }
+  return Status::ok();
+}
+
+Result<std::vector<uint32_t>> Engine::histogram_of(hist::Kernel& k, const CaseData& cd, bool last, std::vector<float>& sums) {
   const int bins = cd.spec.bins;
+  const bool weighted = cd.spec.weighted;
   std::vector<uint32_t> h(bins, 0xDEADBEEFu);  // poisoned: a counter the kernel skips shows up
+  sums.assign(weighted ? bins : 0, std::nanf(""));
   if (k.info().backend == hist::Backend::cpu) {
-    HISTEQ_TRY(hist::compute(k, (last ? cd.host.back() : cd.host.front()).ref(), {h.data(), bins, MemoryKind::host}));
+    const PlaneRef plane = (last ? cd.host.back() : cd.host.front()).ref();
+    const hist::HistogramView out{h.data(), bins, MemoryKind::host, weighted ? sums.data() : nullptr};
+    if (weighted) HISTEQ_TRY(hist::compute(k, plane, (last ? cd.weights_host.back() : cd.weights_host.front()).cview(), out));
+    else HISTEQ_TRY(hist::compute(k, plane, out));
     return h;
   }
   const size_t b = last ? cd.dev.size() - 1 : 0;
   HISTEQ_CUDA_TRY(cudaMemsetAsync(d_hist_.data(), 0xA5, d_hist_.bytes(), stream_.get()));
-  HISTEQ_TRY(hist::compute(k, cd.dev[b].ref(), {d_hist_.data(), bins, MemoryKind::device}, stream_.get()));
+  HISTEQ_CUDA_TRY(cudaMemsetAsync(d_sums_.data(), 0xFF, d_sums_.bytes(), stream_.get()));  // NaN poison
+  const hist::HistogramView out{d_hist_.data(), bins, MemoryKind::device, weighted ? d_sums_.data() : nullptr};
+  if (weighted) HISTEQ_TRY(hist::compute(k, cd.dev[b].ref(), cd.weights_dev[b].cview(), out, stream_.get()));
+  else HISTEQ_TRY(hist::compute(k, cd.dev[b].ref(), out, stream_.get()));
   HISTEQ_CUDA_TRY(cudaMemcpyAsync(h.data(), d_hist_.data(), sizeof(uint32_t) * bins, cudaMemcpyDeviceToHost, stream_.get()));
+  if (weighted)
+    HISTEQ_CUDA_TRY(cudaMemcpyAsync(sums.data(), d_sums_.data(), sizeof(float) * bins, cudaMemcpyDeviceToHost, stream_.get()));
   HISTEQ_TRY(stream_.synchronize());
   return h;
 }
@@ -261,15 +310,20 @@ Result<Stats> Engine::time_gpu(const std::function<Status(size_t)>& launch, size
 
 Result<Stats> Engine::time_cpu(hist::Kernel& k, const CaseData& cd) {
   std::vector<uint32_t> h(cd.spec.bins);
-  const hist::HistogramView out{h.data(), cd.spec.bins, MemoryKind::host};
+  std::vector<float> sums(cd.spec.bins);
+  const hist::HistogramView out{h.data(), cd.spec.bins, MemoryKind::host, cd.spec.weighted ? sums.data() : nullptr};
   const size_t n = cd.host.size();
+  auto run = [&](size_t i) {
+    return cd.spec.weighted ? hist::compute(k, cd.host[i % n].ref(), cd.weights_host[i % n].cview(), out)
+                            : hist::compute(k, cd.host[i % n].ref(), out);
+  };
   using clock = std::chrono::steady_clock;
-  for (int i = 0; i < std::min(o_.warmup, 2); ++i) HISTEQ_TRY(hist::compute(k, cd.host[i % n].ref(), out));
+  for (int i = 0; i < std::min(o_.warmup, 2); ++i) HISTEQ_TRY(run(i));
   std::vector<double> us;
   const auto budget_end = clock::now() + std::chrono::duration<double>(o_.cpu_budget_s);
   for (int i = 0; i < o_.runs; ++i) {
     const auto t0 = clock::now();
-    HISTEQ_TRY(hist::compute(k, cd.host[(i + 1) % n].ref(), out));
+    HISTEQ_TRY(run(i + 1));
     const auto t1 = clock::now();
     us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     if (i + 1 >= 5 && t1 > budget_end) break;
@@ -307,8 +361,13 @@ Measurement Engine::measure(hist::Kernel& k, const CaseData& cd) {
     m.status = "error: no GPU";
     return m;
   }
+  if (cd.spec.weighted && !k.info().weighted) {
+    m.status = "error: kernel '" + k.info().name + "' does not compute weighted histograms";
+    return m;
+  }
   for (bool last : {false, true}) {
-    auto h = histogram_of(k, cd, last);
+    std::vector<float> sums;
+    auto h = histogram_of(k, cd, last, sums);
     if (!h) {
       m.status = "error: " + h.status().to_string();
       return m;
@@ -320,9 +379,22 @@ Measurement Engine::measure(hist::Kernel& k, const CaseData& cd) {
         return m;
       }
     }
+    // Weight sums: within 1e-5 relative of the double-precision reference (the API's promise).
+    const auto& ref_sums = last ? cd.ref_sums_last : cd.ref_sums_first;
+    for (size_t i = 0; i < ref_sums.size(); ++i) {
+      const double want = ref_sums[i], got = sums[i];
+      if (!(std::fabs(got - want) <= 1e-5 * std::max(1.0, std::fabs(want)))) {
+        m.status = "FAILED: weight sum of bin " + std::to_string(i) + " is " + std::to_string(got) + ", expected " + std::to_string(want);
+        return m;
+      }
+    }
   }
-  const hist::HistogramView out{d_hist_.data(), cd.spec.bins, MemoryKind::device};
-  Result<Stats> t = on_gpu ? time_gpu([&](size_t i) { return hist::compute(k, cd.dev[i].ref(), out, stream_.get()); }, cd.dev.size())
+  const bool weighted = cd.spec.weighted;
+  const hist::HistogramView out{d_hist_.data(), cd.spec.bins, MemoryKind::device, weighted ? d_sums_.data() : nullptr};
+  Result<Stats> t = on_gpu ? time_gpu([&](size_t i) {
+                               return weighted ? hist::compute(k, cd.dev[i].ref(), cd.weights_dev[i].cview(), out, stream_.get())
+                                               : hist::compute(k, cd.dev[i].ref(), out, stream_.get());
+                             }, cd.dev.size())
                            : time_cpu(k, cd);
   if (!t) {
     m.status = "error: " + t.status().to_string();

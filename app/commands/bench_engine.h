@@ -55,6 +55,7 @@ struct CaseSpec {
   int bit_depth = 8;
   int bins = 256;
   InputSpec input;
+  bool weighted = false;  // also a float weight plane per buffer (random in [0, 1)); weighted kernels only
 };
 
 // A plane of either sample width.
@@ -68,10 +69,14 @@ struct AnyPlane {
 struct CaseData {
   CaseSpec spec;
   size_t pitch = 0;
-  size_t bytes = 0;                 // input bytes, padding excluded
+  size_t bytes = 0;                 // input bytes (samples, and weights when weighted), padding excluded
   std::vector<AnyPlane> dev;        // GPU buffers (with a GPU)
   std::vector<AnyPlane> host;       // all buffers for CPU kernels; else the first and the last
   std::vector<uint32_t> reference_first, reference_last;
+  // Weighted cases: one weight plane per buffer (device with a GPU, host otherwise) and the
+  // reference weight sums (cpu_reference, double accumulation) of the first and last buffer.
+  std::vector<PlaneF> weights_dev, weights_host;
+  std::vector<float> ref_sums_first, ref_sums_last;
   size_t buffers() const { return dev.empty() ? host.size() : dev.size(); }
 };
 
@@ -144,7 +149,9 @@ class Engine {
 
  private:
   Engine() = default;
-  Result<std::vector<uint32_t>> histogram_of(hist::Kernel& k, const CaseData& cd, bool last);
+  // The kernel's histogram of the first or last buffer (and its weight sums in a weighted case).
+  Result<std::vector<uint32_t>> histogram_of(hist::Kernel& k, const CaseData& cd, bool last, std::vector<float>& sums);
+  Status build_weights(const CaseSpec& spec, size_t buffers, bool keep_all, CaseData& cd);
   Result<Stats> time_gpu(const std::function<Status(size_t)>& launch, size_t buffers);
   Result<Stats> time_cpu(hist::Kernel& k, const CaseData& cd);
   Status fill_real(const CaseSpec& spec, size_t index, AnyPlane& host);
@@ -156,6 +163,7 @@ class Engine {
   cuda::Stream stream_;
   std::vector<cuda::Event> ev_start_, ev_stop_;
   cuda::DeviceArray<uint32_t> d_hist_, d_sink_;
+  cuda::DeviceArray<float> d_sums_;
 };
 
 }  // namespace histeq::app::bench

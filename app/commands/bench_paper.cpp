@@ -32,6 +32,7 @@ namespace fs = std::filesystem;
 
 struct Experiment {
   std::string id, title;
+  bool weighted = false;  // a float weight plane with every buffer (Xu's weighted histograms)
   std::vector<std::string> kernels;  // the first is the baseline of "relative performance"
   std::vector<SizeSpec> sizes;
   int bytes_per_sample = 1, bit_depth = 8, bins = 256;
@@ -57,19 +58,19 @@ std::vector<Experiment> experiments(size_t real_frames) {
   const SizeSpec paper{"2048x2048", 2048, 2048};  // Nugteren §5.1: 2048x2048 8-bit images
   const SizeSpec big{"8k", 8192, 8192};            // past launch overheads and the L2: bandwidth-bound
   std::vector<Experiment> e;
-  e.push_back({"nugteren_fig8", "Nugteren fig. 8 / table 2: method1 baseline and extensions",
+  e.push_back({"nugteren_fig8", "Nugteren fig. 8 / table 2: method1 baseline and extensions", false,
                {"method1_base", "method1_ext1", "method1_ext2", "method1_ext3", "method1_ext2_ext3"}, {paper, big}, 1, 8, 256,
                nugteren_inputs(real_frames)});
-  e.push_back({"nugteren_fig14", "Nugteren fig. 14: the four method2 memory mappings",
+  e.push_back({"nugteren_fig14", "Nugteren fig. 14: the four method2 memory mappings", false,
                {"method2_map1", "method2_map2", "method2", "method2_map4"}, {paper, big}, 1, 8, 256, nugteren_inputs(real_frames)});
-  e.push_back({"nugteren_fig15", "Nugteren fig. 15: reference vs method1 vs method2 (and cub)",
+  e.push_back({"nugteren_fig15", "Nugteren fig. 15: reference vs method1 vs method2 (and cub)", false,
                {"podlozhnyuk256", "method1_ext2", "method2", "cub"}, {paper, big}, 1, 8, 256, nugteren_inputs(real_frames)});
-  Experiment xu{"xu_fig9", "Xu fig. 9: collision vs collision_reduced, Gaussian sigma sweep, 1024 bins",
+  Experiment xu{"xu_fig9", "Xu fig. 9: collision vs collision_reduced, weighted, Gaussian sigma sweep, 1024 bins", true,
                 {"collision", "collision_reduced"}, {paper, big}, 2, 10, 1024, {}};
   for (int sigma : {0, 1, 2, 4, 8, 16, 32, 64, 128, 256}) xu.inputs.push_back(*parse_input("gaussian:" + std::to_string(sigma)));
   xu.inputs.push_back(*parse_input("uniform"));
   e.push_back(xu);
-  Experiment course{"course_colours", "Course report: atomics baselines over the number of distinct colours",
+  Experiment course{"course_colours", "Course report: atomics baselines over the number of distinct colours", false,
                     {"original", "block_partition", "tlb", "tlb_blr", "linear", "method2", "cub"},
                     {{"640x426", 640, 426}, {"4k", 3840, 2160}}, 1, 8, 256, {}};
   for (int n : {1, 2, 5, 256}) course.inputs.push_back(*parse_input("colours:" + std::to_string(n)));
@@ -156,7 +157,7 @@ int run_bench_paper(const BenchOptions& o, bench::Engine& eng) {
     print_header();
     for (const auto& size : ex.sizes) {
       for (const auto& input : ex.inputs)
-        failed |= !run_case(eng, {size, false, ex.bytes_per_sample, ex.bit_depth, ex.bins, input}, ex.id, labelled, rows);
+        failed |= !run_case(eng, {size, false, ex.bytes_per_sample, ex.bit_depth, ex.bins, input, ex.weighted}, ex.id, labelled, rows);
     }
     if (Status s = write_csv(dir + "/" + ex.id + ".csv", rows, cmd, eng.device().name); !s) return fail(s.to_string());
 

@@ -32,6 +32,7 @@ struct BenchOptions {
   int warmup = 5;
   double cpu_budget_s = 2.0;                         // CPU kernels: cap on timed seconds per case
   bool quick = false;
+  bool weighted = false;                             // weighted histograms (float weight plane)
   std::vector<int> max_blocks{0};                    // grid caps to sweep; 0 = policy
   std::string csv, json;
   std::string paper_dir;                             // --paper DIR: reproduce the papers' comparisons
