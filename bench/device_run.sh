@@ -44,6 +44,17 @@ if [[ $what == paper || $what == all ]]; then
   grep -E "FAILED|error" "$out/paper.txt" | head -20
   tar czf "$out/paper.tgz" -C /tmp/paper .
 fi
+if [[ $what == kernels || $what == all ]]; then
+  echo "== bench: the kernels the paper experiments do not cover, beside method2 and cub"
+  timeout 200 "$bin/histeq" bench --kernel privatized8_merge,privatized8_avoid,collision_free,hybrid,collision,collision_reduced,method2,cub \
+    --sizes 1080p,8k --pitches tight --input .carry/real.mp4 --csv "$out/kernels256.csv" > "$out/kernels.txt" 2>&1 || rc=1
+  timeout 100 "$bin/histeq" bench --kernel podlozhnyuk64,block_atomic,method2_map1,cub --bins 64 --sizes 1080p,8k --pitches tight \
+    --input .carry/real.mp4 --csv "$out/kernels64.csv" >> "$out/kernels.txt" 2>&1 || rc=1
+  timeout 100 "$bin/histeq" bench --weighted --kernel collision_free,collision,collision_reduced,hybrid --sizes 1080p,8k --pitches tight \
+    --input .carry/real.mp4 --csv "$out/weighted.csv" >> "$out/kernels.txt" 2>&1 || rc=1
+  grep -E "FAILED|error" "$out/kernels.txt" | head
+  grep -E "^8k " "$out/kernels.txt" | cut -c1-110
+fi
 if [[ $what == bench || $what == all ]]; then
   echo "== bench: GPU kernels, full matrix"
   # The bench histograms 256 bins: no aliases (they repeat their target), no 64-bin-only kernel.
