@@ -467,7 +467,12 @@ bool run_case(Engine& eng, const CaseSpec& spec, const std::string& experiment, 
     Row r = base;
     r.kernel = k.label;
     r.backend = k.kernel->info().backend == hist::Backend::gpu ? "gpu" : "cpu";
-    r.m = eng.measure(*k.kernel, cd);
+    // A fresh instance per case: kernels that adapt to what they have seen (hybrid probes its
+    // candidates on its first calls) then adapt to this content, as in a video of stable content,
+    // instead of carrying over a choice made on the previous case.
+    auto fresh = hist::create_kernel(k.kernel->info().name, k.kernel->options());
+    if (fresh) r.m = eng.measure(**fresh, cd);
+    else r.m.status = "error: " + fresh.status().to_string();
     rows.push_back(r);
   }
   fill_ratios(rows, first);

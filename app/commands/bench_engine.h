@@ -114,7 +114,7 @@ void fill_ratios(std::vector<Row>& rows, size_t first);
 
 struct LabelledKernel {
   std::string label;  // the kernel's name, or name@N in a grid sweep
-  hist::Kernel* kernel;
+  hist::Kernel* kernel;  // its name and options: run_case measures a fresh instance per case
 };
 class Engine;
 // Builds one case, measures the read ceiling (GPU) and every kernel on it, fills the ratios,
