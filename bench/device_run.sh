@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The GPU machine's whole job in one call (see docs/performance.md): device facts, the GPU and CPU
-# test suites, then the full `histeq bench` matrix. Expects the static binaries in .carry/bin and a
-# real clip in .carry/real.mp4 (bench/prepare_device.sh makes both); writes everything under $OUT.
-#   bash bench/device_run.sh [tests|sweep|paper|bench|all]
+# test suites, then the full `histeq bench` matrix. Expects the static binaries in .carry/bin and the
+# real clips in .carry/ (bench/prepare_device.sh makes them); writes everything under $OUT.
+#   bash bench/device_run.sh [tests|sweep|paper|kernels|bench|all]   kernels: tests, sweep, paper, bench
+#   bash bench/device_run.sh pipeline                  the video pipeline: GPU equalizer tests (GPU vs
+#       CPU bit-identical, on the real clip too), play --headless 1080p60 stage tables (real time and
+#       max speed, GPU and CPU), and the export benchmark's GPU and CPU paths (7 files)
 set -uo pipefail
 what=${1:-all}
 bin=.carry/bin
@@ -66,5 +69,28 @@ if [[ $what == bench || $what == all ]]; then
     --input .carry/real.mp4 --cpu-budget 1 > "$out/bench_cpu.txt" 2>&1 || rc=1
   grep -E "^(size|1080p|1g) " "$out/bench_gpu.txt" | grep -v " padded " | cut -c1-100
   tail -3 "$out/bench_gpu.txt"
+fi
+if [[ $what == pipeline ]]; then
+  echo "== GPU equalizer and pipeline tests (LUT, apply, every GPU kernel, device frames, export GPU vs CPU)"
+  HISTEQ_TEST_CLIP=.carry/real.mp4 "$bin/histeq_gpu_tests" --gtest_brief=1 \
+    --gtest_filter='GpuLut*:*GpuApply*:*GpuPipeline*:GpuExport*' > "$out/pipeline_tests.txt" 2>&1 || rc=1
+  grep -E "PASSED|FAILED|SKIPPED|tests ran" "$out/pipeline_tests.txt" | tail -12
+  echo "== play --headless: synthetic 1080p60 (10 s, real time) and the real clip, GPU then CPU"
+  {
+    "$bin/histeq" play --headless --stats-json "$out/play_stats.json"
+    "$bin/histeq" play --headless --max-speed --quiet
+    "$bin/histeq" play --headless --max-speed --quiet .carry/real600.mp4
+    "$bin/histeq" play --headless --quiet --cpu
+    "$bin/histeq" play --headless --max-speed --quiet --cpu .carry/real600.mp4
+  } > "$out/play.txt" 2>&1 || rc=1
+  grep -A12 "^histeq play: done" "$out/play.txt" | head -60
+  echo "== export benchmark (no ffmpeg CLI here: the floor is histeq --passthrough, same decode and encode)"
+  {
+    python3 bench/export_bench.py --clip .carry/real600.mp4 --histeq "$bin/histeq" --methods passthrough,histeq,strength0 \
+      --rounds 3 --json "$out/export_gpu.json"
+    python3 bench/export_bench.py --clip .carry/real600.mp4 --histeq "$bin/histeq" --methods passthrough,histeq,strength0 \
+      --rounds 3 --extra-histeq=--cpu --json "$out/export_cpu.json"
+  } > "$out/export.txt" 2>&1 || rc=1
+  cat "$out/export.txt"
 fi
 exit $rc

@@ -1,0 +1,128 @@
+#include <cmath>
+#include <cstring>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#endif
+
+#include "core/equalize/equalize.h"
+#include "core/histogram/histogram.h"
+
+namespace histeq::eq {
+
+Result<uint32_t> strength_weight(double strength) {
+  if (!(strength >= 0.0 && strength <= 1.0))  // also rejects NaN
+    return HISTEQ_ERROR(Code::invalid_argument, "strength must be between 0 and 1");
+  return static_cast<uint32_t>(std::lround(strength * kWeightOne));
+}
+
+Status validate_lut_args(int bins, uint32_t weight) {
+  if (hist::bins_log2(bins) < 1 || bins > kMaxBins)
+    return HISTEQ_ERROR(Code::invalid_argument, "LUT size must be a power of two in 2..1024");
+  if (weight > kWeightOne) return HISTEQ_ERROR(Code::invalid_argument, "strength weight above 1.0");
+  return Status::ok();
+}
+
+Status build_lut(const uint32_t* counts, int bins, uint32_t weight, uint16_t* lut) {
+  HISTEQ_TRY(validate_lut_args(bins, weight));
+  if (counts == nullptr || lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram or LUT");
+  // 64-bit sums: a malformed histogram cannot wrap; a real one (< 2^32 samples) fits in 32 bits.
+  uint64_t total = 0, cdf_min = 0;
+  for (int v = 0; v < bins; ++v) {
+    if (cdf_min == 0 && counts[v] != 0) cdf_min = counts[v];
+    total += counts[v];
+  }
+  if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "histogram of 2^32 samples or more");
+  const uint32_t maxval = static_cast<uint32_t>(bins - 1);
+  uint32_t cdf = 0;
+  for (int v = 0; v < bins; ++v) {
+    cdf += counts[v];
+    lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf, static_cast<uint32_t>(cdf_min),
+                                             static_cast<uint32_t>(total), maxval, weight));
+  }
+  return Status::ok();
+}
+
+namespace {
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HISTEQ_HAVE_VBMI_PATH 1
+// 64 samples per step with AVX-512 VBMI: the 256-entry table sits in four registers; two vpermi2b
+// look up the low and high 128 entries by the sample's low 7 bits and bit 7 picks between them.
+// About ten times the scalar gather's speed; the export's CPU path spends a few % less on it.
+#define HISTEQ_VBMI __attribute__((target("avx512f,avx512bw,avx512vbmi")))
+HISTEQ_VBMI inline __m512i lookup64(__m512i v, __m512i t0, __m512i t1, __m512i t2, __m512i t3) {
+  const __m512i lo = _mm512_permutex2var_epi8(t0, v, t1);
+  const __m512i hi = _mm512_permutex2var_epi8(t2, v, t3);
+  return _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi);
+}
+
+HISTEQ_VBMI void apply_row_vbmi(uint8_t* row, int n, const uint8_t* table) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  int x = 0;
+  for (; x + 64 <= n; x += 64)
+    _mm512_storeu_si512(row + x, lookup64(_mm512_loadu_si512(row + x), t0, t1, t2, t3));
+  if (x < n) {  // the row's tail: masked, so nothing past the row is read or written
+    const __mmask64 k = (1ULL << (n - x)) - 1;
+    _mm512_mask_storeu_epi8(row + x, k, lookup64(_mm512_maskz_loadu_epi8(k, row + x), t0, t1, t2, t3));
+  }
+}
+
+bool cpu_has_vbmi() {
+  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vbmi");
+  return yes;
+}
+#else
+bool cpu_has_vbmi() { return false; }
+#endif
+
+template <class T>
+Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool allow_simd) {
+  HISTEQ_TRY(validate_lut_args(bins, 0));
+  if (p.memory == MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "apply_lut needs a host plane");
+  if (p.empty()) return Status::ok();
+  if (p.data == nullptr || lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane or LUT");
+  if (p.height > 1 && p.pitch < p.row_bytes()) return HISTEQ_ERROR(Code::invalid_argument, "pitch smaller than a row");
+  if constexpr (sizeof(T) == 1) {
+    // A byte table covering every 8-bit value: no range test in the inner loop.
+    alignas(64) uint8_t table[256];
+    for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(v < bins ? lut[v] : v);
+#ifdef HISTEQ_HAVE_VBMI_PATH
+    if (allow_simd && cpu_has_vbmi()) {
+      for (int y = 0; y < p.height; ++y) apply_row_vbmi(p.row(y), p.width, table);
+      return Status::ok();
+    }
+#endif
+    for (int y = 0; y < p.height; ++y) {
+      T* row = p.row(y);
+      for (int x = 0; x < p.width; ++x) row[x] = table[row[x]];
+    }
+  } else {
+    (void)allow_simd;
+    const uint32_t n = static_cast<uint32_t>(bins);
+    for (int y = 0; y < p.height; ++y) {
+      T* row = p.row(y);
+      for (int x = 0; x < p.width; ++x) {
+        const uint32_t v = row[x];
+        if (v < n) row[x] = lut[v];
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+namespace detail {
+bool apply_lut_has_simd() { return cpu_has_vbmi(); }
+Status apply_lut_scalar(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins) {
+  return apply_host(plane, lut, bins, false);
+}
+}  // namespace detail
+
+Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins) { return apply_host(plane, lut, bins, true); }
+Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins) { return apply_host(plane, lut, bins, true); }
+
+}  // namespace histeq::eq

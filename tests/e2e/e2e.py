@@ -1,0 +1,478 @@
+#!/usr/bin/python3
+"""End-to-end tests of `histeq play` and `histeq export`, run by CTest (one test per case).
+
+Every case makes its own input with the ffmpeg CLI (small, in a fresh temporary folder) and runs
+the histeq binary on it. Bad input must give ONE line "histeq: <file>: <cause>" on stderr, a
+non-zero exit, no crash, no hang (every run has a timeout) and no output file.
+
+  e2e.py --histeq build/app/histeq CASE     (exit 77 = skipped: no ffmpeg/numpy, or no GPU)
+  e2e.py --list
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP = 77
+HISTEQ = None
+TMP = None
+
+
+class Skip(Exception):
+    pass
+
+
+def run(args, timeout=120, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def histeq(*args, timeout=120):
+    return run([HISTEQ] + [str(a) for a in args], timeout=timeout)
+
+
+def ffmpeg(*args):
+    r = run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y"] + [str(a) for a in args])
+    assert r.returncode == 0, "ffmpeg failed: " + r.stderr
+    return r
+
+
+def path(name):
+    return os.path.join(TMP, name)
+
+
+def probe(file, entries, select=None, count=False):
+    args = ["ffprobe", "-v", "error", "-of", "json", "-show_entries", entries]
+    if select:
+        args += ["-select_streams", select]
+    if count:
+        args += ["-count_packets"]
+    r = run(args + [file])
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def streams(file):
+    return probe(file, "stream=index,codec_type,codec_name,width,height,pix_fmt,r_frame_rate,avg_frame_rate,"
+                       "color_range,color_space,color_primaries,color_transfer,nb_read_packets:stream_side_data",
+                 count=True)["streams"]
+
+
+def video_frames(file):
+    return int(probe(file, "stream=nb_read_packets", select="v:0", count=True)["streams"][0]["nb_read_packets"])
+
+
+def frame_md5s(file, stream="v:0"):
+    r = run(["ffmpeg", "-nostdin", "-v", "error", "-i", file, "-map", "0:" + stream, "-f", "framemd5", "-"])
+    assert r.returncode == 0, r.stderr
+    return [l.split(",")[-1].strip() for l in r.stdout.splitlines() if l and not l.startswith("#")]
+
+
+def packet_md5(file, stream):
+    r = run(["ffmpeg", "-nostdin", "-v", "error", "-i", file, "-map", "0:" + stream, "-c", "copy", "-f", "md5", "-"])
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+def luma_ks(file, width, height):
+    """Kolmogorov-Smirnov distance between the luma histogram and the uniform one (0 = flat)."""
+    import numpy as np
+    r = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", file, "-f", "rawvideo", "-pix_fmt", "gray", "-"],
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0
+    y = np.frombuffer(r.stdout, dtype=np.uint8)
+    h = np.bincount(y, minlength=256).astype(np.float64)
+    cdf = np.cumsum(h) / h.sum()
+    return float(np.max(np.abs(cdf - (np.arange(256) + 1) / 256.0)))
+
+
+def low_contrast_clip(name, size="320x180", rate=30, seconds=2, audio=True, extra=(), codec=("-c:v", "libx264", "-preset", "ultrafast")):
+    out = path(name)
+    args = ["-f", "lavfi", "-i", f"testsrc2=s={size}:r={rate}:d={seconds},eq=contrast=0.35:brightness=-0.1"]
+    if audio:
+        args += ["-f", "lavfi", "-i", f"sine=f=440:d={seconds}", "-c:a", "aac"]
+    ffmpeg(*args, *codec, "-pix_fmt", "yuv420p", *extra, out)
+    return out
+
+
+def one_line_error(r, file, *words):
+    lines = [l for l in r.stderr.splitlines() if l.strip()]
+    assert r.returncode not in (0, None) and r.returncode > 0, f"exit {r.returncode}, want a failure; stderr: {r.stderr}"
+    assert len(lines) == 1, f"want one line, got {lines}"
+    assert lines[0].startswith(f"histeq: {file}: "), lines[0]
+    for w in words:
+        assert w in lines[0], f"'{w}' not in '{lines[0]}'"
+    return lines[0]
+
+
+def no_output_left(out):
+    folder = os.path.dirname(out) or "."
+    assert not os.path.exists(out), out + " exists"
+    if os.path.isdir(folder):
+        left = [f for f in os.listdir(folder) if f.startswith("." + os.path.basename(out) + ".")]
+        assert not left, f"temporary files left: {left}"
+
+
+def bad_input(file, *words):
+    out = path("out.mp4")
+    r = histeq("export", file, "-o", out)
+    line = one_line_error(r, file, *words)
+    no_output_left(out)
+    r = histeq("play", "--headless", "--max-speed", file)
+    one_line_error(r, file, *words)
+    return line
+
+
+# --- bad input -----------------------------------------------------------------------------------
+
+def case_missing_file():
+    bad_input(path("nope.mp4"), "no such file")
+
+
+def case_empty_file():
+    f = path("empty.mp4")
+    open(f, "wb").close()
+    bad_input(f, "empty")
+
+
+def case_truncated_file():
+    clip = low_contrast_clip("whole.mp4")
+    data = open(clip, "rb").read()
+    f = path("cut.mp4")  # moov atom at the end: the index is lost
+    open(f, "wb").write(data[: len(data) // 2])
+    bad_input(f, "truncated")
+    fs = low_contrast_clip("whole_fs.mp4", extra=("-movflags", "+faststart"))
+    data = open(fs, "rb").read()
+    f = path("cut_faststart.mp4")  # index first: the data ends early
+    open(f, "wb").write(data[: len(data) // 2])
+    bad_input(f, "truncated")
+
+
+def case_random_bytes():
+    import random
+    rng = random.Random(1234)
+    f = path("noise.mp4")
+    open(f, "wb").write(bytes(rng.getrandbits(8) for _ in range(300000)))
+    bad_input(f)
+    f = path("noise.bin")
+    open(f, "wb").write(bytes(rng.getrandbits(8) for _ in range(300000)))
+    bad_input(f)
+
+
+def case_text_named_mp4():
+    f = path("notes.mp4")
+    open(f, "w").write("These are my holiday notes, not a video.\n" * 50)
+    bad_input(f, "not a video file")
+
+
+def case_no_video_stream():
+    f = path("audio.m4a")
+    ffmpeg("-f", "lavfi", "-i", "sine=d=1", "-c:a", "aac", f)
+    bad_input(f, "no video stream", "audio")
+
+
+def case_unsupported_codec():
+    avi = path("mpeg4.avi")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=64x48:d=0.5", "-c:v", "mpeg4", avi)
+    data = open(avi, "rb").read()
+    assert data.count(b"FMP4") >= 1
+    f = path("unknown.avi")  # a fourcc no decoder knows
+    open(f, "wb").write(data.replace(b"FMP4", b"ZZZZ"))
+    bad_input(f, "unsupported video codec", "ZZZZ")
+
+
+def case_unwritable_output():
+    clip = low_contrast_clip("in.mp4", seconds=1)
+    for out in [path("no/such/folder/out.mp4"), os.path.join(clip, "out.mp4")]:
+        r = histeq("export", clip, "-o", out)
+        one_line_error(r, out, "cannot write")
+        no_output_left(out)
+    r = histeq("export", clip, "-o", TMP)
+    one_line_error(r, TMP, "folder")
+    if os.geteuid() != 0:  # root writes anywhere
+        ro = path("readonly")
+        os.mkdir(ro, 0o555)
+        r = histeq("export", clip, "-o", os.path.join(ro, "out.mp4"))
+        one_line_error(r, os.path.join(ro, "out.mp4"), "cannot write")
+    r = histeq("export", clip, "-o", clip, "-y")
+    one_line_error(r, clip, "input")
+    out = path("exists.mp4")
+    open(out, "w").write("keep me")
+    r = histeq("export", clip, "-o", out)
+    one_line_error(r, out, "exists")
+    assert open(out).read() == "keep me"
+
+
+def case_corrupt_packets():
+    ts = low_contrast_clip("clean.ts", size="320x240", seconds=4, audio=False, extra=("-f", "mpegts"))
+    data = bytearray(open(ts, "rb").read())
+    n = len(data)
+    for k in range(5):  # five damaged stretches in the middle
+        p = int(n * (0.3 + 0.1 * k))
+        for i in range(p, p + 1500):
+            data[i] = (i * 131 + 7) & 0xFF
+    bad = path("damaged.ts")
+    open(bad, "wb").write(bytes(data))
+    out = path("fixed.mp4")
+    r = histeq("export", bad, "-o", out, "--progress", "json")
+    assert r.returncode == 0, r.stderr
+    m = re.search(r"(\d+) corrupt packets skipped, (\d+) damaged frames kept", r.stderr)
+    assert m and int(m.group(1)) + int(m.group(2)) > 0, r.stderr
+    done = [json.loads(l) for l in r.stdout.splitlines() if '"done"' in l][0]
+    assert done["corrupt_packets"] == int(m.group(1))
+    assert done["frames_in"] == done["frames_out"] == video_frames(out), (done, video_frames(out))
+    assert done["frames_out"] >= 100, done  # most of the 120 frames survive
+
+
+# --- odd sizes: these must work ------------------------------------------------------------------
+
+def odd_size(w, h):
+    src = path(f"odd{w}x{h}.mkv")
+    ffmpeg("-f", "lavfi", "-i", f"testsrc2=s=320x240:d=0.5,eq=contrast=0.4,scale={w}:{h}", "-c:v", "ffv1",
+           "-pix_fmt", "yuv420p", src)
+    s = streams(src)[0]
+    assert (s["width"], s["height"]) == (w, h), s
+    for out in (path(f"odd{w}x{h}.mp4"), path(f"odd{w}x{h}_out.mkv")):
+        r = histeq("export", src, "-o", out)
+        assert r.returncode == 0, r.stderr
+        o = streams(out)[0]
+        assert (o["width"], o["height"]) == (w, h), o
+        assert video_frames(out) == video_frames(src)
+        if out.endswith(".mp4") and (w % 2 or h % 2):
+            assert "4:4:4" in r.stderr and o["pix_fmt"] == "yuv444p", (r.stderr, o)
+    r = histeq("play", "--headless", "--max-speed", src)
+    assert r.returncode == 0, r.stderr
+
+
+def case_odd_size_1921x1081():
+    odd_size(1921, 1081)
+
+
+def case_size_1x1():
+    odd_size(1, 1)
+
+
+# --- end to end ----------------------------------------------------------------------------------
+
+def case_frames_audio_and_flatness():
+    clip = low_contrast_clip("talk.mp4", size="640x360", seconds=3)
+    out = path("talk_eq.mp4")
+    r = histeq("export", clip, "-o", out, "--progress", "plain")
+    assert r.returncode == 0, r.stderr
+    assert "frame " in r.stderr and "fps" in r.stderr and "ETA" in r.stderr, r.stderr
+    assert video_frames(out) == video_frames(clip) == 90
+    ins, outs = streams(clip), streams(out)
+    assert [s["codec_type"] for s in outs] == ["video", "audio"], outs
+    assert outs[1]["nb_read_packets"] == ins[1]["nb_read_packets"]
+    assert packet_md5(clip, "a:0") == packet_md5(out, "a:0"), "audio packets changed"
+    before, after = luma_ks(clip, 640, 360), luma_ks(out, 640, 360)
+    assert after < before / 2, (before, after)
+
+
+def case_timing_colour_rotation_kept():
+    clip = low_contrast_clip("tagged.mp4", rate="30000/1001", seconds=2, extra=(
+        "-color_primaries", "bt709", "-color_trc", "bt709", "-colorspace", "bt709", "-color_range", "tv"))
+    data = bytearray(open(clip, "rb").read())
+    # Rotate the video track by 90 degrees: its tkhd matrix becomes [0 1 0; -1 0 0; 0 0 1].
+    t = data.find(b"tkhd")
+    ident = bytes.fromhex("00010000" "00000000" "00000000" "00000000" "00010000" "00000000" "00000000" "00000000" "40000000")
+    at = data.find(ident, t)
+    assert t > 0 and 0 < at - t < 100
+    data[at:at + 36] = bytes.fromhex("00000000" "00010000" "00000000" "FFFF0000" "00000000" "00000000" "00000000" "00000000" "40000000")
+    rot = path("rotated.mp4")
+    open(rot, "wb").write(bytes(data))
+    rotation = lambda f: [sd.get("rotation") for sd in streams(f)[0].get("side_data_list", [])]
+    assert rotation(rot) and rotation(rot)[0] in (90, -90), rotation(rot)
+    out = path("rotated_eq.mp4")
+    r = histeq("export", rot, "-o", out)
+    assert r.returncode == 0, r.stderr
+    a, b = streams(rot)[0], streams(out)[0]
+    for k in ("r_frame_rate", "avg_frame_rate", "color_range", "color_space", "color_primaries", "color_transfer"):
+        assert a.get(k) == b.get(k), (k, a.get(k), b.get(k))
+    assert rotation(out) == rotation(rot)
+    pts = lambda f: [round(float(p["pts_time"]), 3) for p in
+                     probe(f, "packet=pts_time", select="v:0").get("packets", [])]
+    assert sorted(pts(rot)) == sorted(pts(out)), "timestamps changed"
+
+
+def case_subtitles_kept():
+    srt = path("subs.srt")
+    open(srt, "w").write("1\n00:00:00,000 --> 00:00:01,000\nhello\n\n2\n00:00:01,000 --> 00:00:02,000\nworld\n")
+    clip = path("subs.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=160x120:d=2,eq=contrast=0.4", "-f", "lavfi", "-i", "sine=d=2", "-i", srt,
+           "-map", "0", "-map", "1", "-map", "2", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "libopus", "-c:s", "srt", clip)
+    out = path("subs_eq.mkv")
+    r = histeq("export", clip, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert [s["codec_type"] for s in streams(out)] == ["video", "audio", "subtitle"], streams(out)
+    for st in ("a:0", "s:0"):
+        assert packet_md5(clip, st) == packet_md5(out, st), st
+    # MP4 cannot hold SubRip: the export says so in a note and keeps the rest.
+    out = path("subs_eq.mp4")
+    r = histeq("export", clip, "-o", out)
+    assert r.returncode == 0 and "not copied" in r.stderr, r.stderr
+
+
+def case_ten_bit():
+    src = path("ten.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=320x180:d=1,eq=contrast=0.35", "-c:v", "ffv1", "-pix_fmt", "yuv420p10le", src)
+    out = path("ten_eq.mkv")
+    r = histeq("export", src, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert streams(out)[0]["pix_fmt"] == "yuv420p10le", streams(out)[0]
+    assert video_frames(out) == video_frames(src)
+    r = histeq("play", "--headless", "--max-speed", src, "--stats-json", path("ten.json"))
+    assert r.returncode == 0, r.stderr
+    assert json.load(open(path("ten.json")))["equalizer"]["bins"] == 1024
+
+
+def case_strength_zero_is_lossless_identity():
+    src = path("plain.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=176x144:d=1", "-c:v", "ffv1", "-pix_fmt", "yuv420p", src)
+    out = path("same.mkv")
+    r = histeq("export", src, "-o", out, "--codec", "ffv1", "--strength", "0")
+    assert r.returncode == 0, r.stderr
+    assert frame_md5s(src) == frame_md5s(out)
+    r = histeq("export", src, "-o", path("x.mkv"), "--strength", "1.5")
+    assert r.returncode != 0 and "strength" in r.stderr
+
+
+def case_progress_json():
+    clip = low_contrast_clip("p.mp4", seconds=2)
+    r = histeq("export", clip, "-o", path("p_eq.mp4"), "--progress", "json")
+    assert r.returncode == 0, r.stderr
+    events = [json.loads(l) for l in r.stdout.splitlines()]
+    assert events[0]["event"] == "start" and events[-1]["event"] == "done", events
+    assert events[-1]["frames_in"] == events[-1]["frames_out"] == 60
+    r = histeq("export", path("missing.mp4"), "-o", path("q.mp4"), "--progress", "json")
+    assert r.returncode == 1 and json.loads(r.stdout.splitlines()[-1])["event"] == "error"
+
+
+def case_sigint_leaves_nothing():
+    clip = low_contrast_clip("long.mp4", size="1280x720", seconds=8, audio=True)
+    out = path("long_eq.mp4")
+    p = subprocess.Popen([HISTEQ, "export", clip, "-o", out, "--preset", "veryslow", "--progress", "plain"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    assert p.poll() is None, "finished before the signal: make the clip longer"
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err)
+    assert "interrupted" in err.splitlines()[-1], err
+    no_output_left(out)
+
+
+def case_kernels_and_backends():
+    clip = low_contrast_clip("k.mp4", seconds=1, audio=False)
+    r = histeq("export", clip, "-o", path("k1.mkv"), "--kernel", "cpu_reference", "--codec", "ffv1")
+    assert r.returncode == 0, r.stderr
+    r = histeq("export", clip, "-o", path("k2.mkv"), "--cpu", "--codec", "ffv1")
+    assert r.returncode == 0, r.stderr
+    assert frame_md5s(path("k1.mkv")) == frame_md5s(path("k2.mkv")), "cpu_reference and cpu_parallel differ"
+    r = histeq("export", clip, "-o", path("k3.mkv"), "--kernel", "no_such_kernel")
+    assert r.returncode == 1 and "unknown kernel" in r.stderr and "method2" in r.stderr, r.stderr
+    if not have_gpu():
+        r = histeq("export", clip, "-o", path("k4.mkv"), "--kernel", "method2")
+        assert r.returncode == 1 and "CUDA device" in r.stderr, r.stderr
+    r = histeq("export", clip, "-o", path("k5.mkv"), "--codec", "no_such_codec")
+    assert r.returncode == 1 and "no_such_codec" in r.stderr, r.stderr
+
+
+def have_gpu():
+    r = histeq("info")
+    return r.returncode == 0 and "no CUDA device" not in r.stdout + r.stderr
+
+
+def case_gpu_cpu_identical():
+    if not have_gpu():
+        raise Skip("no CUDA device")
+    for pix in ("yuv420p", "yuv420p10le"):
+        src = path(f"g_{pix}.mkv")
+        ffmpeg("-f", "lavfi", "-i", "testsrc2=s=1921x1081:d=1,eq=contrast=0.4", "-c:v", "ffv1", "-pix_fmt", pix, src)
+        a, b = path(f"cpu_{pix}.mkv"), path(f"gpu_{pix}.mkv")
+        assert histeq("export", src, "-o", a, "--cpu", "--codec", "ffv1").returncode == 0
+        r = histeq("export", src, "-o", b, "--codec", "ffv1", "--progress", "plain")
+        assert r.returncode == 0 and "GPU" in r.stderr, r.stderr
+        assert frame_md5s(a) == frame_md5s(b), pix
+
+
+# --- play ----------------------------------------------------------------------------------------
+
+def case_play_headless_synthetic():
+    js = path("stats.json")
+    r = histeq("play", "--headless", "--max-speed", "--duration", "1", "--size", "320x180", "--stats-json", js)
+    assert r.returncode == 0, r.stderr
+    assert "done in" in r.stdout and "histogram" in r.stdout and "p99" in r.stdout, r.stdout
+    j = json.load(open(js))
+    assert j["counters"]["frames"] == 60 and len(j["frames"]) == 60
+    for f in j["frames"]:
+        for stage in ("decode", "histogram", "lut", "apply", "present", "latency"):
+            assert stage in f, (stage, f)
+    assert set(j["summary"]) >= {"decode", "histogram", "lut", "apply", "present", "latency"}
+
+
+def case_play_realtime():
+    t = time.time()
+    r = histeq("play", "--duration", "2", "--size", "160x90", "--fps", "30")
+    wall = time.time() - t
+    assert r.returncode == 0, r.stderr
+    assert "window is not built yet" in r.stderr, r.stderr  # no --headless: a one-line note
+    assert wall >= 1.9, wall  # paced at 30 fps: 60 frames take 2 s
+    assert r.stdout.count("[") >= 1 and "stage" in r.stdout, r.stdout  # the table once a second
+    m = re.search(r"done in [\d.]+ s: (\d+) frames", r.stdout)
+    assert m and int(m.group(1)) == 60, r.stdout
+
+
+def case_play_file_and_webcam():
+    clip = low_contrast_clip("pf.mp4", seconds=1)
+    r = histeq("play", "--headless", "--max-speed", clip)
+    assert r.returncode == 0 and "30 frames" in r.stdout, r.stdout + r.stderr
+    cam = "/dev/video99"
+    r = histeq("play", "--headless", "--webcam", cam)
+    one_line_error(r, cam, "webcam")
+    r = histeq("play", "--headless", "--webcam", cam, clip)
+    assert r.returncode == 2
+
+
+CASES = {k[5:]: v for k, v in sorted(globals().items()) if k.startswith("case_")}
+
+
+def main():
+    global HISTEQ, TMP
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--histeq")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("case", nargs="?")
+    a = ap.parse_args()
+    if a.list:
+        print("\n".join(CASES))
+        return 0
+    HISTEQ = os.path.abspath(a.histeq)
+    for tool in ("ffmpeg", "ffprobe"):
+        if shutil.which(tool) is None:
+            print(f"skipped: no {tool}")
+            return SKIP
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        print("skipped: no numpy (use /usr/bin/python3)")
+        return SKIP
+    TMP = tempfile.mkdtemp(prefix="histeq-e2e-")
+    try:
+        CASES[a.case]()
+    except Skip as s:
+        print(f"skipped: {s}")
+        return SKIP
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
