@@ -26,6 +26,10 @@ int main(int argc, char** argv) {
   BenchOptions bench;
   for (int i = 0; i < argc; ++i) bench.argv.emplace_back(argv[i]);
   add_bench_command(app, bench);
+  PlayOptions play;
+  add_play_command(app, play);
+  ExportCliOptions exp;
+  add_export_command(app, exp);
 
   try {
     app.parse(argc, argv);
@@ -42,5 +46,7 @@ int main(int argc, char** argv) {
 
   if (app.got_subcommand("info")) return run_info();
   if (app.got_subcommand("bench")) return run_bench(bench);
+  if (app.got_subcommand("play")) return run_play(play, bench.argv);
+  if (app.got_subcommand("export")) return run_export(exp, bench.argv);
   return fail("no command given (see histeq --help)", 2);
 }

@@ -5,8 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "core/pipeline/equalizer.h"
+
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace histeq::app {
@@ -41,5 +44,38 @@ struct BenchOptions {
 void add_bench_command(CLI::App& app, BenchOptions& opts);
 int run_bench(const BenchOptions& opts);
 int run_bench_paper(const BenchOptions& opts, bench::Engine& engine);  // bench_paper.cpp
+
+// histeq play
+struct PlayOptions {
+  std::string input;                 // empty: synthetic (or --webcam)
+  bool headless = false;
+  std::string webcam;                // with --webcam: the device ("" = /dev/video0)
+  CLI::Option* webcam_opt = nullptr; // to tell "--webcam" from its absence
+  std::string size = "1920x1080";
+  double fps = 60.0;
+  int bit_depth = 8;
+  double duration = -1;              // -1: the whole input (synthetic: 10 s); 0: no limit
+  bool max_speed = false;
+  pipeline::EqualizerOptions eq;
+  std::string stats_json;
+  bool quiet = false, verbose = false;
+};
+void add_play_command(CLI::App& app, PlayOptions& opts);
+int run_play(const PlayOptions& opts, const std::vector<std::string>& argv);
+
+// histeq export
+struct ExportCliOptions {
+  std::string input, output;
+  bool overwrite = false;
+  pipeline::EqualizerOptions eq;
+  std::string codec = "libx264";
+  int crf = -1;
+  std::string preset;
+  std::string progress = "auto";
+  std::string stats_json;
+  bool verbose = false;
+};
+void add_export_command(CLI::App& app, ExportCliOptions& opts);
+int run_export(const ExportCliOptions& opts, const std::vector<std::string>& argv);
 
 }  // namespace histeq::app

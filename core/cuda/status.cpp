@@ -17,6 +17,7 @@ const char* code_name(Code c) noexcept {
     case Code::io_error: return "I/O error";
     case Code::out_of_memory: return "out of memory";
     case Code::internal: return "internal error";
+    case Code::cancelled: return "cancelled";
   }
   return "unknown";
 }

@@ -21,6 +21,7 @@ enum class Code {
   io_error,          // file or codec problem
   out_of_memory,
   internal,
+  cancelled,         // stopped on request (a signal, a stop flag): not a failure of the input
 };
 
 const char* code_name(Code c) noexcept;

@@ -9,16 +9,11 @@ extern "C" {
 
 #include <cstring>
 
+#include "core/video/av_util.h"
+
 namespace histeq::video {
-namespace {
 
-std::string av_error(int err) {
-  char buf[AV_ERROR_MAX_STRING_SIZE] = {0};
-  av_strerror(err, buf, sizeof(buf));
-  return buf;
-}
-
-}  // namespace
+using detail::av_error;
 
 struct LumaReader::Impl {
   std::string path;
@@ -49,7 +44,7 @@ Result<std::unique_ptr<LumaReader>> LumaReader::open(const std::string& path) {
   std::unique_ptr<LumaReader> r(new LumaReader());
   Impl& s = *r->impl_;
   s.path = path;
-  av_log_set_level(AV_LOG_ERROR);
+  detail::install_log_capture();  // FFmpeg's messages are recorded, not printed
   if (int e = avformat_open_input(&s.fmt, path.c_str(), nullptr, nullptr); e < 0) return s.fail(av_error(e));
   if (int e = avformat_find_stream_info(s.fmt, nullptr); e < 0) return s.fail("cannot read stream info: " + av_error(e));
   const AVCodec* codec = nullptr;

@@ -1,0 +1,181 @@
+// histeq export: equalize every frame of a video file into a new file (audio and subtitles copied),
+// with a progress line (or JSON lines), a clean stop on Ctrl-C and no partial output.
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+#include "app/commands/commands.h"
+#include "app/commands/run_common.h"
+#include "core/pipeline/export.h"
+
+namespace histeq::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+enum class ProgressMode { live, lines, json, none };
+
+void print_json(const json& j) {
+  std::printf("%s\n", j.dump().c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+void add_export_command(CLI::App& app, ExportCliOptions& o) {
+  CLI::App* e = app.add_subcommand("export", "equalize every frame of a video into a new file (audio and subtitles copied)");
+  e->add_option("input", o.input, "the video to read")->required();
+  e->add_option("-o,--output", o.output, "the file to write; its extension picks the container (.mp4, .mkv, .mov, ...)")->required();
+  e->add_flag("-y,--overwrite", o.overwrite, "replace the output if it exists");
+  e->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
+  e->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
+  e->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
+  e->add_option("-c,--codec", o.codec, "video encoder (any FFmpeg encoder: libx264, ffv1, mpeg4, ...)")->capture_default_str();
+  e->add_option("--crf", o.crf, "constant rate factor (libx264: 0-51; default: the encoder's, 23 for libx264)");
+  e->add_option("--preset", o.preset, "encoder preset (libx264: ultrafast ... veryslow; default: the encoder's, medium)");
+  e->add_option("--progress", o.progress, "auto (a live line on a terminal), plain (a line per second), json (JSON lines on stdout), none")
+      ->check(CLI::IsMember({"auto", "plain", "json", "none"}))
+      ->capture_default_str();
+  e->add_flag("--passthrough", o.eq.passthrough, "decode and re-encode without equalizing (the floor for benchmarks)");
+  e->add_option("--stats-json", o.stats_json, "write every frame's stage times and the summary to this JSON file");
+  e->add_flag("-v,--verbose", o.verbose, "show FFmpeg's warnings");
+}
+
+int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) {
+  const std::atomic<bool>& stop = install_stop_signals();
+  forward_ffmpeg_log(o.verbose);
+  ProgressMode mode = ProgressMode::none;
+  if (o.progress == "auto") mode = isatty(STDERR_FILENO) ? ProgressMode::live : ProgressMode::lines;
+  else if (o.progress == "plain") mode = ProgressMode::lines;
+  else if (o.progress == "json") mode = ProgressMode::json;
+
+  pipeline::ExportOptions eo;
+  eo.input = o.input;
+  eo.output = o.output;
+  eo.overwrite = o.overwrite;
+  eo.codec = o.codec;
+  eo.crf = o.crf;
+  eo.preset = o.preset;
+  eo.pipeline.equalizer = o.eq;
+  auto ex = pipeline::Exporter::open(eo);
+  if (!ex) {
+    if (mode == ProgressMode::json) print_json({{"event", "error"}, {"message", ex.status().to_string()}});
+    return fail(ex.status().to_string());
+  }
+  const pipeline::ExportPlan& plan = (*ex)->plan();
+  for (const auto& n : plan.notes) std::fprintf(stderr, "histeq: note: %s\n", n.c_str());
+  if (mode == ProgressMode::json) {
+    print_json({{"event", "start"},
+                {"input", o.input},
+                {"output", o.output},
+                {"input_description", plan.input_description},
+                {"output_description", plan.output_description},
+                {"format", plan.format.describe()},
+                {"equalizer", describe_equalizer(plan.equalizer)},
+                {"frames_expected", plan.frames_hint},
+                {"notes", plan.notes}});
+  } else if (mode != ProgressMode::none) {
+    std::fprintf(stderr, "histeq: %s -> %s\n  %s\n  -> %s; %s\n", o.input.c_str(), o.output.c_str(),
+                 plan.input_description.c_str(), plan.output_description.c_str(), describe_equalizer(plan.equalizer).c_str());
+  }
+
+  // Progress: %, fps and ETA from the frame count when the container gives it, else from the duration.
+  const int64_t total = plan.frames_hint;
+  auto last = Clock::now() - std::chrono::hours(1);
+  const auto period = mode == ProgressMode::live ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000);
+  bool live_line = false;
+  auto progress = [&](const pipeline::ExportProgress& p) {
+    if (mode == ProgressMode::none) return;
+    const auto now = Clock::now();
+    if (now - last < period) return;
+    last = now;
+    const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
+    double frac = -1;
+    if (total > 0) frac = std::min(1.0, static_cast<double>(p.frames) / total);
+    else if (plan.duration_s > 0) frac = std::min(1.0, p.media_s / plan.duration_s);
+    const double eta = frac > 0 ? p.elapsed_s * (1 - frac) / frac : NAN;
+    const double speed = p.elapsed_s > 0 ? p.media_s / p.elapsed_s : 0;
+    if (mode == ProgressMode::json) {
+      json j = {{"event", "progress"}, {"frame", p.frames}, {"fps", std::round(fps * 10) / 10}, {"speed", std::round(speed * 100) / 100},
+                {"media_s", p.media_s}, {"elapsed_s", p.elapsed_s}};
+      if (total > 0) j["frames_expected"] = total;
+      if (frac >= 0) {
+        j["percent"] = std::round(frac * 1000) / 10;
+        j["eta_s"] = std::round(eta * 10) / 10;
+      }
+      print_json(j);
+      return;
+    }
+    char b[200];
+    std::snprintf(b, sizeof(b), "histeq: frame %lld%s%s  %.1f fps  %.2fx  ETA %s", static_cast<long long>(p.frames),
+                  total > 0 ? ("/" + std::to_string(total)).c_str() : "",
+                  frac >= 0 ? (" (" + std::to_string(static_cast<int>(frac * 1000) / 10) + "." +
+                               std::to_string(static_cast<int>(frac * 1000) % 10) + "%)").c_str() : "",
+                  fps, speed, frac > 0 ? clock_string(eta).c_str() : "?");
+    if (mode == ProgressMode::live) {
+      std::fprintf(stderr, "\r%s\033[K", b);
+      live_line = true;
+    } else {
+      std::fprintf(stderr, "%s\n", b);
+    }
+    std::fflush(stderr);
+  };
+
+  pipeline::RunStats stats(600, !o.stats_json.empty());
+  auto rep = (*ex)->run(stop, &stats, progress);
+  if (live_line) std::fprintf(stderr, "\n");
+  if (!rep) {
+    const bool interrupted = rep.status().code() == Code::cancelled;
+    const std::string msg = interrupted ? o.output + ": interrupted; nothing written" : rep.status().to_string();
+    if (mode == ProgressMode::json) print_json({{"event", interrupted ? "interrupted" : "error"}, {"message", msg}});
+    return fail(msg, interrupted ? 130 : 1);
+  }
+  const pipeline::ExportReport& r = rep.value();
+  const auto& sc = r.source;
+  if (sc.corrupt_packets > 0 || sc.damaged_frames > 0 || sc.repaired_timestamps > 0) {
+    std::fprintf(stderr, "histeq: %s: damaged input decoded past: %lld corrupt packets skipped, %lld damaged frames kept "
+                         "(concealed by the decoder), %lld timestamps repaired\n",
+                 o.input.c_str(), static_cast<long long>(sc.corrupt_packets), static_cast<long long>(sc.damaged_frames),
+                 static_cast<long long>(sc.repaired_timestamps));
+  }
+  if (mode == ProgressMode::json) {
+    print_json({{"event", "done"},
+                {"output", o.output},
+                {"frames_in", r.frames_in},
+                {"frames_out", r.frames_out},
+                {"corrupt_packets", sc.corrupt_packets},
+                {"damaged_frames", sc.damaged_frames},
+                {"repaired_timestamps", sc.repaired_timestamps},
+                {"copied_packets", r.copied_packets},
+                {"elapsed_s", r.elapsed_s},
+                {"fps", r.elapsed_s > 0 ? r.frames_out / r.elapsed_s : 0}});
+  } else if (mode != ProgressMode::none) {
+    std::fprintf(stderr, "histeq: wrote %s: %lld frames in, %lld out, %lld packets copied, %.2f s (%.1f fps)\n", o.output.c_str(),
+                 static_cast<long long>(r.frames_in), static_cast<long long>(r.frames_out),
+                 static_cast<long long>(r.copied_packets), r.elapsed_s, r.elapsed_s > 0 ? r.frames_out / r.elapsed_s : 0.0);
+  }
+  if (!o.stats_json.empty()) {
+    video::SourceInfo si;
+    si.name = o.input;
+    si.description = plan.input_description;
+    si.format = plan.format;
+    Status js = write_stats_json(o.stats_json, argv, si, plan.equalizer, stats, r.elapsed_s,
+                                 {{"frames_in", r.frames_in},
+                                  {"frames_out", r.frames_out},
+                                  {"corrupt_packets", sc.corrupt_packets},
+                                  {"damaged_frames", sc.damaged_frames},
+                                  {"repaired_timestamps", sc.repaired_timestamps}});
+    if (!js) return fail(js.to_string());
+  }
+  if (r.frames_in != r.frames_out)
+    return fail(o.output + ": " + std::to_string(r.frames_in) + " frames in but " + std::to_string(r.frames_out) +
+                " out (the encoder dropped frames)");
+  return 0;
+}
+
+}  // namespace histeq::app

@@ -1,0 +1,176 @@
+// histeq play: the video pipeline with a presentation sink. Until the player window exists
+// (a later issue), frames are "presented" headless: paced at the source's rate (or as fast as
+// possible with --max-speed), counted as late or dropped, with a stage table every second and a
+// summary at the end.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+#include <unistd.h>
+
+#include "app/commands/commands.h"
+#include "app/commands/run_common.h"
+#include "core/pipeline/pacer.h"
+#include "core/pipeline/pipeline.h"
+#include "core/video/file_source.h"
+
+namespace histeq::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
+
+// Headless presentation: nothing is drawn, but frames are held to their schedule exactly as a
+// display would hold them, so late and dropped frames mean what they will mean with a window.
+class HeadlessSink final : public pipeline::Sink {
+ public:
+  HeadlessSink(bool realtime, double interval_s, std::function<void()> tick)
+      : realtime_(realtime), pacer_(interval_s), tick_(std::move(tick)) {}
+
+  Status consume(video::FramePtr f, pipeline::FrameRecord& rec) override {
+    if (realtime_) {
+      const auto plan = pacer_.plan(f->time_s, now_ns());
+      if (plan.drop) {
+        rec.dropped = true;
+        tick_();
+        return Status::ok();
+      }
+      std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(plan.due_ns)));
+      const int64_t a = now_ns();
+      f.reset();  // "present": hand the frame back (a window would draw it here)
+      rec.timing.set(pipeline::Stage::present, (now_ns() - a) / 1e6);
+      rec.late = pacer_.late(plan.due_ns, a);
+    } else {
+      const int64_t a = now_ns();
+      f.reset();
+      rec.timing.set(pipeline::Stage::present, (now_ns() - a) / 1e6);
+    }
+    tick_();
+    return Status::ok();
+  }
+
+ private:
+  bool realtime_;
+  pipeline::Pacer pacer_;
+  std::function<void()> tick_;
+};
+
+}  // namespace
+
+void add_play_command(CLI::App& app, PlayOptions& o) {
+  CLI::App* p = app.add_subcommand("play", "equalize a video, a webcam or the built-in synthetic source and present it "
+                                           "(headless for now: paced, timed, with a stage table each second)");
+  p->add_option("input", o.input, "video file (default: the built-in synthetic source)");
+  p->add_flag("--headless", o.headless, "no window: present frames on schedule without drawing them");
+  o.webcam_opt = p->add_option("--webcam", o.webcam, "capture from a V4L2 webcam (default /dev/video0)")->expected(0, 1);
+  p->add_option("--size", o.size, "synthetic source size: WxH, 720p, 1080p, 4k")->capture_default_str();
+  p->add_option("--fps", o.fps, "synthetic source frame rate")->capture_default_str();
+  p->add_option("--bit-depth", o.bit_depth, "synthetic source bit depth: 8 or 10")->capture_default_str();
+  p->add_option("--duration", o.duration, "seconds of video to play (synthetic default 10; 0 = no limit)");
+  p->add_flag("--max-speed", o.max_speed, "as fast as possible instead of at the source's frame rate");
+  p->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
+  p->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
+  p->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
+  p->add_option("--stats-json", o.stats_json, "write every frame's stage times and the summary to this JSON file");
+  p->add_flag("-q,--quiet", o.quiet, "no table each second, only the summary");
+  p->add_flag("-v,--verbose", o.verbose, "show FFmpeg's warnings");
+}
+
+int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
+  const std::atomic<bool>& stop = install_stop_signals();
+  forward_ffmpeg_log(o.verbose);
+  if (!o.headless)
+    std::fprintf(stderr, "histeq: note: the player window is not built yet; playing headless (use --headless to skip this note)\n");
+  const bool webcam = o.webcam_opt != nullptr && o.webcam_opt->count() > 0;
+  if (webcam && !o.input.empty()) return fail("give either an input file or --webcam, not both", 2);
+  if (o.duration < 0 && o.duration != -1) return fail("--duration must be >= 0", 2);
+
+  std::unique_ptr<video::Source> source;
+  if (webcam || !o.input.empty()) {
+    video::FileSourceOptions fo;
+    fo.webcam = webcam;
+    auto s = video::FileSource::open(webcam ? (o.webcam.empty() ? "/dev/video0" : o.webcam) : o.input, fo);
+    if (!s) return fail(s.status().to_string());
+    source = std::move(s.value());
+  } else {
+    video::SyntheticOptions so;
+    if (Status st = parse_size(o.size, so.width, so.height); !st) return fail(st.to_string(), 2);
+    so.fps = o.fps;
+    so.bit_depth = o.bit_depth;
+    so.duration_s = o.duration == -1 ? 10.0 : o.duration;  // the synthetic source's own length
+    auto s = video::open_synthetic(so);
+    if (!s) return fail(s.status().to_string(), 2);
+    source = std::move(s.value());
+  }
+  const video::SourceInfo& info = source->info();
+
+  pipeline::PipelineOptions po;
+  po.equalizer = o.eq;
+  po.equalizer.download = false;  // nothing reads the host frame after equalizing: it stays on the GPU
+  po.max_seconds = o.duration > 0 ? o.duration : 0;
+  auto pipe = pipeline::Pipeline::create(po, info);
+  if (!pipe) return fail(pipe.status().to_string());
+  const pipeline::EqualizerInfo& eq = (*pipe)->equalizer();
+
+  const double fps = info.frame_rate.valid() ? info.frame_rate.value() : 30.0;
+  const bool realtime = !o.max_speed;
+  std::printf("histeq play: %s\n  -> %s; %s, headless\n", info.description.c_str(), describe_equalizer(eq).c_str(),
+              realtime ? "at the source's rate" : "as fast as possible");
+  std::fflush(stdout);
+
+  // The per-second table covers the frames of the last second (at least 30).
+  pipeline::RunStats stats(static_cast<size_t>(std::max(30.0, std::ceil(fps))), !o.stats_json.empty());
+  const auto t0 = Clock::now();
+  auto last_print = t0;
+  int64_t frames_at_last = 0;
+  auto counters_line = [&](int64_t frames, double secs) {
+    const auto sc = source->counters();
+    const auto pc = (*pipe)->counters();
+    char b[320];
+    std::snprintf(b, sizeof(b),
+                  "%lld frames, %.1f fps; late %lld; dropped %lld (%lld behind schedule, %lld at the source); "
+                  "%lld corrupt packets, %lld damaged frames",
+                  static_cast<long long>(frames), secs > 0 ? frames / secs : 0.0, static_cast<long long>(stats.late()),
+                  static_cast<long long>(stats.dropped() + pc.dropped_source), static_cast<long long>(stats.dropped()),
+                  static_cast<long long>(pc.dropped_source), static_cast<long long>(sc.corrupt_packets),
+                  static_cast<long long>(sc.damaged_frames));
+    return std::string(b);
+  };
+  auto tick = [&] {
+    if (o.quiet) return;
+    const auto now = Clock::now();
+    if (now - last_print < std::chrono::seconds(1)) return;
+    const double secs = std::chrono::duration<double>(now - last_print).count();
+    const int64_t frames = stats.frames() + 1;  // this frame is added right after the sink returns
+    std::printf("[%6.1f s] %s\n%s", std::chrono::duration<double>(now - t0).count(),
+                counters_line(frames - frames_at_last, secs).c_str(), format_stage_table(stats.window(), true).c_str());
+    std::fflush(stdout);
+    last_print = now;
+    frames_at_last = frames;
+  };
+  HeadlessSink sink(realtime, 1.0 / fps, tick);
+  Status s = (*pipe)->run(*source, sink, stop, &stats);
+  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+  const bool interrupted = s.code() == Code::cancelled;
+  if (!s && !interrupted) return fail(s.to_string());
+
+  std::printf("histeq play: %s%.2f s: %s\n%s", interrupted ? "interrupted after " : "done in ", wall,
+              counters_line(stats.frames(), wall).c_str(), format_stage_table(stats.total(), false).c_str());
+  std::fflush(stdout);
+  if (!o.stats_json.empty()) {
+    const auto sc = source->counters();
+    const auto pc = (*pipe)->counters();
+    Status js = write_stats_json(o.stats_json, argv, info, eq, stats, wall,
+                                 {{"dropped_source", pc.dropped_source},
+                                  {"corrupt_packets", sc.corrupt_packets},
+                                  {"damaged_frames", sc.damaged_frames},
+                                  {"repaired_timestamps", sc.repaired_timestamps}});
+    if (!js) return fail(js.to_string());
+  }
+  return 0;  // a stop (Ctrl-C) is the normal way to end playback
+}
+
+}  // namespace histeq::app

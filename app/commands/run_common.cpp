@@ -1,0 +1,139 @@
+#include "app/commands/run_common.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "core/video/log.h"
+
+namespace histeq::app {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int sig) {
+  if (sig == SIGINT && g_stop.load()) {  // second Ctrl-C: stop now
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+    return;
+  }
+  g_stop.store(true);
+}
+
+}  // namespace
+
+const std::atomic<bool>& install_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+  return g_stop;
+}
+
+std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, bool with_last) {
+  char line[160];
+  std::string out;
+  if (with_last) std::snprintf(line, sizeof(line), "  %-10s %8s %8s %8s %8s %8s   ms\n", "stage", "last", "avg", "p50", "p99", "max");
+  else std::snprintf(line, sizeof(line), "  %-10s %8s %8s %8s %8s   ms\n", "stage", "avg", "p50", "p99", "max");
+  out += line;
+  for (int r = 0; r < pipeline::kStatRows; ++r) {
+    const auto& s = rows[r];
+    if (s.count == 0) continue;
+    if (r == pipeline::kLatency) out += "  ----------\n";
+    if (with_last)
+      std::snprintf(line, sizeof(line), "  %-10s %8.3f %8.3f %8.3f %8.3f %8.3f\n", pipeline::row_name(r), s.last, s.avg, s.p50,
+                    s.p99, s.max);
+    else
+      std::snprintf(line, sizeof(line), "  %-10s %8.3f %8.3f %8.3f %8.3f\n", pipeline::row_name(r), s.avg, s.p50, s.p99, s.max);
+    out += line;
+  }
+  return out;
+}
+
+std::string describe_equalizer(const pipeline::EqualizerInfo& e) {
+  if (e.kernel == "none") return "no equalization (passthrough)";
+  return std::string(e.backend == pipeline::Backend::gpu ? "GPU " : "CPU ") + e.kernel + " (" + e.device +
+         (e.fallback_note.empty() ? "" : "; no CUDA device") + "), " + std::to_string(e.bins) + " bins";
+}
+
+Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
+                        const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats, double wall_s,
+                        const std::vector<std::pair<std::string, int64_t>>& counters) {
+  using nlohmann::json;
+  json j;
+  j["command"] = argv;
+  j["source"] = {{"name", source.name},
+                 {"description", source.description},
+                 {"format", source.format.describe()},
+                 {"frame_rate", source.frame_rate.value()}};
+  j["equalizer"] = {{"backend", eq.backend == pipeline::Backend::gpu ? "gpu" : "cpu"},
+                    {"kernel", eq.kernel},
+                    {"device", eq.device},
+                    {"bins", eq.bins},
+                    {"strength_weight", eq.weight}};
+  j["units"] = "ms";
+  json stages = json::array();
+  for (int r = 0; r < pipeline::kStatRows; ++r) stages.push_back(pipeline::row_name(r));
+  j["stages"] = stages;
+  json frames = json::array();
+  for (const auto& rec : stats.records()) {
+    json f = {{"index", rec.index}, {"time_s", rec.time_s}};
+    for (int r = 0; r < pipeline::kStageCount; ++r)
+      if (rec.timing.ms[r] == rec.timing.ms[r]) f[pipeline::row_name(r)] = rec.timing.ms[r];
+    if (rec.timing.latency_ms == rec.timing.latency_ms) f["latency"] = rec.timing.latency_ms;
+    if (rec.late) f["late"] = true;
+    if (rec.dropped) f["dropped"] = true;
+    if (rec.damaged) f["damaged"] = true;
+    frames.push_back(std::move(f));
+  }
+  j["frames"] = std::move(frames);
+  json summary = json::object();
+  const auto total = stats.total();
+  for (int r = 0; r < pipeline::kStatRows; ++r) {
+    const auto& s = total[r];
+    if (s.count == 0) continue;
+    summary[pipeline::row_name(r)] = {{"count", s.count}, {"avg", s.avg}, {"p50", s.p50}, {"p99", s.p99}, {"max", s.max}};
+  }
+  j["summary"] = std::move(summary);
+  json c = {{"frames", stats.frames()}, {"late", stats.late()}, {"dropped_behind", stats.dropped()}, {"wall_s", wall_s}};
+  for (const auto& [k, v] : counters) c[k] = v;
+  j["counters"] = std::move(c);
+  std::ofstream f(path);
+  if (!f) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
+  f << j.dump(1) << "\n";
+  if (!f) return HISTEQ_ERROR(Code::io_error, path + ": write failed");
+  return Status::ok();
+}
+
+void forward_ffmpeg_log(bool verbose) {
+  if (!verbose) return;
+  video::set_log_forward([](int, const std::string& line) { std::fprintf(stderr, "histeq: ffmpeg: %s\n", line.c_str()); },
+                         24 /* AV_LOG_WARNING */);
+}
+
+Status parse_size(const std::string& s, int& w, int& h) {
+  if (s == "1080p") { w = 1920; h = 1080; return Status::ok(); }
+  if (s == "720p") { w = 1280; h = 720; return Status::ok(); }
+  if (s == "4k" || s == "2160p") { w = 3840; h = 2160; return Status::ok(); }
+  char extra = 0;
+  if (std::sscanf(s.c_str(), "%dx%d%c", &w, &h, &extra) == 2 && w > 0 && h > 0) return Status::ok();
+  return HISTEQ_ERROR(Code::invalid_argument, "bad size '" + s + "' (WxH, 720p, 1080p or 4k)");
+}
+
+std::string clock_string(double s) {
+  if (!(s >= 0) || !std::isfinite(s)) return "?";
+  const long t = std::lround(s);
+  char b[32];
+  if (t >= 3600) std::snprintf(b, sizeof(b), "%ld:%02ld:%02ld", t / 3600, (t / 60) % 60, t % 60);
+  else std::snprintf(b, sizeof(b), "%ld:%02ld", t / 60, t % 60);
+  return b;
+}
+
+}  // namespace histeq::app

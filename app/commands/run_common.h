@@ -1,0 +1,42 @@
+// Helpers shared by `play` and `export`: stop signals, the stage table, the stats JSON file,
+// FFmpeg's log for --verbose.
+#pragma once
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "core/cuda/status.h"
+#include "core/pipeline/equalizer.h"
+#include "core/pipeline/stats.h"
+#include "core/video/source.h"
+
+namespace histeq::app {
+
+// SIGINT, SIGTERM and SIGHUP set the returned flag (a second SIGINT kills the process the default
+// way); SIGPIPE is ignored. Idempotent.
+const std::atomic<bool>& install_stop_signals();
+
+// The table: one row per stage that ran, columns last/avg/p50/p99/max in ms (`with_last` = false
+// drops the "last" column, for whole-run summaries).
+std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, bool with_last);
+
+// "GPU method2 (NVIDIA H200)" / "CPU cpu_parallel (CPU, 2 threads)" / "no equalization (passthrough)".
+std::string describe_equalizer(const pipeline::EqualizerInfo& e);
+
+// Writes the run: command line, source, equalizer, per-frame stage times, whole-run summary and
+// counters. Errors name the file.
+Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
+                        const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats, double wall_s,
+                        const std::vector<std::pair<std::string, int64_t>>& counters);
+
+// --verbose: FFmpeg's warnings and errors go to stderr as "histeq: ffmpeg: ...".
+void forward_ffmpeg_log(bool verbose);
+
+// "1920x1080", "1080p", "720p", "4k" -> width, height.
+Status parse_size(const std::string& s, int& width, int& height);
+
+// Seconds as "1:02:03" or "2:03".
+std::string clock_string(double seconds);
+
+}  // namespace histeq::app

@@ -1,0 +1,75 @@
+// Export: a video file in, the same video equalized out. Every frame goes through the pipeline
+// (decode thread -> equalizer -> encoder on the caller's thread, the encoder with its own threads);
+// audio and subtitle packets are copied untouched as the demuxer meets them.
+//
+// The output is written to a temporary file in the output's folder (".NAME.XXXXXX.part") and
+// renamed to NAME only when complete, so NAME never holds a partial file: on an error or a stop
+// the temporary file is removed and NAME is left as it was.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cuda/status.h"
+#include "core/pipeline/pipeline.h"
+#include "core/video/source.h"
+
+namespace histeq::pipeline {
+
+struct ExportOptions {
+  std::string input, output;
+  bool overwrite = false;     // replace an existing output
+  std::string codec = "libx264";
+  int crf = -1;               // -1: the encoder's default
+  std::string preset;         // "": the encoder's default
+  PipelineOptions pipeline;   // kernel, --cpu, strength, passthrough, queue depth
+};
+
+struct ExportPlan {
+  std::string input_description;   // "h264 (High) 1920x1080 yuv420p, 60 fps, 10.0 s"
+  std::string output_description;  // "libx264 yuv420p mp4, 1 stream copied"
+  video::FrameFormat format;       // what the pipeline processes
+  EqualizerInfo equalizer;
+  std::vector<std::string> notes;  // changes of layout, streams left out
+  int64_t frames_hint = 0;         // expected frames (exact when frames_exact)
+  bool frames_exact = false;
+  double duration_s = 0;
+};
+
+struct ExportProgress {
+  int64_t frames = 0;     // frames encoded so far
+  double media_s = 0;     // media time of the last one, from the first
+  double elapsed_s = 0;   // wall time since run() began
+};
+
+struct ExportReport {
+  int64_t frames_in = 0;        // frames decoded
+  int64_t frames_out = 0;       // frames encoded (video packets written)
+  video::SourceCounters source; // corrupt packets, damaged frames, repaired timestamps
+  int64_t copied_packets = 0;
+  double elapsed_s = 0;
+};
+
+class Exporter {
+ public:
+  // Checks the output path (not a folder, not the input, not existing unless overwrite), opens the
+  // input, picks the layout for the encoder, creates the temporary file and writes the header.
+  static Result<std::unique_ptr<Exporter>> open(const ExportOptions& opts);
+  ~Exporter();  // removes the temporary file unless run() succeeded
+
+  const ExportPlan& plan() const;
+  // Runs to the end of the input and renames the output into place. `progress` is called on this
+  // thread after each encoded frame. Code::cancelled when `stop` became true.
+  Result<ExportReport> run(const std::atomic<bool>& stop, RunStats* stats,
+                           const std::function<void(const ExportProgress&)>& progress);
+
+ private:
+  Exporter();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace histeq::pipeline

@@ -1,0 +1,163 @@
+#include "core/pipeline/pipeline.h"
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+
+#include "core/pipeline/queue.h"
+
+namespace histeq::pipeline {
+namespace {
+
+using video::FramePtr;
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+struct Pipeline::Impl {
+  PipelineOptions opts;
+  std::unique_ptr<Equalizer> eq;
+  std::unique_ptr<video::FramePool> pool;
+  std::atomic<int64_t> frames_in{0}, frames_out{0}, dropped_source{0};
+
+  std::mutex err_mu;
+  Status first_error;
+  void set_error(Status s) {
+    std::lock_guard<std::mutex> l(err_mu);
+    if (first_error.is_ok()) first_error = std::move(s);
+  }
+};
+
+Pipeline::Pipeline() : impl_(std::make_unique<Impl>()) {}
+Pipeline::~Pipeline() = default;
+
+Result<std::unique_ptr<Pipeline>> Pipeline::create(const PipelineOptions& opts, const video::SourceInfo& source) {
+  std::unique_ptr<Pipeline> p(new Pipeline());
+  p->impl_->opts = opts;
+  auto eq = Equalizer::create(opts.equalizer, source.format);
+  if (!eq) return eq.status();
+  p->impl_->eq = std::move(eq.value());
+  auto pool = video::FramePool::create(source.format, p->impl_->eq->wants_pinned_frames());
+  if (!pool) return pool.status();
+  p->impl_->pool = std::move(pool.value());
+  return p;
+}
+
+const EqualizerInfo& Pipeline::equalizer() const { return impl_->eq->info(); }
+
+PipelineCounters Pipeline::counters() const {
+  PipelineCounters c;
+  c.frames_in = impl_->frames_in.load();
+  c.frames_out = impl_->frames_out.load();
+  c.dropped_source = impl_->dropped_source.load();
+  return c;
+}
+
+Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>& stop, RunStats* stats) {
+  Impl& m = *impl_;
+  if (source.info().format != m.pool->format())
+    return HISTEQ_ERROR(Code::invalid_argument, "the source's format changed after the pipeline was made");
+  BoundedQueue<FramePtr> decoded(static_cast<size_t>(m.opts.queue_frames));
+  BoundedQueue<FramePtr> equalized(static_cast<size_t>(m.opts.queue_frames));
+  const bool live = source.info().live;
+  auto abort_all = [&] {
+    decoded.abort();
+    equalized.abort();
+    source.interrupt();
+  };
+
+  std::thread decode_thread([&] {
+    for (;;) {
+      auto r = source.next(*m.pool);
+      if (!r) {
+        m.set_error(r.status());
+        abort_all();
+        return;
+      }
+      FramePtr f = std::move(r.value());
+      if (!f) break;
+      if (m.opts.max_seconds > 0 && f->time_s >= m.opts.max_seconds) break;
+      if (live) {
+        if (!decoded.try_push(f)) {
+          if (decoded.aborted()) return;
+          ++m.dropped_source;  // full: a camera does not wait; the frame goes back to the pool
+          continue;
+        }
+      } else if (!decoded.push(std::move(f))) {
+        return;  // aborted
+      }
+      ++m.frames_in;
+    }
+    decoded.close();
+  });
+
+  std::thread equalize_thread([&] {
+    std::vector<FramePtr> done;
+    FramePtr f;
+    auto forward = [&]() -> bool {
+      for (auto& d : done)
+        if (!equalized.push(std::move(d))) return false;
+      done.clear();
+      return true;
+    };
+    while (decoded.pop(f)) {
+      Status s = m.eq->submit(std::move(f), done);
+      if (!s) {
+        m.set_error(s);
+        abort_all();
+        return;
+      }
+      if (!forward()) return;
+    }
+    Status s = m.eq->flush(done);
+    if (!s) {
+      m.set_error(s);
+      abort_all();
+      return;
+    }
+    if (!forward()) return;
+    equalized.close();
+  });
+
+  bool cancelled = false;
+  for (;;) {
+    FramePtr f;
+    const auto got = equalized.pop_for(f, std::chrono::milliseconds(20));
+    if (stop.load()) {
+      cancelled = true;
+      abort_all();
+      break;
+    }
+    if (got == BoundedQueue<FramePtr>::Pop::timeout) continue;
+    if (got == BoundedQueue<FramePtr>::Pop::end) break;
+    FrameRecord rec;
+    rec.index = f->index;
+    rec.time_s = f->time_s;
+    rec.damaged = f->damaged;
+    rec.timing = f->timing;
+    const int64_t start = f->timing.start_ns;
+    Status s = sink.consume(std::move(f), rec);
+    if (!s) {
+      m.set_error(s);
+      abort_all();
+      break;
+    }
+    rec.timing.latency_ms = static_cast<float>((now_ns() - start) / 1e6);
+    ++m.frames_out;
+    if (stats != nullptr) stats->add(rec);
+  }
+  decode_thread.join();
+  equalize_thread.join();
+  {
+    std::lock_guard<std::mutex> l(m.err_mu);
+    // A source interrupted by our own abort reports "cancelled": the first real error wins.
+    if (!m.first_error.is_ok() && !(cancelled && m.first_error.code() == Code::cancelled)) return m.first_error;
+  }
+  if (cancelled) return HISTEQ_ERROR(Code::cancelled, "stopped");
+  return Status::ok();
+}
+
+}  // namespace histeq::pipeline

@@ -1,0 +1,62 @@
+// The frame pipeline: source -> equalizer -> sink, on three threads joined by bounded queues.
+//
+//   decode thread     Source::next() (demux, decode, convert into pooled, pinned-when-GPU frames)
+//        | queue (queue_frames)      a live source (camera) drops a frame rather than wait
+//   equalize thread   Equalizer::submit(): GPU with frames in flight, or CPU
+//        | queue (queue_frames)
+//   caller's thread   Sink::consume(): encoder (export), presentation (play), ...
+//
+// Every frame's timing record is completed here (latency = decode start -> end of the sink's work)
+// and added to RunStats when one is given. The first error from any thread stops all three and is
+// returned; `stop` (e.g. set by a signal handler) stops them with Code::cancelled.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "core/cuda/status.h"
+#include "core/pipeline/equalizer.h"
+#include "core/pipeline/stats.h"
+#include "core/video/source.h"
+
+namespace histeq::pipeline {
+
+// A consumer of equalized frames: called on the thread that runs the pipeline, in frame order.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // Takes the frame (it may keep it). Sets the timing of its own stage (encode, present) and the
+  // late/dropped flags in `record`; the pipeline fills the rest.
+  virtual Status consume(video::FramePtr frame, FrameRecord& record) = 0;
+};
+
+struct PipelineOptions {
+  EqualizerOptions equalizer;
+  int queue_frames = 4;    // capacity of each of the two queues
+  double max_seconds = 0;  // stop after this much media time from the first frame (0: the whole input)
+};
+
+struct PipelineCounters {
+  int64_t frames_in = 0;       // frames the source produced (and the pipeline accepted)
+  int64_t frames_out = 0;      // frames the sink consumed
+  int64_t dropped_source = 0;  // live source frames dropped because the pipeline was full
+};
+
+class Pipeline {
+ public:
+  // Creates the equalizer (backend, kernel) and the frame pool for `source`'s format.
+  static Result<std::unique_ptr<Pipeline>> create(const PipelineOptions& opts, const video::SourceInfo& source);
+  ~Pipeline();
+
+  const EqualizerInfo& equalizer() const;
+  // Blocks until the source ends (ok), `stop` becomes true (cancelled) or an error.
+  Status run(video::Source& source, Sink& sink, const std::atomic<bool>& stop, RunStats* stats = nullptr);
+  PipelineCounters counters() const;  // any thread, also while running
+
+ private:
+  Pipeline();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace histeq::pipeline

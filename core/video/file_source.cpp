@@ -1,0 +1,433 @@
+#include "core/video/file_source.h"
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "core/video/av_util.h"
+
+extern "C" {
+#include <libavdevice/avdevice.h>
+#include <libavutil/imgutils.h>
+#include <libswscale/swscale.h>
+}
+
+namespace histeq::video {
+
+using namespace detail;
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A run of this many unreadable packets with nothing readable in between ends the input: the rest of
+// the file is not video data (or a truncated index points past its end).
+constexpr int kMaxConsecutiveReadErrors = 1000;
+
+std::string stream_summary(const AVFormatContext* fmt) {
+  int counts[AVMEDIA_TYPE_NB] = {0};
+  for (unsigned i = 0; i < fmt->nb_streams; ++i) {
+    const int t = fmt->streams[i]->codecpar->codec_type;
+    if (t >= 0 && t < AVMEDIA_TYPE_NB) ++counts[t];
+  }
+  std::string s;
+  for (int t = 0; t < AVMEDIA_TYPE_NB; ++t) {
+    if (counts[t] == 0) continue;
+    const char* name = av_get_media_type_string(static_cast<AVMediaType>(t));
+    s += (s.empty() ? "" : ", ") + std::to_string(counts[t]) + " " + (name ? name : "other");
+  }
+  return s.empty() ? "no streams" : s;
+}
+
+}  // namespace
+
+struct FileSource::Impl {
+  std::string path;
+  FileSourceOptions opts;
+  SourceInfo info;
+  NativeVideo native;
+  AVFormatContext* fmt = nullptr;
+  AvCodecPtr dec;
+  AvPacketPtr pkt;
+  AvFramePtr frame;
+  SwsContext* sws = nullptr;
+  int vindex = -1;
+  bool full_range = false;       // the decoder's format is a yuvj* one
+  bool draining = false, started = false, ended = false;
+  std::function<Status(AVPacket*)> packet_handler;
+  std::atomic<bool> interrupted{false};
+
+  // counters (read by other threads)
+  std::atomic<int64_t> frames{0}, corrupt{0}, damaged{0}, repaired{0};
+  int64_t video_packets = 0;
+  int consecutive_read_errors = 0;
+  int64_t read_errors_since_video = 0;  // read errors or cut-off packets after the last good video packet
+  std::string last_decode_error;
+  int64_t first_pts = AV_NOPTS_VALUE, last_pts = AV_NOPTS_VALUE;
+
+  ~Impl() {
+    sws_freeContext(sws);
+    avformat_close_input(&fmt);
+  }
+
+  Status fail(const std::string& cause, Code code = Code::io_error) const { return HISTEQ_ERROR(code, path + ": " + cause); }
+
+  static int interrupt_cb(void* opaque) { return static_cast<Impl*>(opaque)->interrupted.load() ? 1 : 0; }
+
+  Status open();
+  Status end_of_input();
+  Status convert(const AVFrame* in, Frame& out);
+  int64_t frame_duration_tb() const;
+};
+
+Status FileSource::Impl::open() {
+  install_log_capture();
+  clear_last_log_error();
+  const AVInputFormat* ifmt = nullptr;
+  struct stat st {};
+  if (opts.webcam) {
+    avdevice_register_all();
+    ifmt = av_find_input_format("v4l2");
+    if (ifmt == nullptr) return fail("this FFmpeg has no V4L2 (webcam) support", Code::unsupported);
+    if (::stat(path.c_str(), &st) != 0)
+      return fail(errno == ENOENT ? "no webcam here (no such device)" : std::strerror(errno), Code::not_found);
+    if (!S_ISCHR(st.st_mode)) return fail("not a webcam (not a character device)", Code::invalid_argument);
+  } else {
+    // Our own wording for the plain file-system cases; FFmpeg's would be "Invalid data found ...".
+    if (::stat(path.c_str(), &st) != 0) {
+      if (errno == ENOENT) return fail("no such file", Code::not_found);
+      return fail(std::strerror(errno));
+    }
+    if (S_ISDIR(st.st_mode)) return fail("is a directory, not a video file", Code::invalid_argument);
+    if (S_ISREG(st.st_mode) && st.st_size == 0) return fail("empty file (0 bytes)", Code::invalid_argument);
+  }
+
+  fmt = avformat_alloc_context();
+  if (fmt == nullptr) return fail("out of memory", Code::out_of_memory);
+  fmt->interrupt_callback = {&Impl::interrupt_cb, this};
+  if (int e = avformat_open_input(&fmt, path.c_str(), ifmt, nullptr); e < 0) {
+    // avformat_open_input frees the context on failure.
+    if (e == AVERROR_INVALIDDATA) {
+      // An MP4/MOV ("ftyp" box first) whose index never came: cut off before the end, or never
+      // finished (the muxer writes the moov atom last).
+      char head[12] = {0};
+      if (FILE* f = std::fopen(path.c_str(), "rb")) {
+        const size_t n = std::fread(head, 1, sizeof(head), f);
+        std::fclose(f);
+        if (n == sizeof(head) && std::memcmp(head + 4, "ftyp", 4) == 0 && last_log_error().find("moov") != std::string::npos)
+          return fail("truncated or unfinished MP4/MOV file: its index (moov atom) is missing");
+      }
+      return fail("not a video file this FFmpeg can read (unrecognised or invalid data)");
+    }
+    if (e == AVERROR_EXIT) return fail("interrupted", Code::cancelled);
+    return fail(opts.webcam ? "cannot open the webcam: " + describe_failure(e) : describe_failure(e));
+  }
+  if (int e = avformat_find_stream_info(fmt, nullptr); e < 0)
+    return fail("cannot read the stream layout: " + describe_failure(e));
+
+  const AVCodec* codec = nullptr;
+  vindex = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+  if (vindex == AVERROR_STREAM_NOT_FOUND) return fail("no video stream (it has " + stream_summary(fmt) + ")", Code::unsupported);
+  if (vindex < 0 || codec == nullptr) {
+    // av_find_best_stream reports a video stream without a decoder as AVERROR_DECODER_NOT_FOUND.
+    int idx = -1;
+    for (unsigned i = 0; i < fmt->nb_streams; ++i)
+      if (fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_VIDEO) { idx = static_cast<int>(i); break; }
+    if (idx < 0) return fail("no video stream (it has " + stream_summary(fmt) + ")", Code::unsupported);
+    const AVCodecParameters* par = fmt->streams[idx]->codecpar;
+    std::string what = par->codec_id != AV_CODEC_ID_NONE ? std::string("'") + avcodec_get_name(par->codec_id) + "'" : "";
+    if (par->codec_tag != 0) {
+      char tag[AV_FOURCC_MAX_STRING_SIZE] = {0};
+      av_fourcc_make_string(tag, par->codec_tag);
+      what += (what.empty() ? "" : ", ") + std::string("fourcc ") + tag;
+    }
+    return fail("unsupported video codec (" + (what.empty() ? std::string("unknown") : what) +
+                    "): this FFmpeg has no decoder for it",
+                Code::unsupported);
+  }
+  AVStream* vs = fmt->streams[vindex];
+  for (unsigned i = 0; i < fmt->nb_streams; ++i)
+    if (static_cast<int>(i) != vindex) fmt->streams[i]->discard = AVDISCARD_ALL;  // until a packet handler wants them
+
+  dec.reset(avcodec_alloc_context3(codec));
+  if (!dec) return fail("out of memory", Code::out_of_memory);
+  if (int e = avcodec_parameters_to_context(dec.get(), vs->codecpar); e < 0) return fail("bad codec parameters: " + av_error(e));
+  dec->thread_count = opts.decoder_threads;
+  dec->pkt_timebase = vs->time_base;
+  if (int e = avcodec_open2(dec.get(), codec, nullptr); e < 0)
+    return fail(std::string("cannot open the ") + codec->name + " decoder: " + describe_failure(e), Code::unsupported);
+  if (dec->width <= 0 || dec->height <= 0) return fail("the video stream has no frame size");
+  if (dec->pix_fmt == AV_PIX_FMT_NONE) return fail("the video stream has no pixel format");
+
+  pkt.reset(av_packet_alloc());
+  frame.reset(av_frame_alloc());
+  if (!pkt || !frame) return fail("out of memory", Code::out_of_memory);
+
+  const AVPixelFormat base = strip_jpeg_range(dec->pix_fmt, &full_range);
+  native.width = dec->width;
+  native.height = dec->height;
+  native.av_pix_fmt = dec->pix_fmt;
+  native.pix_fmt_name = av_get_pix_fmt_name(dec->pix_fmt) ? av_get_pix_fmt_name(dec->pix_fmt) : "?";
+  native.codec_name = codec->name;
+  native.color.range = full_range ? AVCOL_RANGE_JPEG : dec->color_range;
+  native.color.primaries = dec->color_primaries;
+  native.color.transfer = dec->color_trc;
+  native.color.space = dec->colorspace;
+  native.color.chroma_location = dec->chroma_sample_location;
+
+  info.name = path;
+  info.format = natural_format(base, dec->width, dec->height);
+  info.time_base = to_rational(vs->time_base);
+  info.frame_rate = to_rational(av_guess_frame_rate(fmt, vs, nullptr));
+  info.live = opts.webcam;
+  info.color = native.color;
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(base);
+  if (d != nullptr && (d->flags & AV_PIX_FMT_FLAG_RGB || d->nb_components < 3)) {
+    // Converted to YUV by swscale's defaults: BT.601 matrix, limited range.
+    info.color.range = AVCOL_RANGE_MPEG;
+    info.color.space = AVCOL_SPC_SMPTE170M;
+  }
+  if (vs->duration > 0 && vs->duration != AV_NOPTS_VALUE) info.duration_s = vs->duration * av_q2d(vs->time_base);
+  else if (fmt->duration > 0) info.duration_s = static_cast<double>(fmt->duration) / AV_TIME_BASE;
+  if (vs->nb_frames > 0) {
+    info.frames_hint = vs->nb_frames;
+    info.frames_exact = true;
+  } else if (info.duration_s > 0 && info.frame_rate.valid()) {
+    info.frames_hint = static_cast<int64_t>(std::llround(info.duration_s * info.frame_rate.value()));
+  }
+  char desc[256];
+  const char* profile = avcodec_profile_name(codec->id, dec->profile);
+  std::snprintf(desc, sizeof(desc), "%s%s%s%s %dx%d %s", opts.webcam ? "webcam " : "", codec->name, profile ? " " : "",
+                profile ? (std::string("(") + profile + ")").c_str() : "", dec->width, dec->height, native.pix_fmt_name.c_str());
+  info.description = desc;
+  if (info.frame_rate.valid()) {
+    std::snprintf(desc, sizeof(desc), ", %.4g fps", info.frame_rate.value());
+    info.description += desc;
+  }
+  if (info.duration_s > 0) {
+    std::snprintf(desc, sizeof(desc), ", %.1f s", info.duration_s);
+    info.description += desc;
+  }
+  return Status::ok();
+}
+
+int64_t FileSource::Impl::frame_duration_tb() const {
+  const AVRational tb = to_av(info.time_base);
+  if (info.frame_rate.valid() && tb.num > 0) {
+    const int64_t d = av_rescale_q(1, av_inv_q(to_av(info.frame_rate)), tb);
+    if (d > 0) return d;
+  }
+  return 1;
+}
+
+Status FileSource::Impl::end_of_input() {
+  ended = true;
+  const AVStream* vs = fmt->streams[vindex];
+  // The index promises more packets than the file holds, and reading stopped on errors: the file
+  // was cut short. (Index entries an edit list skips are not read errors.)
+  if (read_errors_since_video > 0 && vs->nb_frames > 0 && video_packets < vs->nb_frames)
+    return fail("truncated: the data ends after " + std::to_string(video_packets) + " of " +
+                std::to_string(vs->nb_frames) + " video packets");
+  if (frames.load() == 0) {
+    std::string cause = "no decodable video frame";
+    if (corrupt.load() > 0) cause += " (" + std::to_string(corrupt.load()) + " corrupt packets";
+    if (!last_decode_error.empty()) cause += (corrupt.load() > 0 ? "; " : " (") + last_decode_error;
+    if (corrupt.load() > 0 || !last_decode_error.empty()) cause += ")";
+    return fail(cause);
+  }
+  return Status::ok();
+}
+
+Status FileSource::Impl::convert(const AVFrame* in, Frame& out) {
+  const FrameFormat& of = out.format();
+  bool src_full = false;
+  const AVPixelFormat src = strip_jpeg_range(static_cast<AVPixelFormat>(in->format), &src_full);
+  AVFrame* o = out.av();
+  if (src == of.av_pix_fmt() && in->width == of.width && in->height == of.height) {
+    // The common case (8-bit 4:2:0 in and out): a plain copy, as it is.
+    for (int i = 0; i < 3; ++i)
+      av_image_copy_plane(o->data[i], o->linesize[i], in->data[i], in->linesize[i],
+                          of.plane_width(i) * of.bytes_per_sample(), of.plane_height(i));
+    return Status::ok();
+  }
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(src);
+  const bool src_yuv = d != nullptr && !(d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)) && d->nb_components >= 3;
+  // Same size, YUV to YUV: only chroma resampling and depth change. Point sampling duplicates chroma
+  // exactly when upsampling (4:2:0 -> 4:4:4 for odd sizes); other cases get bicubic.
+  const bool same_size = in->width == of.width && in->height == of.height;
+  const int flags = (same_size && src_yuv && d->log2_chroma_w >= of.chroma_shift_x && d->log2_chroma_h >= of.chroma_shift_y)
+                        ? SWS_POINT
+                        : SWS_BICUBIC;
+  sws = sws_getCachedContext(sws, in->width, in->height, src, of.width, of.height, static_cast<AVPixelFormat>(of.av_pix_fmt()),
+                             flags, nullptr, nullptr, nullptr);
+  if (sws == nullptr)
+    return fail(std::string("cannot convert ") + (av_get_pix_fmt_name(src) ? av_get_pix_fmt_name(src) : "?") + " to " +
+                av_get_pix_fmt_name(static_cast<AVPixelFormat>(of.av_pix_fmt())), Code::unsupported);
+  if (src_yuv) {
+    // YUV to YUV keeps the range as it is (swscale would otherwise squeeze full range into limited).
+    const int range = src_full || in->color_range == AVCOL_RANGE_JPEG ? 1 : 0;
+    const int* coeffs = sws_getCoefficients(SWS_CS_DEFAULT);
+    sws_setColorspaceDetails(sws, coeffs, range, coeffs, range, 0, 1 << 16, 1 << 16);
+  }
+  if (sws_scale(sws, in->data, in->linesize, 0, in->height, o->data, o->linesize) <= 0)
+    return fail("pixel format conversion failed");
+  return Status::ok();
+}
+
+FileSource::FileSource() : impl_(std::make_unique<Impl>()) {}
+FileSource::~FileSource() = default;
+
+Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& path, const FileSourceOptions& opts) {
+  std::unique_ptr<FileSource> s(new FileSource());
+  s->impl_->path = path;
+  s->impl_->opts = opts;
+  HISTEQ_TRY(s->impl_->open());
+  return s;
+}
+
+const SourceInfo& FileSource::info() const { return impl_->info; }
+const NativeVideo& FileSource::native() const { return impl_->native; }
+AVFormatContext* FileSource::format_context() const { return impl_->fmt; }
+int FileSource::video_stream_index() const { return impl_->vindex; }
+void FileSource::interrupt() { impl_->interrupted = true; }
+
+SourceCounters FileSource::counters() const {
+  SourceCounters c;
+  c.frames = impl_->frames.load();
+  c.corrupt_packets = impl_->corrupt.load();
+  c.damaged_frames = impl_->damaged.load();
+  c.repaired_timestamps = impl_->repaired.load();
+  return c;
+}
+
+Status FileSource::set_output_format(const FrameFormat& format) {
+  if (impl_->started) return HISTEQ_ERROR(Code::invalid_argument, "set_output_format after the first frame");
+  HISTEQ_TRY(validate(format));
+  impl_->info.format = format;
+  return Status::ok();
+}
+
+void FileSource::set_packet_handler(std::function<Status(AVPacket*)> handler) {
+  impl_->packet_handler = std::move(handler);
+  for (unsigned i = 0; i < impl_->fmt->nb_streams; ++i)
+    if (static_cast<int>(i) != impl_->vindex) impl_->fmt->streams[i]->discard = impl_->packet_handler ? AVDISCARD_DEFAULT : AVDISCARD_ALL;
+}
+
+Result<FramePtr> FileSource::next(FramePool& pool) {
+  Impl& s = *impl_;
+  if (pool.format() != s.info.format) return HISTEQ_ERROR(Code::invalid_argument, "frame pool format differs from the source's");
+  if (s.ended) return FramePtr();
+  s.started = true;
+  const int64_t t0 = now_ns();
+  AVCodecContext* dec = s.dec.get();
+  for (;;) {
+    if (s.interrupted) return s.fail("interrupted", Code::cancelled);
+    int e = avcodec_receive_frame(dec, s.frame.get());
+    if (e == 0) break;
+    if (e == AVERROR_EOF) {
+      HISTEQ_TRY(s.end_of_input());
+      return FramePtr();
+    }
+    if (e != AVERROR(EAGAIN)) {
+      if (e == AVERROR(ENOMEM)) return s.fail("out of memory while decoding", Code::out_of_memory);
+      ++s.corrupt;  // a frame-threaded decoder reports a bad packet here, one call late
+      s.last_decode_error = describe_failure(e);
+      continue;
+    }
+    if (s.draining) {  // a decoder that never signals EOF after the flush packet
+      HISTEQ_TRY(s.end_of_input());
+      return FramePtr();
+    }
+    e = av_read_frame(s.fmt, s.pkt.get());
+    if (e == AVERROR_EOF || (e < 0 && s.fmt->pb != nullptr && avio_feof(s.fmt->pb) && e != AVERROR(EAGAIN))) {
+      if (e != AVERROR_EOF) {  // the last packet was cut off
+        ++s.consecutive_read_errors;
+        ++s.read_errors_since_video;
+        ++s.corrupt;
+      }
+      s.draining = true;
+      (void)avcodec_send_packet(dec, nullptr);
+      continue;
+    }
+    if (e == AVERROR(EAGAIN)) {  // live devices: no frame yet
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    if (e == AVERROR_EXIT) return s.fail("interrupted", Code::cancelled);
+    if (e < 0) {
+      if (e == AVERROR(ENOMEM)) return s.fail("out of memory while reading", Code::out_of_memory);
+      if (e != AVERROR_INVALIDDATA) return s.fail("read error: " + describe_failure(e));
+      ++s.corrupt;
+      ++s.read_errors_since_video;
+      if (++s.consecutive_read_errors >= kMaxConsecutiveReadErrors) {
+        const AVStream* vs = s.fmt->streams[s.vindex];
+        if (vs->nb_frames > 0 && s.video_packets < vs->nb_frames)
+          return s.fail("truncated: the data ends after " + std::to_string(s.video_packets) + " of " +
+                        std::to_string(vs->nb_frames) + " video packets");
+        return s.fail("unreadable data: " + std::to_string(kMaxConsecutiveReadErrors) + " bad packets in a row (" +
+                      describe_failure(e) + ")");
+      }
+      continue;
+    }
+    s.consecutive_read_errors = 0;
+    if (s.pkt->stream_index == s.vindex) {
+      ++s.video_packets;
+      const bool flagged = (s.pkt->flags & AV_PKT_FLAG_CORRUPT) != 0;
+      // A demuxer that finds fewer bytes than its index promised flags the packet corrupt (mov).
+      s.read_errors_since_video = flagged ? s.read_errors_since_video + 1 : 0;
+      e = avcodec_send_packet(dec, s.pkt.get());
+      av_packet_unref(s.pkt.get());
+      if (e == AVERROR(ENOMEM)) return s.fail("out of memory while decoding", Code::out_of_memory);
+      if (e < 0 && e != AVERROR(EAGAIN)) s.last_decode_error = describe_failure(e);
+      if (flagged || (e < 0 && e != AVERROR(EAGAIN))) ++s.corrupt;
+    } else {
+      Status hs = s.packet_handler ? s.packet_handler(s.pkt.get()) : Status::ok();
+      av_packet_unref(s.pkt.get());
+      if (!hs) return hs;
+    }
+  }
+
+  AVFrame* in = s.frame.get();
+  const int64_t t1 = now_ns();
+  int64_t pts = in->best_effort_timestamp;
+  if (pts == AV_NOPTS_VALUE || (s.last_pts != AV_NOPTS_VALUE && pts <= s.last_pts)) {
+    // Encoders need strictly increasing timestamps; keep the frame, give it the next slot.
+    if (s.last_pts != AV_NOPTS_VALUE || pts != AV_NOPTS_VALUE) ++s.repaired;
+    pts = s.last_pts == AV_NOPTS_VALUE ? 0 : s.last_pts + std::max<int64_t>(1, in->pkt_duration > 0 ? in->pkt_duration : s.frame_duration_tb());
+  }
+  if (s.first_pts == AV_NOPTS_VALUE) s.first_pts = pts;
+  s.last_pts = pts;
+
+  auto out = pool.get();
+  if (!out) return out.status();
+  Frame& f = **out;
+  Status cs = s.convert(in, f);
+  const bool damaged = in->decode_error_flags != 0 || (in->flags & AV_FRAME_FLAG_CORRUPT);
+  const AVRational sar = in->sample_aspect_ratio;
+  f.color = s.info.color;
+  if (in->color_range != AVCOL_RANGE_UNSPECIFIED && !s.full_range) f.color.range = in->color_range;
+  av_frame_unref(in);
+  if (!cs) return cs;
+  f.pts = pts;
+  f.time_base = s.info.time_base;
+  f.time_s = static_cast<double>(pts - s.first_pts) * av_q2d(to_av(s.info.time_base));
+  f.index = s.frames++;
+  f.damaged = damaged;
+  if (damaged) ++s.damaged;
+  f.av()->pts = pts;
+  f.av()->sample_aspect_ratio = sar;
+  f.timing.start_ns = t0;
+  f.timing.set(pipeline::Stage::decode, (t1 - t0) / 1e6);
+  f.timing.set(pipeline::Stage::convert, (now_ns() - t1) / 1e6);
+  return std::move(out.value());
+}
+
+}  // namespace histeq::video

@@ -1,0 +1,62 @@
+// FileSource: a video file or a V4L2 webcam through FFmpeg. Demuxes and decodes (FFmpeg's own
+// decoder threads), then converts each frame into the pipeline's planar YUV layout: 8-bit 4:2:0 and
+// other supported layouts are copied as they are; anything else goes through swscale.
+//
+// Damaged input is decoded past: packets the demuxer flags or cannot read and packets the decoder
+// rejects are skipped and counted; frames decoded with concealed errors are kept and counted.
+// Errors are Status values whose message starts with the path: "clip.mp4: no video stream".
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/video/source.h"
+
+struct AVFormatContext;
+struct AVPacket;
+
+namespace histeq::video {
+
+struct FileSourceOptions {
+  bool webcam = false;      // `path` is a V4L2 device opened through libavdevice
+  int decoder_threads = 0;  // 0: FFmpeg's choice (as many as cores)
+};
+
+// The video stream as the decoder gives it.
+struct NativeVideo {
+  int width = 0, height = 0;
+  int av_pix_fmt = -1;
+  std::string pix_fmt_name;  // "yuv420p"
+  std::string codec_name;    // "h264"
+  ColorTags color;
+};
+
+class FileSource final : public Source {
+ public:
+  static Result<std::unique_ptr<FileSource>> open(const std::string& path, const FileSourceOptions& opts = {});
+  ~FileSource() override;
+
+  const SourceInfo& info() const override;
+  Result<FramePtr> next(FramePool& pool) override;
+  SourceCounters counters() const override;  // any thread
+  void interrupt() override;
+
+  const NativeVideo& native() const;
+  // The layout frames are converted to; default natural_format(native). Only before the first next().
+  Status set_output_format(const FrameFormat& format);
+  // Packets of the other streams go to `handler` on the thread that calls next(), in file order;
+  // it may take the packet's data (av_packet_move_ref). Without a handler they are not even read.
+  // An error from the handler ends next() with that error.
+  void set_packet_handler(std::function<Status(AVPacket*)> handler);
+  // For the exporter: the demuxer (streams, metadata) and the index of the decoded stream.
+  AVFormatContext* format_context() const;
+  int video_stream_index() const;
+
+ private:
+  FileSource();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace histeq::video

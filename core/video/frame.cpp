@@ -1,0 +1,152 @@
+#include "core/video/frame.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdlib>
+
+#include "core/video/av_util.h"
+
+extern "C" {
+#include <libavutil/buffer.h>
+}
+
+namespace histeq::video {
+namespace {
+
+constexpr int kAlign = 64;  // row and plane alignment: AVX-512 friendly, >= what swscale and x264 want
+
+size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// Pooled buffers: pinned (cudaMallocHost) or plain 64-byte aligned host memory. The free callback's
+// opaque says which, so buffers can outlive the pool that made them.
+void free_pinned(void*, uint8_t* data) { (void)cudaFreeHost(data); }
+void free_host(void*, uint8_t* data) { std::free(data); }
+
+AVBufferRef* alloc_pinned(void*, size_t size) {
+  void* p = nullptr;
+  if (cudaMallocHost(&p, size) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  AVBufferRef* ref = av_buffer_create(static_cast<uint8_t*>(p), size, free_pinned, nullptr, 0);
+  if (ref == nullptr) (void)cudaFreeHost(p);
+  return ref;
+}
+
+AVBufferRef* alloc_host(void*, size_t size) {
+  void* p = std::aligned_alloc(kAlign, align_up(size, kAlign));
+  if (p == nullptr) return nullptr;
+  AVBufferRef* ref = av_buffer_create(static_cast<uint8_t*>(p), size, free_host, nullptr, 0);
+  if (ref == nullptr) std::free(p);
+  return ref;
+}
+
+}  // namespace
+
+int FrameFormat::av_pix_fmt() const noexcept {
+  const bool deep = bit_depth > 8;
+  if (chroma_shift_x == 1 && chroma_shift_y == 1) return deep ? AV_PIX_FMT_YUV420P10 : AV_PIX_FMT_YUV420P;
+  if (chroma_shift_x == 1 && chroma_shift_y == 0) return deep ? AV_PIX_FMT_YUV422P10 : AV_PIX_FMT_YUV422P;
+  if (chroma_shift_x == 0 && chroma_shift_y == 0) return deep ? AV_PIX_FMT_YUV444P10 : AV_PIX_FMT_YUV444P;
+  return AV_PIX_FMT_NONE;
+}
+
+std::string FrameFormat::chroma_name() const {
+  if (chroma_shift_x == 1 && chroma_shift_y == 1) return "4:2:0";
+  if (chroma_shift_x == 1 && chroma_shift_y == 0) return "4:2:2";
+  if (chroma_shift_x == 0 && chroma_shift_y == 0) return "4:4:4";
+  return "?";
+}
+
+std::string FrameFormat::describe() const {
+  return std::to_string(width) + "x" + std::to_string(height) + " " + std::to_string(bit_depth) + "-bit " + chroma_name();
+}
+
+Status validate(const FrameFormat& f) {
+  if (f.width < 1 || f.height < 1 || f.width > 32768 || f.height > 32768)
+    return HISTEQ_ERROR(Code::unsupported, "frame size " + std::to_string(f.width) + "x" + std::to_string(f.height) +
+                                               " is outside 1x1..32768x32768");
+  if (f.bit_depth != 8 && f.bit_depth != 10) return HISTEQ_ERROR(Code::unsupported, "bit depth must be 8 or 10");
+  if (f.av_pix_fmt() == AV_PIX_FMT_NONE) return HISTEQ_ERROR(Code::unsupported, "chroma subsampling must be 4:2:0, 4:2:2 or 4:4:4");
+  return Status::ok();
+}
+
+FrameFormat natural_format(int av_pix_fmt, int width, int height) {
+  FrameFormat f;
+  f.width = width;
+  f.height = height;
+  const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(av_pix_fmt));
+  if (d == nullptr) return f;  // 8-bit 4:2:0
+  f.bit_depth = d->comp[0].depth > 8 ? 10 : 8;
+  const bool yuv = !(d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL)) && d->nb_components >= 3;
+  if (yuv && d->log2_chroma_w <= 1 && d->log2_chroma_h <= d->log2_chroma_w) {
+    f.chroma_shift_x = d->log2_chroma_w;
+    f.chroma_shift_y = d->log2_chroma_h;
+  }
+  return f;
+}
+
+Frame::~Frame() { av_frame_free(&av_); }
+
+PlaneRef Frame::plane(int i) const noexcept {
+  if (format_.bit_depth > 8) return plane16(i);
+  return plane8(i);
+}
+
+PlaneView<uint8_t> Frame::plane8(int i) const noexcept {
+  return {av_->data[i], format_.plane_width(i), format_.plane_height(i), static_cast<size_t>(av_->linesize[i]), 8, memory_};
+}
+
+PlaneView<uint16_t> Frame::plane16(int i) const noexcept {
+  return {reinterpret_cast<uint16_t*>(av_->data[i]), format_.plane_width(i), format_.plane_height(i),
+          static_cast<size_t>(av_->linesize[i]), format_.bit_depth, memory_};
+}
+
+Result<std::unique_ptr<FramePool>> FramePool::create(const FrameFormat& format, bool pinned) {
+  HISTEQ_TRY(validate(format));
+  std::unique_ptr<FramePool> p(new FramePool());
+  p->format_ = format;
+  p->pinned_ = pinned;
+  size_t offset = 0;
+  for (int i = 0; i < 3; ++i) {
+    const size_t line = align_up(static_cast<size_t>(format.plane_width(i)) * format.bytes_per_sample(), kAlign);
+    if (line > static_cast<size_t>(INT32_MAX)) return HISTEQ_ERROR(Code::unsupported, "frame rows too wide");
+    p->linesize_[i] = static_cast<int>(line);
+    p->offsets_[i] = offset;
+    offset = align_up(offset + line * static_cast<size_t>(format.plane_height(i)), kAlign);
+  }
+  // Slack past the last plane: SIMD code in swscale and encoders may read a vector past a row end.
+  const size_t bytes = offset + kAlign;
+  p->pool_ = av_buffer_pool_init2(bytes, nullptr, pinned ? alloc_pinned : alloc_host, nullptr);
+  if (p->pool_ == nullptr) return HISTEQ_ERROR(Code::out_of_memory, "cannot create a frame pool");
+  return p;
+}
+
+FramePool::~FramePool() { av_buffer_pool_uninit(&pool_); }  // outstanding frames keep their buffers
+
+Result<FramePtr> FramePool::get() {
+  AVBufferRef* buf = av_buffer_pool_get(pool_);
+  if (buf == nullptr)
+    return HISTEQ_ERROR(Code::out_of_memory, std::string("cannot allocate a ") + (pinned_ ? "pinned " : "") + "frame of " +
+                                                 format_.describe());
+  FramePtr f(new Frame());
+  f->av_ = av_frame_alloc();
+  if (f->av_ == nullptr) {
+    av_buffer_unref(&buf);
+    return HISTEQ_ERROR(Code::out_of_memory, "cannot allocate a frame");
+  }
+  f->format_ = format_;
+  f->memory_ = pinned_ ? MemoryKind::pinned : MemoryKind::host;
+  AVFrame* av = f->av_;
+  av->buf[0] = buf;
+  for (int i = 0; i < 3; ++i) {
+    av->data[i] = buf->data + offsets_[i];
+    av->linesize[i] = linesize_[i];
+  }
+  av->format = format_.av_pix_fmt();
+  av->width = format_.width;
+  av->height = format_.height;
+  return f;
+}
+
+}  // namespace histeq::video

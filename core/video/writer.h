@@ -1,0 +1,79 @@
+// VideoWriter: the export's output. Encodes the pipeline's frames with an FFmpeg encoder and muxes
+// them, together with the input's audio and subtitle packets copied untouched, into a container
+// chosen from the output name's extension.
+//
+// Kept from the input: timestamps (the video encoder works in the input stream's time base when it
+// can), frame rate, sample aspect ratio, colour tags, stream and container metadata, dispositions
+// and the video stream's side data (display matrix = rotation, HDR metadata, ...).
+//
+// The bytes go to `temp_path`; renaming it to the final name is the caller's job (export.h).
+// Thread-safety: write_copied() may run on one thread (the decode thread) while encode() runs on
+// another (the sink); the muxer is guarded by a mutex.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cuda/status.h"
+#include "core/video/file_source.h"
+#include "core/video/frame.h"
+
+struct AVPacket;
+
+namespace histeq::video {
+
+struct WriterOptions {
+  std::string path;       // the final name: picks the container
+  std::string temp_path;  // where the bytes are written
+  std::string codec = "libx264";
+  int crf = -1;           // -1: the encoder's default
+  std::string preset;     // "": the encoder's default
+  int threads = 0;        // encoder threads, 0: the encoder's choice
+};
+
+// The frame layout to feed `codec` for this input: the input's own layout when the encoder takes
+// it; otherwise the nearest one it takes (10-bit -> 8-bit, 4:2:2 -> 4:2:0, ...). Odd sizes with
+// subsampled chroma become 4:4:4 for encoders other than ffv1/rawvideo (H.264 cannot code half a
+// chroma sample). Each change adds a line to `notes`.
+Result<FrameFormat> choose_format(const std::string& codec, const NativeVideo& native, std::vector<std::string>& notes);
+
+// What the written video takes from its input.
+struct VideoInput {
+  Rational time_base;                  // of Frame::pts
+  Rational frame_rate;                 // nominal; invalid when unknown
+  Rational sample_aspect{0, 1};        // 0/1: unknown (square)
+  ColorTags color;
+  const FileSource* copy_from = nullptr;  // the streams to copy and the metadata to keep; null: video only
+};
+VideoInput video_input_of(const FileSource& src);
+
+class VideoWriter {
+ public:
+  // Sets up the encoder and the output streams and writes the container header.
+  // Streams that are neither the video, audio nor subtitles, and streams the container cannot
+  // hold, are left out with a line in `notes`.
+  static Result<std::unique_ptr<VideoWriter>> open(const WriterOptions& opts, const VideoInput& input,
+                                                   const FrameFormat& format, std::vector<std::string>& notes);
+  ~VideoWriter();
+
+  // Copies a packet of the input (FileSource's packet handler); ignores streams not copied.
+  Status write_copied(AVPacket* pkt);
+  // Encodes a frame (its pts in the input's time base) and writes the packets that come out.
+  Status encode(const Frame& frame);
+  // Drains the encoder, writes the trailer and closes the file.
+  Status finish();
+
+  int64_t frames_sent() const noexcept;
+  int64_t video_packets() const noexcept;
+  int64_t copied_packets() const noexcept;
+  int copied_streams() const noexcept;
+  std::string description() const;  // "libx264 (crf 23, preset medium) yuv420p, 2 streams copied"
+
+ private:
+  VideoWriter();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace histeq::video
