@@ -41,6 +41,27 @@ void label(const char* text, bool widget = false, float width = 84.f) {
   ImGui::SameLine(width);
 }
 
+// Text wrapped at plain spaces only, in `width` pixels from the cursor (ImGui's own wrapping also
+// breaks after '.', which splits "6.0 s"; no-break spaces keep a number with its unit).
+void text_wrapped_at_spaces(const std::string& text, float width) {
+  std::string line;
+  size_t i = 0;
+  while (i <= text.size()) {
+    size_t j = text.find(' ', i);
+    if (j == std::string::npos) j = text.size();
+    const std::string word = text.substr(i, j - i);
+    const std::string candidate = line.empty() ? word : line + " " + word;
+    if (!line.empty() && ImGui::CalcTextSize(candidate.c_str()).x > width) {
+      ImGui::TextUnformatted(line.c_str());
+      line = word;
+    } else {
+      line = candidate;
+    }
+    i = j + 1;
+  }
+  if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+}
+
 // Right-aligned text in the current table cell.
 void cell_right(const char* text, const ImVec4* color = nullptr) {
   const float w = ImGui::CalcTextSize(text).x;
@@ -206,17 +227,17 @@ void Overlay::main_panel(const OverlayState& s, OverlayActions& out) {
     return;
   }
   const float wrap = kMainWidth - 2 * ImGui::GetStyle().WindowPadding.x;
-  label("Source");
-  ImGui::PushTextWrapPos(wrap);
-  ImGui::TextUnformatted(s.source.c_str());
-  label("Format");
-  ImGui::TextUnformatted(s.format.c_str());
-  label("Equalizer");
-  ImGui::TextUnformatted(s.equalizer.c_str());
-  label("Display");
-  ImGui::TextUnformatted(s.display.c_str());
+  auto info_row = [&](const char* name, const std::string& value) {
+    label(name);
+    ImGui::BeginGroup();
+    text_wrapped_at_spaces(value, ImGui::GetContentRegionAvail().x);
+    ImGui::EndGroup();
+  };
+  info_row("Source", s.source);
+  info_row("Format", s.format);
+  info_row("Equalizer", s.equalizer);
+  info_row("Display", s.display);
   if (ImGui::IsItemHovered() && !s.display_detail.empty()) ImGui::SetTooltip("%s", s.display_detail.c_str());
-  ImGui::PopTextWrapPos();
   ImGui::Separator();
 
   // Kernel selector: every kernel with a mode for this stream's bins; the ones this equalizer
@@ -482,7 +503,7 @@ void Overlay::split_handle(const OverlayState& s, OverlayActions& out) {
   }
   // Dragging: from anywhere near the divider that no panel covers.
   const ImGuiIO& io = ImGui::GetIO();
-  const bool over_ui = ImGui::IsWindowHovered(ImGuiHoveredFlags_AnyWindow);
+  const bool over_ui = io.WantCaptureMouse || ImGui::IsWindowHovered(ImGuiHoveredFlags_AnyWindow);
   const bool near = std::abs(io.MousePos.x - x) < 8 && io.MousePos.y >= s.video_y && io.MousePos.y <= s.video_y + s.video_h;
   if (!over_ui && (near || dragging_split_)) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
   if (!over_ui && near && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) dragging_split_ = true;

@@ -64,6 +64,18 @@ std::string suggested_export(const std::string& input) {
   return (p.parent_path() / (p.stem().string() + "-histeq.mp4")).string();
 }
 
+// A space after a digit becomes a no-break space, so that wrapped text keeps "6.0 s" and "30 fps"
+// on one line (ImGui breaks lines at plain spaces only).
+std::string keep_numbers_with_units(std::string s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == ' ' && i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9') out += "\xc2\xa0";
+    else out += s[i];
+  }
+  return out;
+}
+
 std::string color_name(const gl::ColorInfo& c) {
   return std::string(c.bt709 ? "BT.709" : "BT.601") + (c.full_range ? ", full range" : ", limited range");
 }
@@ -567,9 +579,9 @@ void Player::start_export(const std::string& output) {
 OverlayState Player::state() {
   OverlayState s;
   const int64_t now = now_ns();
-  s.source = info_.description;
-  s.format = info_.format.describe() + ", " + color_name(FrameUploader::color(info_.color, info_.format.height));
-  s.equalizer = describe_equalizer(eq_);
+  s.source = keep_numbers_with_units(info_.description);
+  s.format = keep_numbers_with_units(info_.format.describe() + ", " + color_name(FrameUploader::color(info_.color, info_.format.height)));
+  s.equalizer = keep_numbers_with_units(describe_equalizer(eq_));
   // The renderer's short name ("llvmpipe", "NVIDIA H200"): its full description is the tooltip.
   std::string gpu = window_->gl_description();
   gpu = gpu.substr(0, std::min({gpu.find(" ("), gpu.find('/'), gpu.find(", OpenGL")}));
