@@ -355,8 +355,9 @@ Status Player::ui_tick() {
 }
 
 Status Player::draw_frame() {
-  // Ticks (and so --keys and --frames) count from the first window frame that shows video.
-  if (current_) ++tick_;
+  // Ticks (and so --keys and --frames) count from the first window frame that shows video, or
+  // once the input has ended (or failed) without any.
+  if (current_ || ended_) ++tick_;
   if (signal_stop_.load()) request_quit();
   window_->poll([this](const SDL_Event& e) { on_event(e); });
   while (tick_ > 0 && script_next_ < script_.size() && script_[script_next_].tick <= tick_) {
@@ -520,8 +521,8 @@ void Player::request_seek(double t) {
   }
   if (after_ == After::open || after_ == After::quit) return;
   // Seeking to the very end would show nothing: the last frame is as far as it goes.
-  const double last = info_.duration_s > 0 ? std::max(0.0, info_.duration_s - interval_s_) : t;
-  seek_target_ = std::clamp(t, 0.0, last);
+  t = std::max(0.0, t);
+  seek_target_ = info_.duration_s > 0 ? std::min(t, std::max(0.0, info_.duration_s - interval_s_)) : t;
   after_ = After::seek;
   run_stop_ = true;
   if (paused_) step_ = true;  // show where the seek landed, and stay paused
