@@ -2,10 +2,12 @@
 // never prints. Errors are one line on stderr: "histeq: <what failed>".
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/pipeline/equalizer.h"
+#include "core/video/source.h"
 
 namespace CLI {
 class App;
@@ -60,9 +62,22 @@ struct PlayOptions {
   pipeline::EqualizerOptions eq;
   std::string stats_json;
   bool quiet = false, verbose = false;
+  std::string kernel_sequence;       // switch kernels live: "all" or K1,K2,...
+  int switch_every = 60;             // frames between the switches
+  // The player window (app/player/):
+  std::string window;                // WxH; "" = the video fitted to the screen
+  bool no_vsync = false, fullscreen = false, no_overlay = false, exit_at_end = false;
+  int64_t frames = 0;                // exit after drawing this many window frames (0: no limit)
+  std::string screenshot;            // with frames: a PNG of the last frame
+  std::string screenshot_dir = ".";  // where the s key writes
+  std::string keys;                  // scripted key presses (app/player/controls.h)
+  double split = -1;                 // start with the before/after split at this position (0..1)
 };
 void add_play_command(CLI::App& app, PlayOptions& opts);
 int run_play(const PlayOptions& opts, const std::vector<std::string>& argv);
+// The source `play` reads: `path` when given (a file, or the webcam with --webcam), else the
+// synthetic source configured by the options.
+Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& opts, const std::string& path);
 
 // histeq export
 struct ExportCliOptions {
