@@ -2,7 +2,7 @@
 # The GPU machine's whole job in one call (see docs/performance.md): device facts, the GPU and CPU
 # test suites, then the full `histeq bench` matrix. Expects the static binaries in .carry/bin and the
 # real clips in .carry/ (bench/prepare_device.sh makes them); writes everything under $OUT.
-#   bash bench/device_run.sh [tests|sweep|bench|all]   kernels: tests, grid sweep, bench matrix
+#   bash bench/device_run.sh [tests|sweep|paper|kernels|bench|all]   kernels: tests, sweep, paper, bench
 #   bash bench/device_run.sh pipeline                  the video pipeline: GPU equalizer tests (GPU vs
 #       CPU bit-identical, on the real clip too), play --headless 1080p60 stage tables (real time and
 #       max speed, GPU and CPU), and the export benchmark's GPU and CPU paths (7 files)
@@ -14,14 +14,25 @@ mkdir -p "$out"
 # At most 8 files come back from the device: keep the outputs few.
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader; "$bin/histeq" info; } | tee "$out/info.txt"
 rc=0
+# EGL/GL loaders for the GL tests (see prepare_device.sh).
+if [ -d .carry/gl ]; then
+  for f in .carry/gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+  [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ] &&
+    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+fi
 if [[ $what == tests || $what == all ]]; then
   echo "== GPU tests"
-  "$bin/histeq_gpu_tests" --gtest_brief=1 > "$out/tests.txt" 2>&1 || rc=1
+  timeout "${TESTS_TIMEOUT:-330}" "$bin/histeq_gpu_tests" --gtest_brief=1 > "$out/tests.txt" 2>&1 || rc=1
   grep -E "PASSED|FAILED|SKIPPED|tests ran" "$out/tests.txt" | tail -15
   echo "== CPU tests"
   "$bin/histeq_unit_tests" --gtest_brief=1 > /tmp/unit_tests.txt 2>&1 || rc=1
   cat /tmp/unit_tests.txt >> "$out/tests.txt"
   grep -E "PASSED|FAILED|tests ran" /tmp/unit_tests.txt | tail -5
+  echo "== GL tests (EGL, CUDA-GL interop)"
+  "$bin/histeq_gl_tests" > /tmp/gl_tests.txt 2>&1 || rc=1
+  cat /tmp/gl_tests.txt >> "$out/tests.txt"
+  grep -E "OK|PASSED|FAILED|SKIPPED|Skipped|no headless|renderer" /tmp/gl_tests.txt | tail -12
 fi
 if [[ $what == sweep || $what == all ]]; then
   echo "== grid sweep (workload per thread, as Nugteren 5.3): method2, block_atomic"
@@ -29,9 +40,28 @@ if [[ $what == sweep || $what == all ]]; then
     --max-blocks 0,132,264,396,528,792,1056,1716 --csv "$out/sweep.csv" > "$out/sweep.txt" 2>&1 || rc=1
   grep -E "method2|block_atomic" "$out/sweep.txt" | awk '{printf "%s %s %s %s %s\n", $1, $3, $4, $5, $7}'
 fi
+if [[ $what == paper || $what == all ]]; then
+  echo "== bench --paper"
+  timeout "${PAPER_TIMEOUT:-300}" "$bin/histeq" bench --paper /tmp/paper .carry/real.mp4 > "$out/paper.txt" 2>&1 || rc=1
+  sed -n '/^experiment /,$p' "$out/paper.txt"
+  grep -E "FAILED|error" "$out/paper.txt" | head -20
+  tar czf "$out/paper.tgz" -C /tmp/paper .
+fi
+if [[ $what == kernels || $what == all ]]; then
+  echo "== bench: the kernels the paper experiments do not cover, beside method2 and cub"
+  timeout 200 "$bin/histeq" bench --kernel privatized8_merge,privatized8_avoid,collision_free,hybrid,collision,collision_reduced,method2,cub \
+    --sizes 1080p,8k --pitches tight --input .carry/real.mp4 --csv "$out/kernels256.csv" > "$out/kernels.txt" 2>&1 || rc=1
+  timeout 100 "$bin/histeq" bench --kernel podlozhnyuk64,block_atomic,cub --bins 64 --sizes 1080p,8k --pitches tight \
+    --input .carry/real.mp4 --csv "$out/kernels64.csv" >> "$out/kernels.txt" 2>&1 || rc=1
+  timeout 100 "$bin/histeq" bench --weighted --kernel collision_free,collision,collision_reduced,hybrid --sizes 1080p,8k --pitches tight \
+    --input .carry/real.mp4 --csv "$out/weighted.csv" >> "$out/kernels.txt" 2>&1 || rc=1
+  grep -E "FAILED|error" "$out/kernels.txt" | head
+  grep -E "^8k " "$out/kernels.txt" | cut -c1-110
+fi
 if [[ $what == bench || $what == all ]]; then
   echo "== bench: GPU kernels, full matrix"
-  gpu_kernels=$("$bin/histeq" info | awk '$2 == "gpu" {print $1}' | paste -sd, -)
+  # The bench histograms 256 bins: no aliases (they repeat their target), no 64-bin-only kernel.
+  gpu_kernels=${BENCH_KERNELS:-global_atomic,block_atomic,method2,cub}
   timeout "${BENCH_TIMEOUT:-420}" "$bin/histeq" bench --kernel "$gpu_kernels" --input .carry/real.mp4 \
     --csv "$out/bench_gpu.csv" --json "$out/bench_gpu.json" > "$out/bench_gpu.txt" 2>&1 || rc=1
   echo "== bench: CPU kernels beside cub, small sizes"

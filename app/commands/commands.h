@@ -2,10 +2,12 @@
 // never prints. Errors are one line on stderr: "histeq: <what failed>".
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/pipeline/equalizer.h"
+#include "core/video/source.h"
 
 namespace CLI {
 class App;
@@ -13,6 +15,9 @@ class Option;
 }
 
 namespace histeq::app {
+namespace bench {
+class Engine;
+}
 
 // Prints "histeq: message" to stderr; returns the exit code to use.
 int fail(const std::string& message, int code = 1);
@@ -27,16 +32,21 @@ struct BenchOptions {
   std::vector<std::string> sizes{"1080p", "4k", "8k", "1g", "1921x1081"};
   std::vector<std::string> pitches{"tight", "padded"};
   std::string input_file;                            // real frames; without it "real" is skipped
+  int bins = 256;                                    // histogram bins over the 8-bit inputs
   int runs = 50;
   int warmup = 5;
   double cpu_budget_s = 2.0;                         // CPU kernels: cap on timed seconds per case
   bool quick = false;
+  bool weighted = false;                             // weighted histograms (float weight plane)
   std::vector<int> max_blocks{0};                    // grid caps to sweep; 0 = policy
   std::string csv, json;
+  std::string paper_dir;                             // --paper DIR: reproduce the papers' comparisons
+  std::vector<std::string> files;                    // --paper: videos whose frames are the real inputs
   std::vector<std::string> argv;                     // the command line, recorded in the outputs
 };
 void add_bench_command(CLI::App& app, BenchOptions& opts);
 int run_bench(const BenchOptions& opts);
+int run_bench_paper(const BenchOptions& opts, bench::Engine& engine);  // bench_paper.cpp
 
 // histeq play
 struct PlayOptions {
@@ -52,9 +62,22 @@ struct PlayOptions {
   pipeline::EqualizerOptions eq;
   std::string stats_json;
   bool quiet = false, verbose = false;
+  std::string kernel_sequence;       // switch kernels live: "all" or K1,K2,...
+  int switch_every = 60;             // frames between the switches
+  // The player window (app/player/):
+  std::string window;                // WxH; "" = the video fitted to the screen
+  bool no_vsync = false, fullscreen = false, no_overlay = false, exit_at_end = false;
+  int64_t frames = 0;                // exit after drawing this many window frames (0: no limit)
+  std::string screenshot;            // with frames: a PNG of the last frame
+  std::string screenshot_dir = ".";  // where the s key writes
+  std::string keys;                  // scripted key presses (app/player/controls.h)
+  double split = -1;                 // start with the before/after split at this position (0..1)
 };
 void add_play_command(CLI::App& app, PlayOptions& opts);
 int run_play(const PlayOptions& opts, const std::vector<std::string>& argv);
+// The source `play` reads: `path` when given (a file, or the webcam with --webcam), else the
+// synthetic source configured by the options.
+Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& opts, const std::string& path);
 
 // histeq export
 struct ExportCliOptions {

@@ -27,14 +27,16 @@ int run_info() {
     std::printf("GPU              none: no usable CUDA device, so only the CPU kernels can run\n");
     std::printf("CUDA runtime     %s\n", cuda::version_string(rt).c_str());
   }
-  std::printf("\n%-16s %-4s %-9s %-10s %-5s %s\n", "kernel", "on", "8-bit", "16-bit", "indep", "description / source");
+  std::printf("\n%-18s %-4s %-9s %-10s %-5s %-8s %s\n", "kernel", "on", "8-bit", "16-bit", "indep", "weights",
+              "description / source");
   for (const auto& e : registry()) {
     const KernelInfo& k = e.info;
     if (k.backend == Backend::gpu && !gpu) continue;
-    std::printf("%-16s %-4s %-9s %-10s %-5s %s\n", k.name.c_str(), k.backend == Backend::gpu ? "gpu" : "cpu",
+    const std::string desc = k.alias_of.empty() ? k.description : "alias of " + k.alias_of + ": " + k.description;
+    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s %s\n", k.name.c_str(), k.backend == Backend::gpu ? "gpu" : "cpu",
                 bins_to_string(k.bins_8bit).c_str(), bins_to_string(k.bins_16bit).c_str(),
-                k.data_independent ? "yes" : "no", k.description.c_str());
-    std::printf("%-16s %-4s %-9s %-10s %-5s   %s, %s\n", "", "", "", "", "", k.paper.c_str(), k.section.c_str());
+                k.data_independent ? "yes" : "no", k.weighted ? "yes" : "-", desc.c_str());
+    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s   %s, %s\n", "", "", "", "", "", "", k.paper.c_str(), k.section.c_str());
   }
   if (!gpu) std::printf("\n(GPU kernels are not listed: this machine has no CUDA device.)\n");
   return 0;

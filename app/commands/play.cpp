@@ -1,7 +1,7 @@
-// histeq play: the video pipeline with a presentation sink. Until the player window exists
-// (a later issue), frames are "presented" headless: paced at the source's rate (or as fast as
-// possible with --max-speed), counted as late or dropped, with a stage table every second and a
-// summary at the end.
+// histeq play: the video pipeline with a presentation sink. With a display (and a build with
+// HISTEQ_GUI), the player window of app/player/ shows the frames; otherwise, or with --headless,
+// frames are "presented" headless: paced at the source's rate (or as fast as possible with
+// --max-speed), counted as late or dropped, with a stage table every second and a summary at the end.
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -12,6 +12,10 @@
 
 #include "app/commands/commands.h"
 #include "app/commands/run_common.h"
+#include "app/player/controls.h"
+#if HISTEQ_HAVE_GUI
+#include "app/player/player.h"
+#endif
 #include "core/pipeline/pacer.h"
 #include "core/pipeline/pipeline.h"
 #include "core/video/file_source.h"
@@ -61,8 +65,8 @@ class HeadlessSink final : public pipeline::Sink {
 }  // namespace
 
 void add_play_command(CLI::App& app, PlayOptions& o) {
-  CLI::App* p = app.add_subcommand("play", "equalize a video, a webcam or the built-in synthetic source and present it "
-                                           "(headless for now: paced, timed, with a stage table each second)");
+  CLI::App* p = app.add_subcommand("play", "equalize a video, a webcam or the built-in synthetic source and show it in a window "
+                                           "with a timing overlay (headless without a display: paced, timed, a stage table each second)");
   p->add_option("input", o.input, "video file (default: the built-in synthetic source)");
   p->add_flag("--headless", o.headless, "no window: present frames on schedule without drawing them");
   o.webcam_opt = p->add_option("--webcam", o.webcam, "capture from a V4L2 webcam (default /dev/video0)")->expected(0, 1);
@@ -77,33 +81,66 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_option("--stats-json", o.stats_json, "write every frame's stage times and the summary to this JSON file");
   p->add_flag("-q,--quiet", o.quiet, "no table each second, only the summary");
   p->add_flag("-v,--verbose", o.verbose, "show FFmpeg's warnings");
+  p->add_option("--kernel-sequence", o.kernel_sequence, "switch kernels live: 'all' or K1,K2,... (starts with the first)");
+  p->add_option("--switch-every", o.switch_every, "frames between --kernel-sequence switches")->capture_default_str();
+  // The window.
+  p->add_option("--window", o.window, "window size WxH (default: the video fitted to 80% of the screen)");
+  p->add_flag("--no-vsync", o.no_vsync, "do not wait for the display's refresh when swapping");
+  p->add_flag("--fullscreen", o.fullscreen, "start fullscreen (f toggles)");
+  p->add_flag("--no-overlay", o.no_overlay, "start with the overlay hidden (o toggles)");
+  p->add_option("--split", o.split, "start with the before/after split view, divider at 0..1 of the width (b toggles)");
+  p->add_flag("--exit-at-end", o.exit_at_end, "close the window at the end of the input (default: keep the last frame)");
+  p->add_option("--frames", o.frames, "close the window after drawing this many frames (counted from the first with video)");
+  p->add_option("--screenshot", o.screenshot, "with --frames: write a PNG of the window's last frame (video and overlay)");
+  p->add_option("--screenshot-dir", o.screenshot_dir, "folder for the screenshots of the s key")->capture_default_str();
+  p->add_option("--keys", o.keys, "scripted key presses, \"[FRAME:]KEY,...\" (e.g. \"space,5:o,k,20:s\"); keys as in the help panel");
+}
+
+Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& o, const std::string& path) {
+  const bool webcam = o.webcam_opt != nullptr && o.webcam_opt->count() > 0;
+  if (webcam || !path.empty()) {
+    video::FileSourceOptions fo;
+    fo.webcam = webcam && path.empty();
+    auto s = video::FileSource::open(fo.webcam ? (o.webcam.empty() ? "/dev/video0" : o.webcam) : path, fo);
+    if (!s) return s.status();
+    return std::unique_ptr<video::Source>(std::move(s.value()));
+  }
+  video::SyntheticOptions so;
+  HISTEQ_TRY(parse_size(o.size, so.width, so.height));
+  so.fps = o.fps;
+  so.bit_depth = o.bit_depth;
+  so.duration_s = o.duration == -1 ? 10.0 : o.duration;  // the synthetic source's own length
+  return video::open_synthetic(so);
 }
 
 int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
   const std::atomic<bool>& stop = install_stop_signals();
   forward_ffmpeg_log(o.verbose);
-  if (!o.headless)
-    std::fprintf(stderr, "histeq: note: the player window is not built yet; playing headless (use --headless to skip this note)\n");
   const bool webcam = o.webcam_opt != nullptr && o.webcam_opt->count() > 0;
   if (webcam && !o.input.empty()) return fail("give either an input file or --webcam, not both", 2);
   if (o.duration < 0 && o.duration != -1) return fail("--duration must be >= 0", 2);
+  if (!o.screenshot.empty() && o.frames <= 0) return fail("--screenshot needs --frames N (the frame to capture)", 2);
+  if (o.frames < 0) return fail("--frames must be >= 1", 2);
+  if (o.switch_every < 1) return fail("--switch-every must be >= 1", 2);
+  if (auto k = player::parse_key_script(o.keys); !k) return fail(k.status().to_string(), 2);
+  const bool window_only = o.frames > 0 || !o.screenshot.empty() || !o.keys.empty();
 
-  std::unique_ptr<video::Source> source;
-  if (webcam || !o.input.empty()) {
-    video::FileSourceOptions fo;
-    fo.webcam = webcam;
-    auto s = video::FileSource::open(webcam ? (o.webcam.empty() ? "/dev/video0" : o.webcam) : o.input, fo);
-    if (!s) return fail(s.status().to_string());
-    source = std::move(s.value());
+  auto opened = open_play_source(o, o.input);
+  if (!opened) return fail(opened.status().to_string(), opened.status().code() == Code::invalid_argument && !webcam && o.input.empty() ? 2 : 1);
+  std::unique_ptr<video::Source> source = std::move(opened.value());
+
+  if (o.headless) {
+    if (window_only) return fail("--frames, --screenshot and --keys drive the window: drop --headless", 2);
   } else {
-    video::SyntheticOptions so;
-    if (Status st = parse_size(o.size, so.width, so.height); !st) return fail(st.to_string(), 2);
-    so.fps = o.fps;
-    so.bit_depth = o.bit_depth;
-    so.duration_s = o.duration == -1 ? 10.0 : o.duration;  // the synthetic source's own length
-    auto s = video::open_synthetic(so);
-    if (!s) return fail(s.status().to_string(), 2);
-    source = std::move(s.value());
+#if HISTEQ_HAVE_GUI
+    auto win = player::open_window(o, source->info());
+    if (win) return player::run_window(o, argv, std::move(source), std::move(win.value()), stop);
+    const std::string why = win.status().message();
+#else
+    const std::string why = "this histeq was built without the player window (HISTEQ_GUI=OFF)";
+#endif
+    if (window_only) return fail("--frames, --screenshot and --keys need the player window: " + why);
+    std::fprintf(stderr, "histeq: note: no player window (%s); playing headless\n", why.c_str());
   }
   const video::SourceInfo& info = source->info();
 
@@ -114,6 +151,14 @@ int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
   auto pipe = pipeline::Pipeline::create(po, info);
   if (!pipe) return fail(pipe.status().to_string());
   const pipeline::EqualizerInfo& eq = (*pipe)->equalizer();
+  std::vector<std::string> sequence;  // --kernel-sequence: switched live, as the window's k key does
+  if (!o.kernel_sequence.empty()) {
+    auto seq = player::parse_kernel_sequence(o.kernel_sequence, player::usable_kernels(player::kernel_menu(eq.backend, info.format)));
+    if (!seq) return fail(seq.status().to_string(), 2);
+    sequence = std::move(seq.value());
+    if (sequence.front() != eq.kernel)
+      if (Status ks = (*pipe)->set_kernel(sequence.front()); !ks) return fail(ks.to_string());
+  }
 
   const double fps = info.frame_rate.valid() ? info.frame_rate.value() : 30.0;
   const bool realtime = !o.max_speed;
@@ -126,27 +171,23 @@ int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
   const auto t0 = Clock::now();
   auto last_print = t0;
   int64_t frames_at_last = 0;
-  auto counters_line = [&](int64_t frames, double secs) {
-    const auto sc = source->counters();
-    const auto pc = (*pipe)->counters();
-    char b[320];
-    std::snprintf(b, sizeof(b),
-                  "%lld frames, %.1f fps; late %lld; dropped %lld (%lld behind schedule, %lld at the source); "
-                  "%lld corrupt packets, %lld damaged frames",
-                  static_cast<long long>(frames), secs > 0 ? frames / secs : 0.0, static_cast<long long>(stats.late()),
-                  static_cast<long long>(stats.dropped() + pc.dropped_source), static_cast<long long>(stats.dropped()),
-                  static_cast<long long>(pc.dropped_source), static_cast<long long>(sc.corrupt_packets),
-                  static_cast<long long>(sc.damaged_frames));
-    return std::string(b);
+  auto counters = [&](int64_t frames, double secs) {
+    return counters_line(frames, secs, stats, (*pipe)->counters().dropped_source, source->counters());
   };
+  int64_t consumed = 0;
   auto tick = [&] {
+    ++consumed;
+    if (!sequence.empty() && consumed % o.switch_every == 0) {
+      const std::string& next = sequence[static_cast<size_t>(consumed / o.switch_every) % sequence.size()];
+      if (Status ks = (*pipe)->set_kernel(next); !ks) std::fprintf(stderr, "histeq: %s\n", ks.to_string().c_str());
+    }
     if (o.quiet) return;
     const auto now = Clock::now();
     if (now - last_print < std::chrono::seconds(1)) return;
     const double secs = std::chrono::duration<double>(now - last_print).count();
     const int64_t frames = stats.frames() + 1;  // this frame is added right after the sink returns
     std::printf("[%6.1f s] %s\n%s", std::chrono::duration<double>(now - t0).count(),
-                counters_line(frames - frames_at_last, secs).c_str(), format_stage_table(stats.window(), true).c_str());
+                counters(frames - frames_at_last, secs).c_str(), format_stage_table(stats.window(), true).c_str());
     std::fflush(stdout);
     last_print = now;
     frames_at_last = frames;
@@ -158,7 +199,7 @@ int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
   if (!s && !interrupted) return fail(s.to_string());
 
   std::printf("histeq play: %s%.2f s: %s\n%s", interrupted ? "interrupted after " : "done in ", wall,
-              counters_line(stats.frames(), wall).c_str(), format_stage_table(stats.total(), false).c_str());
+              counters(stats.frames(), wall).c_str(), format_stage_table(stats.total(), false).c_str());
   std::fflush(stdout);
   if (!o.stats_json.empty()) {
     const auto sc = source->counters();

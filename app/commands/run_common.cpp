@@ -68,6 +68,19 @@ std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, 
   return out;
 }
 
+std::string counters_line(int64_t frames, double secs, const pipeline::RunStats& stats, int64_t dropped_source,
+                          const video::SourceCounters& sc) {
+  char b[320];
+  std::snprintf(b, sizeof(b),
+                "%lld frames, %.1f fps; late %lld; dropped %lld (%lld behind schedule, %lld at the source); "
+                "%lld corrupt packets, %lld damaged frames",
+                static_cast<long long>(frames), secs > 0 ? frames / secs : 0.0, static_cast<long long>(stats.late()),
+                static_cast<long long>(stats.dropped() + dropped_source), static_cast<long long>(stats.dropped()),
+                static_cast<long long>(dropped_source), static_cast<long long>(sc.corrupt_packets),
+                static_cast<long long>(sc.damaged_frames));
+  return b;
+}
+
 std::string describe_equalizer(const pipeline::EqualizerInfo& e) {
   if (e.kernel == "none") return "no equalization (passthrough)";
   return std::string(e.backend == pipeline::Backend::gpu ? "GPU " : "CPU ") + e.kernel + " (" + e.device +
@@ -96,6 +109,7 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   json frames = json::array();
   for (const auto& rec : stats.records()) {
     json f = {{"index", rec.index}, {"time_s", rec.time_s}};
+    if (!rec.kernel.empty()) f["kernel"] = rec.kernel;
     for (int r = 0; r < pipeline::kStageCount; ++r)
       if (rec.timing.ms[r] == rec.timing.ms[r]) f[pipeline::row_name(r)] = rec.timing.ms[r];
     if (rec.timing.latency_ms == rec.timing.latency_ms) f["latency"] = rec.timing.latency_ms;

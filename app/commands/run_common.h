@@ -24,6 +24,11 @@ void set_signal_cleanup(const std::string& path);
 // drops the "last" column, for whole-run summaries).
 std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, bool with_last);
 
+// "600 frames, 59.9 fps; late 0; dropped 0 (0 behind schedule, 0 at the source); 0 corrupt packets,
+// 0 damaged frames": the play commands' counters.
+std::string counters_line(int64_t frames, double secs, const pipeline::RunStats& stats, int64_t dropped_source,
+                          const video::SourceCounters& source);
+
 // "GPU method2 (NVIDIA H200)" / "CPU cpu_parallel (CPU, 2 threads)" / "no equalization (passthrough)".
 std::string describe_equalizer(const pipeline::EqualizerInfo& e);
 

@@ -110,7 +110,7 @@ class DeviceArray {
     DeviceArray a;
     a.buf_ = std::move(b.value());
     a.count_ = count;
-    return a;
+    return Result<DeviceArray>(std::move(a));
   }
   T* data() const noexcept { return static_cast<T*>(buf_.data()); }
   size_t size() const noexcept { return count_; }

@@ -13,6 +13,18 @@
 // Every one of the out.bins counters is overwritten. Counters are 32-bit: planes of 2^32 samples or
 // more are rejected.
 //
+// Weighted histograms (kernels whose KernelInfo::weighted is set; Xu et al.):
+//
+//   HISTEQ_TRY(hist::compute(**k, plane, weights, {d_counts, 1024, MemoryKind::device, d_sums}, stream));
+//
+// `weights` is a float plane of the sample plane's width and height, with its own pitch (bytes, a
+// whole number of floats), in the same kind of memory as the samples. Each counted sample adds 1 to
+// its bin's counter and its weight to the bin's weight sum; out.weight_sums (out.bins floats, in the
+// histogram's memory) is overwritten, the counters exactly as without weights. Out-of-range samples
+// add neither. Accuracy: every kernel keeps each bin's sum within 1e-5 of the exact sum of |w| over
+// the bin (relative), whatever the plane size: float chains stay short and long sums are double.
+// Weights must be finite. The unweighted compute() never touches out.weight_sums.
+//
 // Threads. A Kernel instance keeps per-instance state (scratch buffers allocated once, a CPU thread
 // pool) and must not be used by two threads at once; separate instances are independent.
 #pragma once
@@ -46,20 +58,32 @@ struct KernelInfo {
   BinMask bins_16bit = 0;   // bin counts supported for 16-bit planes (0: 16-bit unsupported)
   bool data_independent = false;  // time does not depend on the picture's content
   Backend backend = Backend::gpu;
+  // Empty for a real kernel. Otherwise the name of the kernel this entry is another name for (the
+  // same algorithm under the name another source gives it): the entry reuses that kernel's factory
+  // and traits. Benchmarks skip aliases unless asked for them by name.
+  std::string alias_of = {};
+  bool weighted = false;    // also computes weighted histograms (compute() with weights); set by name
 
   bool supports(int bytes_per_sample, int bins) const noexcept;
 };
 
-// The destination of a histogram: `bins` 32-bit counters.
+// The destination of a histogram: `bins` 32-bit counters, and for a weighted histogram `bins` float
+// weight sums, both in `memory`.
 struct HistogramView {
   uint32_t* counts = nullptr;
   int bins = 0;
   MemoryKind memory = MemoryKind::device;
+  float* weight_sums = nullptr;  // written by the weighted compute() only (required there)
 };
 
 // Launch overrides for tests and sweeps; zero means "the policy decides".
 struct KernelOptions {
   int max_blocks = 0;  // cap on the grid size (GPU kernels) or thread count (CPU kernels)
+  // Cap on the grid-stride steps (16-byte loads) a thread takes between two flushes of a kernel's
+  // bounded counters. Honoured by the warp-histogram kernels (podlozhnyuk256, method1 with the tag
+  // loop), whose 27-bit counts allow passes of 2^27 samples per warp that no test could reach:
+  // tests shorten the passes to exercise the flush. Never needed for correctness.
+  int max_pass_steps = 0;
 };
 
 class Kernel {
@@ -75,6 +99,11 @@ class Kernel {
   // Called by compute() after validation, with a non-empty plane whose geometry the kernel supports.
   virtual Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t stream) = 0;
 
+  // The weighted form, called by compute() after validation (so only for kernels whose info says
+  // `weighted`), with weights of the plane's size and out.weight_sums set. The default refuses.
+  virtual Status run_weighted(const PlaneRef& in, const WeightsView& weights, const HistogramView& out,
+                              cudaStream_t stream);
+
  private:
   const KernelInfo& info_;
   KernelOptions opts_;
@@ -84,6 +113,10 @@ struct KernelEntry {
   KernelInfo info;
   Result<std::unique_ptr<Kernel>> (*make)(const KernelInfo& info, KernelOptions opts);
 };
+
+// An alias entry: `target` under another name, citing the source that uses that name (`paper`,
+// `section`). Same factory, bins and traits as `target`; alias_of = target's name.
+KernelEntry make_alias(const KernelEntry& target, std::string name, std::string paper, std::string section);
 
 // Every kernel, in registry order (kernels.def).
 const std::vector<KernelEntry>& registry();
@@ -96,9 +129,15 @@ Result<std::unique_ptr<Kernel>> create_kernel(std::string_view name, KernelOptio
 
 // Checks the request against the kernel's traits and the API's contract (memory kinds, bins, sizes).
 Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView& out);
+// The same for a weighted request: unsupported when the kernel is not `weighted`; invalid_argument
+// for weights whose size, pitch, alignment or memory kind do not fit, or a null out.weight_sums.
+Status validate(const KernelInfo& info, const PlaneRef& in, const WeightsView& weights, const HistogramView& out);
 
 // The entry point: validates, handles empty planes, then runs the kernel.
 Status compute(Kernel& kernel, const PlaneRef& in, const HistogramView& out, cudaStream_t stream = nullptr);
+// Weighted histogram: counts and per-bin weight sums (see the header comment).
+Status compute(Kernel& kernel, const PlaneRef& in, const WeightsView& weights, const HistogramView& out,
+               cudaStream_t stream = nullptr);
 
 // log2 of a power-of-two bin count, -1 otherwise.
 int bins_log2(int bins) noexcept;

@@ -38,6 +38,175 @@ struct Method2 {
   static constexpr int kMinUnitsPerThread = 16;
 };
 
+// Nugteren et al. 2011 §7, mappings 1, 2 and 4 (method2_mappings.cu): the same kernel as Method2
+// with another counter layout or block size. 16-bit counters: the same pass bound as Method2.
+struct Method2Map1 {                   // layout 1 (plain 16-bit [bin][thread] array), 32 threads
+  static constexpr int kThreads = 32;  // paper: table 3, mapping 1
+  static constexpr int kUnroll = 4;
+  static constexpr int kStepsPerPass8 = 65535 / 16;
+  static constexpr int kStepsPerPass16 = 65535 / 8;
+  static constexpr int kMinUnitsPerThread = 16;  // not yet swept: Method2's value (same merge per block)
+};
+struct Method2Map2 {                   // layout 1, 64 threads
+  static constexpr int kThreads = 64;  // paper: table 3, mapping 2
+  static constexpr int kUnroll = 4;
+  static constexpr int kStepsPerPass8 = 65535 / 16;
+  static constexpr int kStepsPerPass16 = 65535 / 8;
+  static constexpr int kMinUnitsPerThread = 16;  // not yet swept: Method2's value
+};
+struct Method2Map4 {                   // layout 2 (one bank per thread), 64 threads
+  static constexpr int kThreads = 64;  // paper: table 3, mapping 4
+  static constexpr int kUnroll = 4;
+  static constexpr int kStepsPerPass8 = 65535 / 16;
+  static constexpr int kStepsPerPass16 = 65535 / 8;
+  static constexpr int kMinUnitsPerThread = 16;  // not yet swept: Method2's value
+};
+
+// Podlozhnyuk 2007, histogram64: one histogram of 64 one-byte counters per thread.
+struct Podlozhnyuk64 {
+  // paper: THREAD_N must be a multiple of 4 x (number of banks) for the thread-position shuffle to
+  // make every counter's bank independent of its bin: 4 x 16 = 64 on G80, 4 x 32 = 128 today.
+  static constexpr int kThreads = 128;
+  // paper: byte counters allow at most 255 samples per thread between merges; a step is one
+  // 16-byte load (16 samples), so 15 steps (240 samples) per pass.
+  static constexpr int kStepsPerPass = 255 / 16;
+  static constexpr int kUnroll = 5;              // a pass is 3 batches of 5 loads in flight
+  static constexpr int kMinUnitsPerThread = 15;  // not yet swept: at least one full pass per thread
+};
+
+// Podlozhnyuk 2007, histogram256 (Nugteren et al. 2011 §4, the reference method): one histogram of
+// 32-bit tagged counters per warp.
+struct Podlozhnyuk256 {
+  static constexpr int kThreads = 192;  // paper: 6 warps per block (6 KB of warp histograms)
+  static constexpr int kUnroll = 4;
+  static constexpr int kCountBits = 27;  // paper: 5-bit thread tag above a 27-bit count
+  // A warp histogram may count at most 2^27 - 1 samples: a pass of a warp (32 lanes x 16 samples a
+  // step) is bounded so, then the block flushes and clears its warp histograms.
+  static constexpr int kStepsPerPass = ((1 << kCountBits) - 1) / (32 * 16);
+  static constexpr int kMinUnitsPerThread = 16;  // not yet swept
+  static constexpr int kMergeThreads = 256;      // paper: the merge kernel's block (one block per bin)
+};
+
+// Nugteren et al. 2011 §6, method1: warp-private histograms with extensions 1-3. The family's
+// defaults; each kernel has its own struct below so that a sweep can tune one without the others.
+struct Method1 {
+  static constexpr int kThreads = 256;  // not yet swept (the paper gives no block size): 8 warp histograms
+  static constexpr int kUnroll = 4;
+  static constexpr int kCountBits = 27;  // tag loop variants: 5-bit lane tag above a 27-bit count
+  static constexpr int kStepsPerPass = ((1 << kCountBits) - 1) / (32 * 16);
+  static constexpr int kMinUnitsPerThread = 16;  // not yet swept
+};
+struct Method1Base : Method1 {};
+struct Method1Ext1 : Method1 {
+  // A warp stages 32 x kShuffleUnits consecutive 16-byte units in shared memory, then lane i
+  // histograms units i*kShuffleUnits .. +kShuffleUnits-1 (a run of 112 neighbouring samples). Odd,
+  // so that the transposed 16-byte shared reads of 8 lanes fall in 8 distinct bank groups. Not swept.
+  static constexpr int kShuffleUnits = 7;
+};
+struct Method1Ext2 : Method1 {};
+struct Method1Ext3 : Method1 {};
+struct Method1Ext2Ext3 : Method1 {};
+
+// Wilt, The CUDA Handbook, privatized (per-thread) histograms of packed 8-bit counters.
+struct Privatized8 {
+  static constexpr int kThreads = 64;  // paper: listing 8 requires 64 threads (the square 64x64 layout)
+  // paper: 8-bit counters take at most 255 increments between merges (listing 8 merges every 252
+  // samples); 15 steps of 16 samples = 240.
+  static constexpr int kStepsPerPass = 255 / 16;
+  static constexpr int kUnroll = 5;              // a pass is 3 batches of 5 loads in flight
+  static constexpr int kMinUnitsPerThread = 15;  // not yet swept (periodic merge): one full pass per thread
+};
+struct Privatized8Merge : Privatized8 {};
+struct Privatized8Avoid : Privatized8 {};  // grid: total units / (kThreads x kStepsPerPass), no minimum
+
+// Course exercise report: thread-local buckets (tlb; tlb_blr has its own struct, same values).
+struct Tlb {
+  static constexpr int kThreads = 256;  // not yet swept (the report's BLOCK_SIZE is not given)
+  static constexpr int kUnroll = 4;
+  // not yet swept: a thread ends with 256 global atomics (tlb) or the block with 256 reductions
+  // (tlb_blr), so each thread should see a few thousand samples before that.
+  static constexpr int kMinUnitsPerThread = 128;
+};
+struct TlbBlr : Tlb {};  // kThreads must stay a power of two (tree reduction)
+
+// Course exercise report: one block per bin.
+struct Linear {
+  // The grid is one block per bin (the method), so the block carries the occupancy: 256 blocks of
+  // 1024 threads fill an H100/H200 (2 blocks per SM). Power of two for the tree reduction.
+  static constexpr int kThreads = 1024;
+  static constexpr int kUnroll = 4;
+};
+
+// Xu, Xu, Zhao, Hsu, "Efficient Weighted Histogramming on GPUs with CUDA": the four kernels of
+// kernels/xu_weighted.cu. Each works with or without a weight plane; "weighted" values apply when a
+// 16-byte unit of samples also loads its 16 (8-bit) or 8 (16-bit) float weights, 4 or 2 more
+// 16-byte loads, so fewer units are kept in flight.
+//
+// §4.2 collision-free: one private histogram per thread (16-bit counts, float weights) in shared
+// memory, thread t's words all in bank t, no atomics in the hot loop.
+struct XuCollisionFree {
+  // 32 threads x 256 bins x 6 B = 48 KB, 4 warps per Hopper SM (228 KB): the occupancy the paper
+  // ran at with 64 bins on a 48 KB GTX 580 (§6.1.1: 4 warps per SM). 512 and 1024 bins would leave
+  // 2 and 1 warps per SM; those go to collision / collision_reduced.
+  static constexpr int kMaxBins = 256;
+  // Threads per block: kBlockBytes / (6 B x bins), a power of two in [32, 256] (256 bins: 32, 128: 64,
+  // 64: 128, <= 32: 256), so small bin counts still fill an SM's threads. Not yet swept.
+  static constexpr int kBlockBytes = 48 * 1024;
+  static constexpr int kMinThreads = 32;   // at least a warp: bank t = thread t needs 32 columns
+  static constexpr int kMaxThreads = 256;
+  static constexpr int threads_for(int bins) {
+    int t = kMaxThreads;
+    while (t > kMinThreads && t * bins * 6 > kBlockBytes) t /= 2;
+    return t;
+  }
+  // paper §6.1.1/table 5: unrolling (loads in flight) gave 2.2x at low occupancy, 16 4-byte loads
+  // (64 B) for 16..128 bins. Here 4 16-byte loads (64 B) unweighted (8 units spilled registers in sm_90
+  // ptxas); weighted 2 units = 2 x (1 + 4) loads for 8-bit samples. Not yet swept.
+  static constexpr int kUnroll = 4;
+  static constexpr int kUnrollWeighted = 2;
+  // 16-bit counters: a pass is at most this many grid-stride steps per thread (<= 65535 samples),
+  // then the block merges and clears (as method2).
+  static constexpr int kStepsPerPass8 = 65535 / 16;
+  static constexpr int kStepsPerPass16 = 65535 / 8;
+  // A private float weight sum takes at most this many adds, then it is added to the block's double
+  // sum and restarts: float error <= 63 x 2^-24 = 3.8e-6 relative (the API promises 1e-5). Lanes
+  // flush at staggered counts (lane l when count + 2l = 0 mod 64), so a one-value picture does not
+  // make 32 lanes flush one bin at once. A power of two in [32, 65536].
+  static constexpr int kWeightChain = 64;
+  static constexpr int kMinUnitsPerThread = 32;  // a block merge reads bins / 2 (1.5 x bins weighted) words per thread: amortize it; not yet swept
+};
+
+// §4.3 collision: one histogram per block in shared memory (32-bit counts, double weight sums),
+// shared atomics for every sample.
+struct XuCollision {
+  static constexpr int kThreads = 256;       // paper §6.2.1: 8 warps per block was best (1024 bins)
+  static constexpr int kUnroll = 4;          // paper: N_unroll = 1 best over 4-byte loads; here 4 16-byte loads, not yet swept
+  static constexpr int kUnrollWeighted = 2;
+  static constexpr int kMinUnitsPerThread = 8;
+};
+
+// §4.4, algorithm 2, collision-reduced: a per-thread hash buffer in shared memory (N_buffer slots of
+// value<<16 | count, and the slot's float weight sum, linear probing) regroups equal values of a
+// round before they reach the block histogram's atomics. N_buffer = the samples of one 16-byte unit
+// (16 8-bit, 8 16-bit; paper table 6: 5 to 10), one unit per round, so a slot is always free.
+struct XuCollisionReduced {
+  // paper table 6 (N_warp): 2 warps for 128 and 256 bins (and fewer), 3 for 512, 6 for 1024.
+  static constexpr int warps_for(int bins) { return bins >= 1024 ? 6 : bins >= 512 ? 3 : 2; }
+  static constexpr int kMaxThreads = 6 * 32;
+  static constexpr int kUnroll = 4;          // units (rounds) loaded ahead; not yet swept
+  static constexpr int kUnrollWeighted = 2;
+  static constexpr int kMinUnitsPerThread = 8;
+};
+
+// §4.5, table 1, hybrid: collision-free up to kCollisionFreeMaxBins bins; above, the first call
+// runs collision and the second collision_reduced, each timed with CUDA events, and later calls use
+// the faster one ("comparing the running time of them at the first round"). A change of sample
+// size, bin count, weighting or plane size starts over, and so does every kReprobeCalls-th call.
+struct XuHybrid {
+  static constexpr int kCollisionFreeMaxBins = 128;  // paper table 7: collision-free for 2..128 bins; not yet measured on Hopper
+  static constexpr int kReprobeCalls = 600;          // about 10 s of 60 fps video between re-timings; not yet swept
+};
+
 struct Cub {
   // cub::DeviceHistogram::HistogramEven picks its own tuning; temp storage is kept between calls.
 };

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #include "core/cuda/check.h"
@@ -8,13 +9,26 @@
 namespace histeq::hist {
 
 #define HISTEQ_KERNEL(id) KernelEntry entry_##id();
+#define HISTEQ_ALIAS(id, target, paper, section)
 #include "core/histogram/kernels.def"
+#undef HISTEQ_ALIAS
 #undef HISTEQ_KERNEL
+
+KernelEntry make_alias(const KernelEntry& target, std::string name, std::string paper, std::string section) {
+  KernelEntry e = target;
+  e.info.name = std::move(name);
+  e.info.paper = std::move(paper);
+  e.info.section = std::move(section);
+  e.info.alias_of = target.info.name;
+  return e;
+}
 
 const std::vector<KernelEntry>& registry() {
   static const std::vector<KernelEntry> table = {
 #define HISTEQ_KERNEL(id) entry_##id(),
+#define HISTEQ_ALIAS(id, target, paper, section) make_alias(entry_##target(), #id, paper, section),
 #include "core/histogram/kernels.def"
+#undef HISTEQ_ALIAS
 #undef HISTEQ_KERNEL
   };
   return table;
@@ -59,7 +73,9 @@ bool KernelInfo::supports(int bytes_per_sample, int bins) const noexcept {
 
 std::string bins_to_string(BinMask mask) {
   if (mask == 0) return "-";
-  if (mask == kAnyBins) return "2..1024";
+  const int lo = __builtin_ctz(mask), hi = 31 - __builtin_clz(mask);
+  if (hi - lo >= 2 && mask == (((2u << hi) - 1u) & ~((1u << lo) - 1u)))  // a run of 3 or more: "2..256"
+    return std::to_string(1u << lo) + ".." + std::to_string(1u << hi);
   std::string s;
   for (int k = 0; k < 32; ++k)
     if (mask & (1u << k)) s += (s.empty() ? "" : ",") + std::to_string(1u << k);
@@ -70,6 +86,10 @@ Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView&
   if (in.bytes_per_sample != 1 && in.bytes_per_sample != 2)
     return HISTEQ_ERROR(Code::invalid_argument, "samples must be 8 or 16 bits wide");
   if (in.width < 0 || in.height < 0) return HISTEQ_ERROR(Code::invalid_argument, "negative plane size");
+  // 8-bit planes are full 8-bit: the kernels skip the range check on byte samples, so a smaller
+  // depth with larger values in it would index past the histogram.
+  if (in.bytes_per_sample == 1 && in.bit_depth != 8)
+    return HISTEQ_ERROR(Code::invalid_argument, "8-bit planes must have bit depth 8 (use fewer bins for coarser data)");
   if (in.bit_depth < 1 || in.bit_depth > 8 * in.bytes_per_sample)
     return HISTEQ_ERROR(Code::invalid_argument, "bit depth " + std::to_string(in.bit_depth) + " does not fit " +
                                                     std::to_string(8 * in.bytes_per_sample) + "-bit samples");
@@ -99,17 +119,61 @@ Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView&
   return Status::ok();
 }
 
+Status validate(const KernelInfo& info, const PlaneRef& in, const WeightsView& weights, const HistogramView& out) {
+  HISTEQ_TRY(validate(info, in, out));
+  if (!info.weighted)
+    return HISTEQ_ERROR(Code::unsupported, "kernel '" + info.name + "' does not compute weighted histograms");
+  if (out.weight_sums == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null weight sums for a weighted histogram");
+  if (weights.width != in.width || weights.height != in.height)
+    return HISTEQ_ERROR(Code::invalid_argument, "weights are " + std::to_string(weights.width) + "x" +
+                                                    std::to_string(weights.height) + ", the plane " + std::to_string(in.width) +
+                                                    "x" + std::to_string(in.height));
+  if (in.samples() == 0) return Status::ok();
+  if (weights.data == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null weights");
+  if (reinterpret_cast<uintptr_t>(weights.data) % alignof(float) != 0)
+    return HISTEQ_ERROR(Code::invalid_argument, "weights are not aligned to a float");
+  if (weights.pitch % sizeof(float) != 0)
+    return HISTEQ_ERROR(Code::invalid_argument, "weight pitch is not a whole number of floats");
+  if (weights.height > 1 && weights.pitch < weights.row_bytes())
+    return HISTEQ_ERROR(Code::invalid_argument, "weight pitch smaller than a row");
+  const bool gpu = info.backend == Backend::gpu;
+  if (gpu != (weights.memory == MemoryKind::device))
+    return HISTEQ_ERROR(Code::invalid_argument, std::string("the weights must be in ") + (gpu ? "device" : "host") +
+                                                    " memory for kernel '" + info.name + "'");
+  return Status::ok();
+}
+
+Status Kernel::run_weighted(const PlaneRef&, const WeightsView&, const HistogramView&, cudaStream_t) {
+  return HISTEQ_ERROR(Code::unsupported, "kernel '" + info_.name + "' does not compute weighted histograms");
+}
+
+namespace {
+
+// An empty plane: every output zero, without calling the kernel.
+Status zero_outputs(const HistogramView& out, bool weighted, cudaStream_t stream) {
+  if (out.memory == MemoryKind::device) {
+    HISTEQ_CUDA_TRY(cudaMemsetAsync(out.counts, 0, sizeof(uint32_t) * out.bins, stream));
+    if (weighted) HISTEQ_CUDA_TRY(cudaMemsetAsync(out.weight_sums, 0, sizeof(float) * out.bins, stream));
+  } else {
+    std::fill(out.counts, out.counts + out.bins, 0u);
+    if (weighted) std::fill(out.weight_sums, out.weight_sums + out.bins, 0.0f);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status compute(Kernel& kernel, const PlaneRef& in, const HistogramView& out, cudaStream_t stream) {
   HISTEQ_TRY(validate(kernel.info(), in, out));
-  if (in.samples() == 0) {
-    if (out.memory == MemoryKind::device) {
-      HISTEQ_CUDA_TRY(cudaMemsetAsync(out.counts, 0, sizeof(uint32_t) * out.bins, stream));
-    } else {
-      std::fill(out.counts, out.counts + out.bins, 0u);
-    }
-    return Status::ok();
-  }
+  if (in.samples() == 0) return zero_outputs(out, false, stream);
   return kernel.run(in, out, stream);
+}
+
+Status compute(Kernel& kernel, const PlaneRef& in, const WeightsView& weights, const HistogramView& out,
+               cudaStream_t stream) {
+  HISTEQ_TRY(validate(kernel.info(), in, weights, out));
+  if (in.samples() == 0) return zero_outputs(out, true, stream);
+  return kernel.run_weighted(in, weights, out, stream);
 }
 
 }  // namespace histeq::hist

@@ -1,6 +1,9 @@
-// Image planes: one channel of 8- or 16-bit samples, row-major, with a pitch in bytes.
+// Image planes: one channel of 8- or 16-bit samples (or of float weights), row-major, with a pitch
+// in bytes.
 //
 //  - PlaneView<T>: non-owning (pointer, width, height, pitch, bit depth, memory kind). Cheap to copy.
+//                  T is uint8_t or uint16_t for samples, float for per-sample weights (weighted
+//                  histograms, core/histogram/histogram.h); bit_depth means nothing for float.
 //  - Plane<T>:     owns its storage (host pageable, pinned host, or device); RAII, movable only.
 //  - PlaneRef:     a type-erased const view (8- or 16-bit), the input type of the histogram API.
 //
@@ -25,8 +28,9 @@ using cuda::MemoryKind;
 
 template <class T>
 struct PlaneView {
-  static_assert(std::is_same_v<std::remove_const_t<T>, uint8_t> || std::is_same_v<std::remove_const_t<T>, uint16_t>,
-                "planes hold 8- or 16-bit samples");
+  static_assert(std::is_same_v<std::remove_const_t<T>, uint8_t> || std::is_same_v<std::remove_const_t<T>, uint16_t> ||
+                    std::is_same_v<std::remove_const_t<T>, float>,
+                "planes hold 8- or 16-bit samples, or float weights");
   T* data = nullptr;
   int width = 0;
   int height = 0;
@@ -43,7 +47,8 @@ struct PlaneView {
   bool empty() const noexcept { return width == 0 || height == 0; }
   bool contiguous() const noexcept { return pitch == row_bytes() || height <= 1; }
 
-  operator PlaneView<const T>() const noexcept {  // NOLINT(google-explicit-constructor)
+  template <class U = T, std::enable_if_t<!std::is_const_v<U>, int> = 0>
+  operator PlaneView<const U>() const noexcept {  // NOLINT(google-explicit-constructor)
     return {data, width, height, pitch, bit_depth, memory};
   }
 };
@@ -100,8 +105,11 @@ using Plane8 = Plane<uint8_t>;
 using Plane16 = Plane<uint16_t>;
 using PlaneView8 = PlaneView<uint8_t>;
 using PlaneView16 = PlaneView<uint16_t>;
+using PlaneF = Plane<float>;
+using WeightsView = PlaneView<const float>;  // per-sample weights of a weighted histogram
 
-// Type-erased read-only plane: the histogram API's input.
+// Type-erased read-only plane of 8- or 16-bit samples: the histogram API's input (float planes are
+// weights, not samples, and do not convert).
 struct PlaneRef {
   const void* data = nullptr;
   int width = 0;
@@ -112,11 +120,11 @@ struct PlaneRef {
   MemoryKind memory = MemoryKind::host;
 
   PlaneRef() = default;
-  template <class T>
+  template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
   PlaneRef(PlaneView<T> v)  // NOLINT(google-explicit-constructor)
       : data(v.data), width(v.width), height(v.height), pitch(v.pitch),
         bytes_per_sample(static_cast<int>(sizeof(T))), bit_depth(v.bit_depth), memory(v.memory) {}
-  template <class T>
+  template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
   PlaneRef(const Plane<T>& p) : PlaneRef(p.cview()) {}  // NOLINT(google-explicit-constructor)
 
   size_t samples() const noexcept { return static_cast<size_t>(width) * static_cast<size_t>(height); }

@@ -12,14 +12,16 @@ const char* pattern_name(Pattern p) noexcept {
     case Pattern::uniform: return "uniform";
     case Pattern::degenerate: return "degenerate";
     case Pattern::natural: return "natural";
+    case Pattern::gaussian: return "gaussian";
+    case Pattern::colours: return "colours";
   }
   return "?";
 }
 
 Result<Pattern> parse_pattern(const std::string& name) {
-  for (Pattern p : {Pattern::uniform, Pattern::degenerate, Pattern::natural})
+  for (Pattern p : {Pattern::uniform, Pattern::degenerate, Pattern::natural, Pattern::gaussian, Pattern::colours})
     if (name == pattern_name(p)) return p;
-  return HISTEQ_ERROR(Code::invalid_argument, "unknown pattern '" + name + "' (uniform, degenerate, natural)");
+  return HISTEQ_ERROR(Code::invalid_argument, "unknown pattern '" + name + "' (uniform, degenerate, natural, gaussian, colours)");
 }
 
 namespace {

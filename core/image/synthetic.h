@@ -5,6 +5,11 @@
 //   degenerate  every sample the same value (never zero by default: zeros hide unwritten output)
 //   natural     smooth, spatially correlated value noise (three octaves) with a skewed tone curve
 //               and a little per-pixel noise: a stand-in for photographs
+//   gaussian    independent samples, approximately normal around the middle of the range with
+//               standard deviation `value` (in sample units; Irwin-Hall sum of four uniforms),
+//               clamped to the range; value 0 is one value (Xu et al., figure 9's sweep)
+//   colours     `value` distinct values spread evenly over the range, each equally likely
+//               (the course report's 1, 2, 5, 256 colour sweep)
 //
 // Pure functions of (x, y, seed): no state, thread-safe.
 #pragma once
@@ -19,7 +24,7 @@
 
 namespace histeq::synth {
 
-enum class Pattern { uniform, degenerate, natural };
+enum class Pattern { uniform, degenerate, natural, gaussian, colours };
 
 const char* pattern_name(Pattern p) noexcept;
 Result<Pattern> parse_pattern(const std::string& name);
@@ -57,6 +62,19 @@ HISTEQ_HD uint32_t sample(Pattern pattern, uint32_t x, uint32_t y, uint32_t seed
   switch (pattern) {
     case Pattern::uniform: return hash_xy(x, y, seed) & maxval;
     case Pattern::degenerate: return value & maxval;
+    case Pattern::gaussian: {
+      // Sum of four 16-bit uniforms: mean 2^17, standard deviation 65536 * sqrt(4/12) ~= 37837.
+      const uint32_t h1 = hash_xy(x, y, seed), h2 = hash_xy(x, y, seed + 7);
+      const int64_t sum = static_cast<int64_t>(h1 & 0xFFFF) + (h1 >> 16) + (h2 & 0xFFFF) + (h2 >> 16) - 131070;
+      int64_t v = static_cast<int64_t>((maxval + 1) / 2) + sum * static_cast<int64_t>(value) / 37837;
+      v = v < 0 ? 0 : (v > static_cast<int64_t>(maxval) ? static_cast<int64_t>(maxval) : v);
+      return static_cast<uint32_t>(v);
+    }
+    case Pattern::colours: {
+      const uint32_t n = value == 0 ? 1u : (value > maxval + 1 ? maxval + 1 : value);
+      const uint32_t k = hash_xy(x, y, seed) % n;
+      return static_cast<uint32_t>((static_cast<uint64_t>(k) * (maxval + 1)) / n);
+    }
     case Pattern::natural:
     default: {
       int64_t v = (60 * value_noise_q16(x, y, 256, seed) + 28 * value_noise_q16(x, y, 48, seed + 1) +

@@ -30,11 +30,15 @@ struct EqualizerOptions {
   bool download = true;          // GPU: copy the equalized luma back into the host frame (export)
   bool keep_on_device = false;   // GPU: leave all three planes on the device for the sink (Frame::device)
   bool passthrough = false;      // no equalization at all: a plain transcode, to measure the floor
+  bool keep_input_luma = false;  // Frame::input_luma: a copy of the luma before equalizing (before/after
+                                 // views); on the device with keep_on_device, else on the host
+  bool keep_histogram = false;   // Frame::histogram and Frame::lut: the luma histogram and the LUT applied
 };
 
 struct EqualizerInfo {
   Backend backend = Backend::cpu;
-  std::string kernel;         // the histogram kernel, or "none" for passthrough
+  std::string kernel;         // the histogram kernel chosen at creation (after set_kernel, see
+                              // Frame::kernel), or "none" for passthrough
   std::string device;         // "NVIDIA H200" or "CPU, 2 threads"
   std::string fallback_note;  // set when the CPU was chosen because there is no usable GPU
   int bins = 256;
@@ -49,7 +53,19 @@ class Equalizer {
   static Result<std::unique_ptr<Equalizer>> create(const EqualizerOptions& opts, const video::FrameFormat& format);
   virtual ~Equalizer() = default;
 
+  // Whether `kernel` can equalize frames of `format` on `backend`: ok, or the reason it cannot
+  // (unknown kernel, a kernel of the other backend, no CUDA device, no mode for the format's bins).
+  static Status check_kernel(const std::string& kernel, Backend backend, const video::FrameFormat& format);
+
   virtual const EqualizerInfo& info() const = 0;
+
+  // Live controls, from any thread, also while frames flow: they apply from the next frame that
+  // submit() takes; frames already taken keep what they had (Frame::kernel names the kernel that
+  // equalized a frame), so nothing waits and no frame is lost. A kernel must pass check_kernel
+  // for this equalizer's backend and format; its instances are made on the submitting thread at
+  // the switch and kept for later switches back. Errors leave the setting as it was.
+  virtual Status set_kernel(const std::string& name) = 0;
+  virtual Status set_strength(double strength) = 0;  // 0..1
   // Frames should come from a pinned pool (asynchronous uploads).
   virtual bool wants_pinned_frames() const = 0;
   // Takes a frame; appends to `done`, in order, each frame whose equalization has completed (on

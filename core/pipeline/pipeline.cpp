@@ -48,6 +48,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::create(const PipelineOptions& opts, 
 
 const EqualizerInfo& Pipeline::equalizer() const { return impl_->eq->info(); }
 
+Status Pipeline::set_kernel(const std::string& name) { return impl_->eq->set_kernel(name); }
+Status Pipeline::set_strength(double strength) { return impl_->eq->set_strength(strength); }
+
 PipelineCounters Pipeline::counters() const {
   PipelineCounters c;
   c.frames_in = impl_->frames_in.load();
@@ -60,6 +63,10 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
   Impl& m = *impl_;
   if (source.info().format != m.pool->format())
     return HISTEQ_ERROR(Code::invalid_argument, "the source's format changed after the pipeline was made");
+  {
+    std::lock_guard<std::mutex> l(m.err_mu);
+    m.first_error = Status::ok();  // a previous run's stop
+  }
   BoundedQueue<FramePtr> decoded(static_cast<size_t>(m.opts.queue_frames));
   BoundedQueue<FramePtr> equalized(static_cast<size_t>(m.opts.queue_frames));
   const bool live = source.info().live;
@@ -131,13 +138,21 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
       abort_all();
       break;
     }
-    if (got == BoundedQueue<FramePtr>::Pop::timeout) continue;
+    if (got == BoundedQueue<FramePtr>::Pop::timeout) {
+      if (Status s = sink.idle(); !s) {
+        m.set_error(s);
+        abort_all();
+        break;
+      }
+      continue;
+    }
     if (got == BoundedQueue<FramePtr>::Pop::end) break;
     FrameRecord rec;
     rec.index = f->index;
     rec.time_s = f->time_s;
     rec.damaged = f->damaged;
     rec.timing = f->timing;
+    rec.kernel = f->kernel;
     const int64_t start = f->timing.start_ns;
     Status s = sink.consume(std::move(f), rec);
     if (!s) {

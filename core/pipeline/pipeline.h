@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 #include "core/cuda/status.h"
 #include "core/pipeline/equalizer.h"
@@ -28,6 +29,9 @@ class Sink {
   // Takes the frame (it may keep it). Sets the timing of its own stage (encode, present) and the
   // late/dropped flags in `record`; the pipeline fills the rest.
   virtual Status consume(video::FramePtr frame, FrameRecord& record) = 0;
+  // Called on the same thread when no frame came for a while (about 20 ms), e.g. so that a window
+  // keeps redrawing while the pipeline is starved. An error stops the pipeline as in consume().
+  virtual Status idle() { return Status::ok(); }
 };
 
 struct PipelineOptions {
@@ -49,9 +53,15 @@ class Pipeline {
   ~Pipeline();
 
   const EqualizerInfo& equalizer() const;
-  // Blocks until the source ends (ok), `stop` becomes true (cancelled) or an error.
+  // Blocks until the source ends (ok), `stop` becomes true (cancelled) or an error. May be called
+  // again after it returns, e.g. after Source::seek (a player seeks by stopping, seeking and
+  // running again): frames still in flight at a stop are dropped, counters keep adding up.
   Status run(video::Source& source, Sink& sink, const std::atomic<bool>& stop, RunStats* stats = nullptr);
   PipelineCounters counters() const;  // any thread, also while running
+
+  // Live controls (any thread, also while running): Equalizer::set_kernel and set_strength.
+  Status set_kernel(const std::string& name);
+  Status set_strength(double strength);
 
  private:
   Pipeline();

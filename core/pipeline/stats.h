@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "core/pipeline/stage.h"
@@ -34,6 +35,7 @@ struct FrameRecord {
   bool damaged = false;  // decoded with concealed errors
   bool late = false;     // presented more than half a frame interval after its time
   bool dropped = false;  // not presented: more than a frame interval behind (the pipeline lagged)
+  std::string kernel;    // the histogram kernel that equalized it (Frame::kernel)
   FrameTiming timing;
 };
 

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -72,6 +73,7 @@ struct FileSource::Impl {
   int64_t read_errors_since_video = 0;  // read errors or cut-off packets after the last good video packet
   std::string last_decode_error;
   int64_t first_pts = AV_NOPTS_VALUE, last_pts = AV_NOPTS_VALUE;
+  int64_t skip_before_pts = AV_NOPTS_VALUE;  // after a seek: frames before this are decoded and dropped
 
   ~Impl() {
     sws_freeContext(sws);
@@ -325,6 +327,33 @@ AVFormatContext* FileSource::format_context() const { return impl_->fmt; }
 int FileSource::video_stream_index() const { return impl_->vindex; }
 void FileSource::interrupt() { impl_->interrupted = true; }
 
+bool FileSource::can_seek() const {
+  const Impl& s = *impl_;
+  return !s.opts.webcam && s.fmt != nullptr && s.fmt->pb != nullptr && (s.fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) != 0;
+}
+
+Status FileSource::seek(double time_s) {
+  Impl& s = *impl_;
+  if (!can_seek()) return HISTEQ_ERROR(Code::unsupported, s.path + ": this input cannot seek");
+  if (!(time_s >= 0)) time_s = 0;
+  if (s.info.duration_s > 0) time_s = std::min(time_s, s.info.duration_s);
+  const AVStream* vs = s.fmt->streams[s.vindex];
+  const double tb = av_q2d(vs->time_base);
+  const int64_t origin = s.first_pts != AV_NOPTS_VALUE ? s.first_pts : (vs->start_time != AV_NOPTS_VALUE ? vs->start_time : 0);
+  const int64_t target = origin + static_cast<int64_t>(std::llround(time_s / tb));
+  s.interrupted = false;
+  s.first_pts = origin;  // unchanged once a frame was read; else times count from the stream's start
+  if (int e = av_seek_frame(s.fmt, s.vindex, target, AVSEEK_FLAG_BACKWARD); e < 0) return s.fail("cannot seek: " + describe_failure(e));
+  avcodec_flush_buffers(s.dec.get());
+  // Half a frame of slack, so that a target between two frames' timestamps lands on the later one.
+  s.skip_before_pts = target - s.frame_duration_tb() / 2;
+  s.draining = s.ended = false;
+  s.last_pts = AV_NOPTS_VALUE;  // timestamps may go back now; that is not a repair
+  s.consecutive_read_errors = 0;
+  s.read_errors_since_video = 0;
+  return Status::ok();
+}
+
 SourceCounters FileSource::counters() const {
   SourceCounters c;
   c.frames = impl_->frames.load();
@@ -357,6 +386,15 @@ Result<FramePtr> FileSource::next(FramePool& pool) {
   for (;;) {
     if (s.interrupted) return s.fail("interrupted", Code::cancelled);
     int e = avcodec_receive_frame(dec, s.frame.get());
+    if (e == 0 && s.skip_before_pts != AV_NOPTS_VALUE) {
+      // After a seek the decoder restarts at a key frame before the target: skip up to the target.
+      const int64_t p = s.frame->best_effort_timestamp;
+      if (p != AV_NOPTS_VALUE && p < s.skip_before_pts) {
+        av_frame_unref(s.frame.get());
+        continue;
+      }
+      s.skip_before_pts = AV_NOPTS_VALUE;
+    }
     if (e == 0) break;
     if (e == AVERROR_EOF) {
       HISTEQ_TRY(s.end_of_input());

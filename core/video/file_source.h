@@ -41,6 +41,10 @@ class FileSource final : public Source {
   Result<FramePtr> next(FramePool& pool) override;
   SourceCounters counters() const override;  // any thread
   void interrupt() override;
+  bool can_seek() const override;  // a file on seekable storage (not a webcam, not a pipe)
+  // av_seek_frame to the key frame at or before the time, a decoder flush, then the frames before
+  // the time are decoded and skipped.
+  Status seek(double time_s) override;
 
   const NativeVideo& native() const;
   // The layout frames are converted to; default natural_format(native). Only before the first next().

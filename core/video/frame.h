@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/cuda/status.h"
 #include "core/image/plane.h"
@@ -87,6 +88,16 @@ class Frame {
     int count = 0;  // 1 = luma only, 3 = all planes
   };
   std::shared_ptr<const DeviceView> device;
+
+  // Set by the equalizer (core/pipeline/equalizer.h), for displays:
+  std::string kernel;  // the histogram kernel that equalized this frame ("" when none did)
+  // EqualizerOptions::keep_input_luma: the luma as it was before equalization, in device memory
+  // when `device` is set, else in host memory. The shared_ptr keeps its storage alive.
+  std::shared_ptr<const PlaneRef> input_luma;
+  // EqualizerOptions::keep_histogram: the input luma histogram (one counter per bin) and the LUT
+  // that was applied (one entry per bin), so the output histogram is the input's pushed through it.
+  std::vector<uint32_t> histogram;
+  std::vector<uint16_t> lut;
 
   // The underlying FFmpeg frame (core/video internals: encoder, converter).
   AVFrame* av() const noexcept { return av_; }

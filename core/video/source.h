@@ -43,6 +43,18 @@ class Source {
   virtual SourceCounters counters() const = 0;
   // Makes a blocked or later next() return `cancelled` soon. Any thread.
   virtual void interrupt() {}
+
+  // Whether seek() can work (files on seekable storage and the synthetic source; not cameras).
+  virtual bool can_seek() const { return false; }
+  // Moves to media time `time_s` (seconds from the first frame, as Frame::time_s; clamped to the
+  // input): the next frame is the first one at or after it. Clears an earlier interrupt() and the
+  // end of the input, so a source can be read again after it ended or was interrupted. Only
+  // between calls of next(), on the thread that calls next(). Errors: unsupported (see can_seek),
+  // io_error "<name>: cannot seek: <cause>".
+  virtual Status seek(double time_s) {
+    (void)time_s;
+    return HISTEQ_ERROR(Code::unsupported, info().name + ": this source cannot seek");
+  }
 };
 
 // The built-in source: procedurally animated, low-contrast content (moving gradients, moving

@@ -76,8 +76,17 @@ class SyntheticSource final : public Source {
   const SourceInfo& info() const override { return info_; }
   SourceCounters counters() const override {
     SourceCounters c;
-    c.frames = n_;
+    c.frames = produced_.load();
     return c;
+  }
+
+  bool can_seek() const override { return true; }
+  Status seek(double time_s) override {
+    // Every frame is a function of its number alone, so a seek only moves the counter.
+    int64_t n = time_s > 0 ? static_cast<int64_t>(std::ceil(time_s * o_.fps - 1e-6)) : 0;
+    if (total_ > 0) n = std::min(n, total_);
+    n_ = n;
+    return Status::ok();
   }
 
   Result<FramePtr> next(FramePool& pool) override {
@@ -87,18 +96,18 @@ class SyntheticSource final : public Source {
     auto fr = pool.get();
     if (!fr) return fr.status();
     Frame& f = **fr;
-    const int64_t n = n_.load();
-    const double t = static_cast<double>(n) / o_.fps;
+    const double t = static_cast<double>(n_) / o_.fps;
     if (o_.bit_depth > 8) render(f.plane16(0), f.plane16(1), f.plane16(2), t);
     else render(f.plane8(0), f.plane8(1), f.plane8(2), t);
-    f.pts = n;
+    f.pts = n_;
     f.time_base = info_.time_base;
     f.time_s = t;
-    f.index = n;
+    f.index = n_;
     f.color = info_.color;
     f.timing.start_ns = t0;
     f.timing.set(pipeline::Stage::decode, (now_ns() - t0) / 1e6);
     ++n_;
+    ++produced_;
     return std::move(fr.value());
   }
 
@@ -119,9 +128,8 @@ class SyntheticSource final : public Source {
     const int rw = std::max(1, W / 5), rh = std::max(1, H / 4);
     const int rx = static_cast<int>(std::lround((W - rw) * (0.5 + 0.5 * tri(t / 8.0))));
     const int ry = std::min(H - rh, static_cast<int>(H * 0.55));
-    const int64_t n = n_.load();
-    const int dx = static_cast<int>((n * 37) % kTile);
-    const int dy = static_cast<int>((n * 61) % kTile);
+    const int dx = static_cast<int>((static_cast<int64_t>(n_) * 37) % kTile);
+    const int dy = static_cast<int>((static_cast<int64_t>(n_) * 61) % kTile);
     for (int y = 0; y < H; ++y) {
       const int8_t* nz = noise_.data() + static_cast<size_t>((y + dy) % kTile) * (W + kTile) + dx;
       const int16_t* rp = ramp_.data() + y / 2;
@@ -153,7 +161,8 @@ class SyntheticSource final : public Source {
   SyntheticOptions o_;
   SourceInfo info_;
   int64_t total_ = 0;
-  std::atomic<int64_t> n_{0};  // counters() reads it from other threads
+  int64_t n_ = 0;                        // the next frame's number
+  std::atomic<int64_t> produced_{0};      // frames produced (seeks move n_, not this)
   std::vector<int8_t> noise_;
   std::vector<int16_t> shade_, ramp_, band_, row_, ucol_;
 };

@@ -26,6 +26,7 @@ struct HistCase {
   size_t base_offset = 0;    // bytes: > 0 makes rows start unaligned (a cropped view)
   bool out_of_range = false;  // 16-bit: sprinkle samples >= 2^bit_depth, which must not be counted
   int max_blocks = 0;        // > 0: starve the grid so each thread gets a huge share (overflow test)
+  int max_pass_steps = 0;    // > 0: KernelOptions::max_pass_steps, short passes to exercise counter flushes
 };
 
 std::vector<HistCase> histogram_cases();
@@ -48,5 +49,49 @@ PlaneRef make_host_plane(const HistCase& c, std::vector<unsigned char>& storage)
 
 // cpu_reference on a host plane, with its own loop written independently of the library.
 std::vector<uint32_t> naive_histogram(const PlaneRef& p, int bins);
+
+// ---- Weighted histograms -------------------------------------------------------------------------
+//   centre    1 at the centre falling to 0 at the ellipse through the edges' midpoints (0 outside):
+//             a centre-weighted mask, with exact zeros
+//   random    independent, uniform in [0, 1)
+//   constant  0.7 everywhere: not a binary fraction, so every float add rounds the same way, the
+//             worst case for long float sums
+enum class WeightKind { centre, random, constant };
+const char* weight_kind_name(WeightKind k);
+
+struct WeightedCase {
+  std::string name;
+  HistCase c;
+  WeightKind weights = WeightKind::random;
+  size_t weight_pitch = 0;  // bytes; 0 = tight (width * 4)
+};
+
+std::vector<WeightedCase> weighted_cases();
+
+// Kernel x weighted case pairs for the `weighted` kernels of one backend, restricted to what each
+// kernel supports.
+struct WeightedKernelCase {
+  std::string kernel;
+  WeightedCase wc;
+};
+std::vector<WeightedKernelCase> weighted_kernel_cases(hist::Backend backend);
+std::string weighted_kernel_case_name(const WeightedKernelCase& kc);
+inline void PrintTo(const WeightedKernelCase& kc, std::ostream* os) { *os << weighted_kernel_case_name(kc); }
+inline void PrintTo(const WeightedCase& wc, std::ostream* os) { *os << wc.name; }
+
+// Builds the host weight plane of a case into `storage` and returns its view. The bytes between a
+// row's last weight and the next row are NaN, so a kernel that reads them produces NaN sums.
+WeightsView make_host_weights(const WeightedCase& wc, std::vector<float>& storage);
+
+// Counts and double-precision weight sums, by a loop written independently of the library.
+struct WeightedHistogram {
+  std::vector<uint32_t> counts;
+  std::vector<double> sums;
+};
+WeightedHistogram naive_weighted_histogram(const PlaneRef& p, const WeightsView& w, int bins);
+
+// The largest |got - ref| / |ref| over the bins; infinity where got is NaN, or where ref is 0 and
+// got is not. *worst (if given) receives that bin.
+double max_relative_error(const std::vector<float>& got, const std::vector<double>& ref, int* worst = nullptr);
 
 }  // namespace histeq::test

@@ -23,7 +23,9 @@ std::vector<uint32_t> run_gpu(hist::Kernel& k, const PlaneRef& host, const std::
                               size_t base_offset, int bins, cudaStream_t stream) {
   auto dbuf = cuda::Buffer::allocate(MemoryKind::device, storage.size());
   EXPECT_TRUE(dbuf.is_ok()) << dbuf.status().to_string();
-  EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaMemcpy(dbuf->data(), storage.data(), storage.size(), cudaMemcpyHostToDevice)).is_ok());
+  // Upload on the kernel's stream: a legacy-stream cudaMemcpy from pageable memory may return
+  // before its DMA lands, and a non-blocking stream is not ordered after it.
+  EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaMemcpyAsync(dbuf->data(), storage.data(), storage.size(), cudaMemcpyHostToDevice, stream)).is_ok());
   PlaneRef dev = host;
   dev.data = static_cast<unsigned char*>(dbuf->data()) + base_offset;
   dev.memory = MemoryKind::device;
@@ -54,7 +56,7 @@ TEST_P(GpuKernel, MatchesReference) {
   std::vector<unsigned char> storage;
   const PlaneRef p = make_host_plane(kc.c, storage);
   const auto ref = reference(p, kc.c.bins);
-  auto k = hist::create_kernel(kc.kernel, {kc.c.max_blocks});
+  auto k = hist::create_kernel(kc.kernel, {kc.c.max_blocks, kc.c.max_pass_steps});
   ASSERT_TRUE(k.is_ok()) << k.status().to_string();
   auto stream = cuda::Stream::create();
   ASSERT_TRUE(stream.is_ok());
@@ -70,17 +72,37 @@ INSTANTIATE_TEST_SUITE_P(Matrix, GpuKernel, ::testing::ValuesIn(kernel_cases(his
 
 TEST(GpuHistogram, InstanceServesChangingSizes) {
   REQUIRE_GPU();
-  for (const auto& name : hist::kernel_names()) {
-    if (hist::find_kernel(name)->info.backend != hist::Backend::gpu) continue;
-    auto k = hist::create_kernel(name);
+  for (const auto& e : hist::registry()) {
+    if (e.info.backend != hist::Backend::gpu || !e.info.alias_of.empty()) continue;
+    const int bins = e.info.supports(1, 256) ? 256 : 64;  // podlozhnyuk64 is 64 bins only
+    ASSERT_TRUE(e.info.supports(1, bins)) << e.info.name;
+    auto k = hist::create_kernel(e.info.name);
     ASSERT_TRUE(k.is_ok());
     for (auto [w, h] : std::vector<std::pair<int, int>>{{64, 64}, {3840, 2160}, {17, 5}, {1920, 1080}}) {
-      HistCase c{"", w, h, 0, 1, 8, 256, synth::Pattern::natural, 0, static_cast<uint32_t>(w)};
+      HistCase c{"", w, h, 0, 1, 8, bins, synth::Pattern::natural, 0, static_cast<uint32_t>(w)};
       std::vector<unsigned char> storage;
       const PlaneRef p = make_host_plane(c, storage);
-      EXPECT_EQ(run_gpu(**k, p, storage, 0, 256, nullptr), reference(p, 256)) << name << " at " << w << "x" << h;
+      EXPECT_EQ(run_gpu(**k, p, storage, 0, bins, nullptr), reference(p, bins)) << e.info.name << " at " << w << "x" << h;
     }
   }
+}
+
+// The matrix skips aliases; one case shows each alias runs its target's kernel correctly.
+TEST(GpuHistogram, AliasesRunTheirTarget) {
+  REQUIRE_GPU();
+  int aliases = 0;
+  for (const auto& e : hist::registry()) {
+    if (e.info.backend != hist::Backend::gpu || e.info.alias_of.empty()) continue;
+    ++aliases;
+    auto k = hist::create_kernel(e.info.name);
+    ASSERT_TRUE(k.is_ok()) << k.status().to_string();
+    EXPECT_EQ((*k)->info().name, e.info.name);
+    HistCase c{"", 1921, 1081, 0, 1, 8, 256, synth::Pattern::natural, 0, 5};
+    std::vector<unsigned char> storage;
+    const PlaneRef p = make_host_plane(c, storage);
+    EXPECT_EQ(run_gpu(**k, p, storage, 0, 256, nullptr), reference(p, 256)) << e.info.name;
+  }
+  EXPECT_GE(aliases, 2);
 }
 
 TEST(GpuHistogram, RejectsHostPlanes) {
@@ -95,7 +117,8 @@ TEST(GpuHistogram, RejectsHostPlanes) {
 
 TEST(GpuSynthetic, DeviceFillMatchesHostFill) {
   REQUIRE_GPU();
-  for (auto pat : {synth::Pattern::uniform, synth::Pattern::natural, synth::Pattern::degenerate}) {
+  for (auto pat : {synth::Pattern::uniform, synth::Pattern::natural, synth::Pattern::degenerate, synth::Pattern::gaussian,
+                   synth::Pattern::colours}) {
     auto h = Plane8::allocate(MemoryKind::host, 1921, 67, 2048);
     auto d = Plane8::allocate(MemoryKind::device, 1921, 67, 2048);
     auto back = Plane8::allocate(MemoryKind::host, 1921, 67, 2048);

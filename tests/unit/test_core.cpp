@@ -1,7 +1,9 @@
 // Core types: Status, planes (RAII, move, pitch), host copies, synthetic content.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <set>
 
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
@@ -107,6 +109,39 @@ TEST(Synthetic, PatternsHaveTheirShape) {
     }
   EXPECT_GT(close, 255 * 511 * 9 / 10);
   EXPECT_GT(distinct, 40) << "natural content spans a real range of tones";
+}
+
+TEST(Synthetic, GaussianAndColoursHaveTheirShape) {
+  auto p = Plane16::allocate(MemoryKind::host, 512, 512, 0, 10);
+  ASSERT_TRUE(p.is_ok());
+  auto stats = [&](double& mean, double& sd, std::set<int>& values) {
+    double s = 0, s2 = 0;
+    values.clear();
+    for (int y = 0; y < 512; ++y)
+      for (int x = 0; x < 512; ++x) {
+        const int v = p->view().row(y)[x];
+        s += v;
+        s2 += double(v) * v;
+        values.insert(v);
+      }
+    const double n = 512.0 * 512.0;
+    mean = s / n;
+    sd = std::sqrt(s2 / n - mean * mean);
+  };
+  double mean, sd;
+  std::set<int> values;
+  ASSERT_TRUE(synth::fill_host(p->view(), synth::Pattern::gaussian, 1, 40).is_ok());
+  stats(mean, sd, values);
+  EXPECT_NEAR(mean, 512, 2);
+  EXPECT_NEAR(sd, 40, 2);
+  ASSERT_TRUE(synth::fill_host(p->view(), synth::Pattern::gaussian, 1, 0).is_ok());
+  stats(mean, sd, values);
+  EXPECT_EQ(values.size(), 1u) << "sigma 0 is one value";
+  for (uint32_t n : {1u, 2u, 5u, 256u}) {
+    ASSERT_TRUE(synth::fill_host(p->view(), synth::Pattern::colours, 1, n).is_ok());
+    stats(mean, sd, values);
+    EXPECT_EQ(values.size(), n) << n << " colours";
+  }
 }
 
 TEST(Synthetic, DeterministicAndSeeded) {

@@ -27,10 +27,11 @@ struct PlaneGeometry {
   __host__ __device__ uint32_t total_units() const { return rows * units_per_row; }
 };
 
-inline PlaneGeometry make_geometry(const PlaneRef& in) {
+// allow_flatten = false keeps a contiguous plane's rows (for a companion plane that is padded).
+inline PlaneGeometry make_geometry(const PlaneRef& in, bool allow_flatten = true) {
   PlaneGeometry g;
   g.base = static_cast<const unsigned char*>(in.data);
-  const bool contiguous = in.pitch == in.row_bytes() || in.height <= 1;
+  const bool contiguous = in.height <= 1 || (allow_flatten && in.pitch == in.row_bytes());
   g.rows = contiguous ? 1u : static_cast<uint32_t>(in.height);
   g.row_bytes = contiguous ? in.row_bytes() * static_cast<size_t>(in.height) : in.row_bytes();
   g.pitch = contiguous ? g.row_bytes : in.pitch;
@@ -177,6 +178,53 @@ template <class F>
 Status by_sample_type(const PlaneRef& in, F&& f) {
   if (in.bytes_per_sample == 1) return f(uint8_t{});
   return f(uint16_t{});
+}
+
+}  // namespace histeq::hist::detail
+
+namespace histeq::hist::detail {
+
+// Sum of one value per thread over a block of kThreads threads (a power of two), by the classic
+// tree in shared memory `s` (kThreads words): log2(kThreads) halving steps, each after a barrier.
+// The result is valid in thread 0 only; the caller synchronizes before reusing `s`.
+template <int kThreads>
+__device__ __forceinline__ uint32_t block_tree_sum(uint32_t* s, uint32_t v) {
+  static_assert(kThreads > 0 && (kThreads & (kThreads - 1)) == 0, "the tree needs a power of two");
+  s[threadIdx.x] = v;
+  for (int half = kThreads / 2; half > 0; half /= 2) {
+    __syncthreads();
+    if (static_cast<int>(threadIdx.x) < half) s[threadIdx.x] += s[threadIdx.x + half];
+  }
+  return s[0];
+}
+
+}  // namespace histeq::hist::detail
+
+namespace histeq::hist::detail {
+
+// The usual launch of a persistent-grid histogram kernel fn(PlaneGeometry, args...): raises the
+// dynamic shared memory limit if `smem` needs it, sizes the grid with grid_size() (occupancy,
+// min_units_per_thread, opts.max_blocks), zeroes the output on `stream`, then launches.
+template <class... KArgs, class... Args>
+Status launch_persistent(void (*fn)(PlaneGeometry, KArgs...), int threads, size_t smem, int min_units_per_thread,
+                         const PlaneRef& in, const HistogramView& out, const KernelOptions& opts, cudaStream_t stream,
+                         Args... args) {
+  HISTEQ_TRY(allow_dynamic_smem(fn, smem));
+  const PlaneGeometry g = make_geometry(in);
+  auto grid = grid_size(fn, threads, smem, g.total_units(), min_units_per_thread, opts);
+  if (!grid) return grid.status();
+  HISTEQ_CUDA_TRY(cudaMemsetAsync(out.counts, 0, sizeof(uint32_t) * out.bins, stream));
+  fn<<<*grid, threads, smem, stream>>>(g, args...);
+  HISTEQ_CUDA_TRY_LAUNCH();
+  return Status::ok();
+}
+
+// A registry entry whose factory makes a K (a Kernel subclass constructible from (info, opts)).
+template <class K>
+KernelEntry entry_of(KernelInfo info) {
+  return {std::move(info), [](const KernelInfo& i, KernelOptions o) -> Result<std::unique_ptr<Kernel>> {
+            return std::unique_ptr<Kernel>(new K(i, o));
+          }};
 }
 
 }  // namespace histeq::hist::detail

@@ -1,0 +1,75 @@
+// The player's commands and their keys, the scripted key presses of --keys (tests drive the
+// window through the same path as the keyboard), the kernel menu and kernel cycling. No SDL and no
+// ImGui here: the headless player and the unit tests use it too.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/cuda/status.h"
+#include "core/pipeline/equalizer.h"
+#include "core/video/frame.h"
+
+namespace histeq::app::player {
+
+enum class Command {
+  pause,         // space: pause / play
+  step,          // .: one frame forward (pauses)
+  seek_back,     // left: 5 s back
+  seek_forward,  // right: 5 s forward
+  next_kernel,   // k
+  prev_kernel,   // K
+  overlay,       // o: show / hide the overlay
+  split,         // b: before/after split view on / off
+  screenshot,    // s: PNG of the window
+  fullscreen,    // f
+  help,          // h: the keyboard panel
+  quit,          // q
+  // Scripted only (--keys), with an argument: what drag and drop and the Export dialog do.
+  open_file,     // open=PATH: play PATH
+  export_file,   // export=PATH: export the current file to PATH in the background
+};
+
+struct CommandInfo {
+  Command command;
+  const char* key;   // as the help panel shows it, and as --keys names it ("space", "left", "k", "K", ...)
+  const char* what;  // one line for the help panel
+};
+// Every command, in the order of the help panel.
+const std::vector<CommandInfo>& commands();
+
+constexpr double kSeekStepS = 5.0;
+
+// One scripted key press: `command` as if its key were pressed just before window frame `tick`
+// (1-based: the first frame the window draws is tick 1) is built.
+struct ScriptedKey {
+  int64_t tick = 0;
+  Command command = Command::pause;
+  std::string arg;  // open_file, export_file: the path
+};
+// --keys "space,5:o,k,20:s": comma-separated items [TICK:]KEY, KEY as in commands() ("space",
+// "left", "right", ".", "k", "K", "o", ...), or open=PATH / export=PATH (paths without commas).
+// An item without TICK comes one frame after the previous item (the first at tick 1). Ticks may
+// not go back. Errors name the bad item.
+Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script);
+
+// The kernel selector: every registry kernel that has a mode for the stream's bins, and whether
+// this equalizer can switch to it (or why not: the other backend, no GPU).
+struct KernelChoice {
+  std::string name, description, source;  // source: "Nugteren et al. 2011, §7.3"
+  bool usable = false;
+  std::string why_not;                     // when !usable
+};
+std::vector<KernelChoice> kernel_menu(pipeline::Backend backend, const video::FrameFormat& format);
+// The usable names of a menu, in registry order.
+std::vector<std::string> usable_kernels(const std::vector<KernelChoice>& menu);
+
+// The kernel `step` places after `current` in `names` (wrapping; -1 = the one before). `current`
+// not in `names`: the first (or last) one. Empty `names`: "".
+std::string cycle(const std::vector<std::string>& names, const std::string& current, int step);
+
+// --kernel-sequence: "all" (every usable kernel) or comma-separated names, each usable.
+Result<std::vector<std::string>> parse_kernel_sequence(const std::string& spec, const std::vector<std::string>& usable);
+
+}  // namespace histeq::app::player

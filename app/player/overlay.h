@@ -1,0 +1,115 @@
+// The player's overlay (Dear ImGui): it draws a plain OverlayState, which the player fills from the
+// pipeline's figures each frame, and reports what the user did in OverlayActions, which the player
+// carries out. It holds only widget state (text being typed, the file browser's folder); it never
+// touches the pipeline.
+//
+// Panels: "histeq" (source, kernel selector, strength, split view, transport, open, export) at the
+// top left; "Timing" (frame-time graph with the budget line, per-stage rows with sparklines,
+// dropped and late frames by cause) at the top right; "Luma" (input and output histograms with
+// their CDFs) at the bottom left; the keyboard help in the middle when asked for.
+//
+// Thread: the window's, between Window::new_frame() and Window::render_ui().
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/player/controls.h"
+#include "app/player/file_browser.h"
+#include "app/player/stats_view.h"
+
+struct ImFont;
+
+namespace histeq::app::player {
+
+struct StageRowView {
+  std::string name;
+  double last = 0, avg = 0, p99 = 0, peak = 0;  // ms, over the stats window
+  std::vector<float> spark;                     // the last frames, oldest first (NaN: did not run)
+};
+
+struct ExportView {
+  bool available = false;        // the source is a file
+  std::string why_not;           // when not available
+  std::string suggested_output;  // default path in the dialog
+  bool running = false;
+  double fraction = -1;          // 0..1, < 0 unknown
+  std::string line;              // "frame 120/600  95 fps  ETA 0:05"
+  std::string result;            // the last export's outcome
+  bool failed = false;
+};
+
+struct OverlayState {
+  // What is playing.
+  std::string source, format, equalizer, display;
+  std::string display_detail;         // tooltip: the full GL renderer and version
+  std::vector<KernelChoice> kernels;  // the selector
+  std::string kernel_shown;           // the kernel that equalized the frame on screen
+  std::string kernel_requested;       // a switch not on screen yet ("" = none)
+  float strength = 1.f;
+
+  // The picture.
+  bool split = false;
+  float split_pos = 0.5f;
+  float video_x = 0, video_y = 0, video_w = 0, video_h = 0;  // where the video is, in window coordinates
+
+  // Transport.
+  bool paused = false, ended = false, can_seek = false;
+  double position_s = 0, duration_s = 0;
+
+  // Timing.
+  double budget_ms = 16.7, source_fps = 60;
+  std::vector<float> frame_ms;        // StatsView::frame_times()
+  std::vector<StageRowView> stages;   // the stages that ran, then latency
+  double display_fps = 0, video_fps = 0;
+  int64_t frames_shown = 0;
+  std::array<int64_t, kCauses> dropped{}, late{};
+  int64_t dropped_source = 0, corrupt_packets = 0, damaged_frames = 0;
+
+  LumaPlots luma;
+  ExportView exp;
+  std::string browse_from;  // where "Open..." starts: the current file's folder
+  std::string message;  // shown under the transport; errors in red
+  bool message_is_error = false;
+  bool overlay_visible = true;
+  bool show_help = false;
+};
+
+struct OverlayActions {
+  std::optional<std::string> kernel;    // switch to this kernel
+  std::optional<float> strength;
+  std::optional<bool> split;
+  std::optional<float> split_pos;
+  bool toggle_pause = false, step = false, toggle_help = false;
+  std::optional<double> seek_to;        // seconds
+  std::optional<std::string> open;      // a file to play
+  std::optional<std::string> export_to; // start exporting the current file to this path
+  bool cancel_export = false;
+};
+
+class Overlay {
+ public:
+  explicit Overlay(ImFont* mono) : mono_(mono) {}
+  void draw(const OverlayState& s, OverlayActions& out);
+
+ private:
+  void main_panel(const OverlayState& s, OverlayActions& out);
+  void timing_panel(const OverlayState& s);
+  void luma_panel(const OverlayState& s);
+  void help_panel(const OverlayState& s, OverlayActions& out);
+  void split_handle(const OverlayState& s, OverlayActions& out);
+  void export_dialog(const OverlayState& s, OverlayActions& out);
+
+  ImFont* mono_;
+  FileBrowser browser_;
+  bool export_dialog_ = false;
+  char export_path_[1024] = {0};
+  bool seeking_ = false;
+  float seek_value_ = 0;
+  bool dragging_split_ = false;
+  float main_bottom_ = 0, luma_height_ = 200;  // layout of the previous frame
+};
+
+}  // namespace histeq::app::player
