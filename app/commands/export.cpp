@@ -54,6 +54,7 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   else if (o.progress == "plain") mode = ProgressMode::lines;
   else if (o.progress == "json") mode = ProgressMode::json;
 
+  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
   pipeline::ExportOptions eo;
   eo.input = o.input;
   eo.output = o.output;

@@ -11,6 +11,8 @@
 
 #include <unistd.h>
 
+#include "core/cuda/device.h"
+#include "core/histogram/histogram.h"
 #include "core/video/log.h"
 
 namespace histeq::app {
@@ -135,6 +137,15 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   f << j.dump(1) << "\n";
   if (!f) return HISTEQ_ERROR(Code::io_error, path + ": write failed");
   return Status::ok();
+}
+
+std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq) {
+  if (eq.cpu || eq.passthrough) return {};
+  if (!eq.kernel.empty()) {
+    const hist::KernelEntry* k = hist::find_kernel(eq.kernel);
+    if (k == nullptr || k->info.backend != hist::Backend::gpu) return {};
+  }
+  return std::async(std::launch::async, [] { (void)cuda::init_context(); });
 }
 
 void forward_ffmpeg_log(bool verbose) {
