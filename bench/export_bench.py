@@ -11,8 +11,9 @@ settings, timed by wall clock (and CPU time of the process tree):
              separates histeq's own cost from x264's extra work on the equalized, busier picture)
 
 Rounds are interleaved (each round runs every method once, in a rotated order) so that a change in
-the machine's load hits all methods alike; the table gives the median of the rounds, and the ratio
-of each median to the floor's. Needs only the Python standard library.
+the machine's load hits all methods alike; the table gives the median of the rounds, the ratio of
+each median to the floor's, and the median of the per-round ratios (each method against the floor
+of the same round: the steadier figure on a shared machine). Needs only the Python standard library.
 
   bench/export_bench.py [--clip FILE] [--frames 600] [--rounds 3] [--preset veryfast] [--crf 20]
                         [--histeq build/app/histeq] [--methods plain,histeq,vf_histeq,passthrough]
@@ -119,14 +120,18 @@ def main():
     med = {m: statistics.median(walls[m]) for m in methods}
     medc = {m: statistics.median(cpus[m]) for m in methods}
     rows = []
-    print(f"\n{'method':12s} {'median wall s':>14s} {'x floor':>8s} {'median CPU s':>13s} {'x floor':>8s} {'fps':>7s} {'MB out':>7s}")
+    print(f"\n{'method':12s} {'median wall s':>14s} {'x floor':>8s} {'per-round x':>12s} {'median CPU s':>13s} {'x floor':>8s} "
+          f"{'fps':>7s} {'MB out':>7s}")
     for m in methods:
+        per_round = statistics.median(w / f for w, f in zip(walls[m], walls[floor]))
         row = {"method": m, "wall_s": round(med[m], 3), "wall_x_floor": round(med[m] / med[floor], 3),
+               "wall_x_floor_per_round": round(per_round, 3),
                "cpu_s": round(medc[m], 3), "cpu_x_floor": round(medc[m] / medc[floor], 3),
                "fps": round(a.frames / med[m], 1), "out_mb": round(sizes[m] / 1e6, 2),
                "walls": [round(x, 3) for x in walls[m]], "cpus": [round(x, 3) for x in cpus[m]]}
         rows.append(row)
-        print(f"{m:12s} {row['wall_s']:14.2f} {row['wall_x_floor']:8.3f} {row['cpu_s']:13.2f} {row['cpu_x_floor']:8.3f} "
+        print(f"{m:12s} {row['wall_s']:14.2f} {row['wall_x_floor']:8.3f} {row['wall_x_floor_per_round']:12.3f} "
+              f"{row['cpu_s']:13.2f} {row['cpu_x_floor']:8.3f} "
               f"{row['fps']:7.1f} {row['out_mb']:7.2f}")
     print(f"(floor = {floor}; load average during the run: {min(loads):.1f} .. {max(loads):.1f})")
 
@@ -140,9 +145,9 @@ def main():
     if a.csv:
         with open(a.csv, "w") as f:
             f.write("# " + " ".join(map(shlex.quote, meta["command"])) + "\n")
-            f.write("method,wall_s,wall_x_floor,cpu_s,cpu_x_floor,fps,out_mb,backend,preset,crf,cores,walls\n")
+            f.write("method,wall_s,wall_x_floor,wall_x_floor_per_round,cpu_s,cpu_x_floor,fps,out_mb,backend,preset,crf,cores,walls\n")
             for r in rows:
-                f.write(f"{r['method']},{r['wall_s']},{r['wall_x_floor']},{r['cpu_s']},{r['cpu_x_floor']},{r['fps']},"
+                f.write(f"{r['method']},{r['wall_s']},{r['wall_x_floor']},{r['wall_x_floor_per_round']},{r['cpu_s']},{r['cpu_x_floor']},{r['fps']},"
                         f"{r['out_mb']},{meta['histeq_backend']},{a.preset},{a.crf},{os.cpu_count()},"
                         f"{' '.join(map(str, r['walls']))}\n")
 

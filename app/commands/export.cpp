@@ -54,6 +54,7 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   else if (o.progress == "plain") mode = ProgressMode::lines;
   else if (o.progress == "json") mode = ProgressMode::json;
 
+  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
   pipeline::ExportOptions eo;
   eo.input = o.input;
   eo.output = o.output;
@@ -132,7 +133,9 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   };
 
   pipeline::RunStats stats(600, !o.stats_json.empty());
+  set_signal_cleanup((*ex)->temp_path());
   auto rep = (*ex)->run(stop, &stats, progress);
+  set_signal_cleanup("");
   if (rep) show(latest, true);  // the final figures, whatever the period
   if (live_line) std::fprintf(stderr, "\n");
   if (!rep) {

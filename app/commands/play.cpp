@@ -125,6 +125,7 @@ int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
   if (auto k = player::parse_key_script(o.keys); !k) return fail(k.status().to_string(), 2);
   const bool window_only = o.frames > 0 || !o.screenshot.empty() || !o.keys.empty();
 
+  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
   auto opened = open_play_source(o, o.input);
   if (!opened) return fail(opened.status().to_string(), opened.status().code() == Code::invalid_argument && !webcam && o.input.empty() ? 2 : 1);
   std::unique_ptr<video::Source> source = std::move(opened.value());

@@ -9,17 +9,23 @@
 #include <cstring>
 #include <fstream>
 
+#include <unistd.h>
+
+#include "core/cuda/device.h"
+#include "core/histogram/histogram.h"
 #include "core/video/log.h"
 
 namespace histeq::app {
 namespace {
 
 std::atomic<bool> g_stop{false};
+char g_cleanup[4096] = {0};  // read by the handler: a plain buffer, no allocation there
 
 extern "C" void on_stop_signal(int sig) {
-  if (sig == SIGINT && g_stop.load()) {  // second Ctrl-C: stop now
-    std::signal(SIGINT, SIG_DFL);
-    std::raise(SIGINT);
+  if (g_stop.load()) {  // second signal: stop now, without the partial output (async-signal-safe calls only)
+    if (g_cleanup[0] != '\0') ::unlink(g_cleanup);
+    std::signal(sig, SIG_DFL);
+    std::raise(sig);
     return;
   }
   g_stop.store(true);
@@ -35,6 +41,13 @@ const std::atomic<bool>& install_stop_signals() {
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
   return g_stop;
+}
+
+void set_signal_cleanup(const std::string& path) {
+  g_cleanup[0] = '\0';  // never a half-written name while the handler might read it
+  if (path.size() >= sizeof(g_cleanup)) return;
+  std::memcpy(g_cleanup + 1, path.c_str() + 1, path.size());  // all but the first byte, then the first
+  g_cleanup[0] = path.empty() ? '\0' : path[0];
 }
 
 std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, bool with_last) {
@@ -124,6 +137,15 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   f << j.dump(1) << "\n";
   if (!f) return HISTEQ_ERROR(Code::io_error, path + ": write failed");
   return Status::ok();
+}
+
+std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq) {
+  if (eq.cpu || eq.passthrough) return {};
+  if (!eq.kernel.empty()) {
+    const hist::KernelEntry* k = hist::find_kernel(eq.kernel);
+    if (k == nullptr || k->info.backend != hist::Backend::gpu) return {};
+  }
+  return std::async(std::launch::async, [] { (void)cuda::init_context(); });
 }
 
 void forward_ffmpeg_log(bool verbose) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,12 @@
 
 namespace histeq::app {
 
-// SIGINT, SIGTERM and SIGHUP set the returned flag (a second SIGINT kills the process the default
-// way); SIGPIPE is ignored. Idempotent.
+// SIGINT, SIGTERM and SIGHUP set the returned flag; a second one ends the process at once, after
+// removing the file named by set_signal_cleanup(). SIGPIPE is ignored. Idempotent.
 const std::atomic<bool>& install_stop_signals();
+// The file a hard stop (second signal) must remove; "" for none. Not thread-safe: call it from the
+// main thread while no other thread changes it.
+void set_signal_cleanup(const std::string& path);
 
 // The table: one row per stage that ran, columns last/avg/p50/p99/max in ms (`with_last` = false
 // drops the "last" column, for whole-run summaries).
@@ -34,6 +38,11 @@ std::string describe_equalizer(const pipeline::EqualizerInfo& e);
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
                         const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats, double wall_s,
                         const std::vector<std::pair<std::string, int64_t>>& counters);
+
+// When the equalizer may run on the GPU, creates the CUDA context on a thread of its own (a few
+// hundred ms on a large GPU) while FFmpeg opens the input and the encoder. The future's destructor
+// waits for it; an invalid future means nothing was started.
+std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq);
 
 // --verbose: FFmpeg's warnings and errors go to stderr as "histeq: ffmpeg: ...".
 void forward_ffmpeg_log(bool verbose);

@@ -20,6 +20,12 @@ int device_count() noexcept {
 
 bool have_device() noexcept { return device_count() > 0; }
 
+Status init_context() {
+  if (!have_device()) return Status::ok();
+  HISTEQ_CUDA_TRY(cudaFree(nullptr));
+  return Status::ok();
+}
+
 std::string version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }

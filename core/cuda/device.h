@@ -31,6 +31,11 @@ int device_count() noexcept;
 // True when at least one usable device exists.
 bool have_device() noexcept;
 
+// Creates the CUDA context of the current device now (cudaFree(0)) when there is a device; a no-op
+// without one. On a large GPU this takes a few hundred milliseconds, so commands that will use the
+// GPU start it on a thread of its own while FFmpeg opens the input and the encoder. Thread-safe.
+Status init_context();
+
 // Properties of `ordinal` (or the current device when -1). Cached after the first call.
 Result<DeviceInfo> device_info(int ordinal = -1);
 

@@ -78,6 +78,7 @@ struct Exporter::Impl {
 Exporter::Exporter() : impl_(std::make_unique<Impl>()) {}
 Exporter::~Exporter() = default;
 const ExportPlan& Exporter::plan() const { return impl_->plan; }
+const std::string& Exporter::temp_path() const { return impl_->temp; }
 
 Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   std::unique_ptr<Exporter> x(new Exporter());
@@ -101,13 +102,6 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   auto fmt = video::choose_format(opts.codec, m.src->native(), m.plan.notes);
   if (!fmt) return fmt.status();
   HISTEQ_TRY(m.src->set_output_format(*fmt));
-
-  PipelineOptions po = opts.pipeline;
-  po.equalizer.download = true;         // the encoder reads the host frame
-  po.equalizer.keep_on_device = false;
-  auto pipeline = Pipeline::create(po, m.src->info());
-  if (!pipeline) return pipeline.status();
-  m.pipeline = std::move(pipeline.value());
 
   // The temporary file: same folder (so the final rename is atomic), unique, hidden, and with the
   // permissions a newly created file would get.
@@ -137,6 +131,15 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   auto writer = video::VideoWriter::open(wo, video::video_input_of(*m.src), *fmt, m.plan.notes);
   if (!writer) return writer.status();  // ~Impl removes the temporary file
   m.writer = std::move(writer.value());
+  // The pipeline after the writer: its GPU setup then overlaps a context a warm-up thread may be
+  // creating (the app starts one) with the input probe and the encoder's start.
+  PipelineOptions po = opts.pipeline;
+  po.equalizer.download = true;         // the encoder reads the host frame
+  po.equalizer.keep_on_device = false;
+  auto pipeline = Pipeline::create(po, m.src->info());
+  if (!pipeline) return pipeline.status();
+  m.pipeline = std::move(pipeline.value());
+
   video::VideoWriter* w = m.writer.get();
   m.src->set_packet_handler([w](AVPacket* p) { return w->write_copied(p); });
 

@@ -61,6 +61,9 @@ class Exporter {
   ~Exporter();  // removes the temporary file unless run() succeeded
 
   const ExportPlan& plan() const;
+  // The temporary file being written ("" once it is renamed or removed), for a last-resort cleanup
+  // by a signal handler.
+  const std::string& temp_path() const;
   // Runs to the end of the input and renames the output into place. `progress` is called on this
   // thread after each encoded frame. Code::cancelled when `stop` became true.
   Result<ExportReport> run(const std::atomic<bool>& stop, RunStats* stats,

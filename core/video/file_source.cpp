@@ -157,6 +157,8 @@ Status FileSource::Impl::open() {
                 Code::unsupported);
   }
   AVStream* vs = fmt->streams[vindex];
+  if (vs->disposition & AV_DISPOSITION_ATTACHED_PIC)
+    return fail("no video stream (only a cover picture; it has " + stream_summary(fmt) + ")", Code::unsupported);
   HISTEQ_TRY(check_index_fits());
   for (unsigned i = 0; i < fmt->nb_streams; ++i)
     if (static_cast<int>(i) != vindex) fmt->streams[i]->discard = AVDISCARD_ALL;  // until a packet handler wants them
