@@ -498,34 +498,32 @@ void fill_ratios(std::vector<Row>& rows, size_t first) {
   }
 }
 
-namespace {
-
-Status commit_file(const std::string& tmp, const std::string& path, bool good) {
-  if (!good || std::rename(tmp.c_str(), path.c_str()) != 0) {
+Status write_file(const std::string& path, const std::function<void(std::ostream&)>& body) {
+  const std::string tmp = path + ".tmp";
+  std::ofstream f(tmp);
+  if (!f) return HISTEQ_ERROR(Code::io_error, "cannot write " + path);
+  body(f);
+  f.close();
+  if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::remove(tmp.c_str());
     return HISTEQ_ERROR(Code::io_error, "cannot write " + path);
   }
   return Status::ok();
 }
 
-}  // namespace
-
 Status write_csv(const std::string& path, const std::vector<Row>& rows, const std::string& command, const std::string& device) {
-  const std::string tmp = path + ".tmp";
-  std::ofstream f(tmp);
-  if (!f) return HISTEQ_ERROR(Code::io_error, "cannot write " + path);
-  f << "# " << command << "\n# device: " << device << "\n";
-  f << "experiment,size,width,height,pitch_kind,pitch,bits,bins,input,kernel,backend,status,buffers,runs,median_us,p99_us,gbps,x_cub,x_ceiling\n";
-  for (const auto& r : rows) {
-    std::string status = r.m.status;
-    std::replace(status.begin(), status.end(), ',', ';');
-    f << r.experiment << ',' << r.size << ',' << r.width << ',' << r.height << ',' << r.pitch_kind << ',' << r.pitch << ','
-      << r.bits << ',' << r.bins << ',' << r.input << ',' << r.kernel << ',' << r.backend << ',' << status << ','
-      << r.buffers << ',' << r.m.t.runs << ',' << r.m.t.median_us << ',' << r.m.t.p99_us << ',' << r.m.gbps << ','
-      << r.x_cub << ',' << r.x_ceiling << '\n';
-  }
-  f.close();
-  return commit_file(tmp, path, static_cast<bool>(f));
+  return write_file(path, [&](std::ostream& f) {
+    f << "# " << command << "\n# device: " << device << "\n";
+    f << "experiment,size,width,height,pitch_kind,pitch,bits,bins,input,kernel,backend,status,buffers,runs,median_us,p99_us,gbps,x_cub,x_ceiling\n";
+    for (const auto& r : rows) {
+      std::string status = r.m.status;
+      std::replace(status.begin(), status.end(), ',', ';');
+      f << r.experiment << ',' << r.size << ',' << r.width << ',' << r.height << ',' << r.pitch_kind << ',' << r.pitch << ','
+        << r.bits << ',' << r.bins << ',' << r.input << ',' << r.kernel << ',' << r.backend << ',' << status << ','
+        << r.buffers << ',' << r.m.t.runs << ',' << r.m.t.median_us << ',' << r.m.t.p99_us << ',' << r.m.gbps << ','
+        << r.x_cub << ',' << r.x_ceiling << '\n';
+    }
+  });
 }
 
 Status write_json(const std::string& path, const std::vector<Row>& rows, const std::string& command, const cuda::DeviceInfo* d) {
@@ -549,12 +547,7 @@ Status write_json(const std::string& path, const std::vector<Row>& rows, const s
                             {"buffers", r.buffers}, {"runs", r.m.t.runs}, {"median_us", r.m.t.median_us},
                             {"p99_us", r.m.t.p99_us}, {"gbps", r.m.gbps}, {"x_cub", r.x_cub}, {"x_ceiling", r.x_ceiling}});
   }
-  const std::string tmp = path + ".tmp";
-  std::ofstream f(tmp);
-  if (!f) return HISTEQ_ERROR(Code::io_error, "cannot write " + path);
-  f << j.dump(2) << '\n';
-  f.close();
-  return commit_file(tmp, path, static_cast<bool>(f));
+  return write_file(path, [&](std::ostream& f) { f << j.dump(2) << '\n'; });
 }
 
 }  // namespace histeq::app::bench

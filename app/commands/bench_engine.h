@@ -103,6 +103,9 @@ struct Row {
   Measurement m;
   double x_cub = 0, x_ceiling = 0;
 };
+// Writes a file through `path`.tmp renamed over `path` when complete (no half-written results);
+// the temporary file is removed on failure.
+Status write_file(const std::string& path, const std::function<void(std::ostream&)>& body);
 void print_header();
 void print_row(const Row& r);
 // Writes rows as CSV / JSON (through a temporary file renamed when complete). `command` and the

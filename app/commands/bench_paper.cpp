@@ -103,17 +103,13 @@ Summary summarize_rows(const std::vector<const Row*>& rows) {
 }
 
 Status write_summary(const std::string& path, const std::vector<Summary>& sums, const std::string& command, const std::string& device) {
-  const std::string tmp = path + ".tmp";
-  std::ofstream f(tmp);
-  if (!f) return HISTEQ_ERROR(Code::io_error, "cannot write " + path);
-  f << "# " << command << "\n# device: " << device << "\n";
-  f << "experiment,size,scope,kernel,inputs,mean_gbps,relative,stddev_gbps,min_gbps,max_gbps\n";
-  for (const auto& s : sums)
-    f << s.experiment << ',' << s.size << ',' << s.scope << ',' << s.kernel << ',' << s.inputs << ',' << s.mean << ','
-      << s.relative << ',' << s.stddev << ',' << s.min << ',' << s.max << '\n';
-  f.close();
-  if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) return HISTEQ_ERROR(Code::io_error, "cannot write " + path);
-  return Status::ok();
+  return write_file(path, [&](std::ostream& f) {
+    f << "# " << command << "\n# device: " << device << "\n";
+    f << "experiment,size,scope,kernel,inputs,mean_gbps,relative,stddev_gbps,min_gbps,max_gbps\n";
+    for (const auto& s : sums)
+      f << s.experiment << ',' << s.size << ',' << s.scope << ',' << s.kernel << ',' << s.inputs << ',' << s.mean << ','
+        << s.relative << ',' << s.stddev << ',' << s.min << ',' << s.max << '\n';
+  });
 }
 
 // bench/plot_paper.py from the working directory, or from the source tree this binary was built in.
