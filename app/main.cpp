@@ -6,22 +6,15 @@
 
 #include "app/commands/commands.h"
 
-namespace histeq::app {
-
-int fail(const std::string& message, int code) {
-  std::fprintf(stderr, "histeq: %s\n", message.c_str());
-  return code;
-}
-
-}  // namespace histeq::app
-
 int main(int argc, char** argv) {
   using namespace histeq::app;
   CLI::App app{"histeq: real-time GPU video histogram equalization and a laboratory of histogram kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "histeq 0.1.0");
 
-  app.add_subcommand("info", "GPU, driver and runtime versions, and the table of histogram kernels");
+  bool info_markdown = false;
+  app.add_subcommand("info", "GPU, driver and runtime versions, and the table of histogram kernels")
+      ->add_flag("--markdown", info_markdown, "print the kernel table as Markdown (the README's)");
 
   BenchOptions bench;
   for (int i = 0; i < argc; ++i) bench.argv.emplace_back(argv[i]);
@@ -44,7 +37,7 @@ int main(int argc, char** argv) {
     return fail(std::string(e.what()) + " (see histeq --help)", e.get_exit_code() == 0 ? 2 : e.get_exit_code());
   }
 
-  if (app.got_subcommand("info")) return run_info();
+  if (app.got_subcommand("info")) return run_info(info_markdown);
   if (app.got_subcommand("bench")) return run_bench(bench);
   if (app.got_subcommand("play")) return run_play(play, bench.argv);
   if (app.got_subcommand("export")) return run_export(exp, bench.argv);

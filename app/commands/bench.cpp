@@ -40,7 +40,7 @@ Result<std::vector<NamedKernel>> make_kernels(const BenchOptions& o, bool gpu) {
     if (e == nullptr) return hist::create_kernel(n).status();  // "unknown kernel (known: ...)"
     if (o.weighted && !e->info.weighted)
       return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + n + "' does not compute weighted histograms (--weighted)");
-    if (e->info.backend == hist::Backend::gpu && !gpu) {
+    if (e->info.backend == Backend::gpu && !gpu) {
       if (named) return HISTEQ_ERROR(Code::no_device, "kernel '" + n + "' needs a CUDA device and none is available");
       continue;
     }
@@ -59,7 +59,7 @@ int run_matrix(const BenchOptions& o, Engine& eng) {
   auto kernels = make_kernels(o, eng.gpu());
   if (!kernels) return fail(kernels.status().to_string(), kernels.status().code() == Code::not_found ? 2 : 1);
   const bool any_cpu = std::any_of(kernels->begin(), kernels->end(),
-                                   [](const NamedKernel& k) { return k.kernel->info().backend == hist::Backend::cpu; });
+                                   [](const NamedKernel& k) { return k.kernel->info().backend == Backend::cpu; });
   eng.set_options({o.runs, o.warmup, o.cpu_budget_s, any_cpu});
 
   std::vector<InputSpec> inputs;

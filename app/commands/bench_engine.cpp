@@ -264,7 +264,7 @@ Result<std::vector<uint32_t>> Engine::histogram_of(hist::Kernel& k, const CaseDa
   const bool weighted = cd.spec.weighted;
   std::vector<uint32_t> h(bins, 0xDEADBEEFu);  // poisoned: a counter the kernel skips shows up
   sums.assign(weighted ? bins : 0, std::nanf(""));
-  if (k.info().backend == hist::Backend::cpu) {
+  if (k.info().backend == Backend::cpu) {
     const PlaneRef plane = (last ? cd.host.back() : cd.host.front()).ref();
     const hist::HistogramView out{h.data(), bins, MemoryKind::host, weighted ? sums.data() : nullptr};
     if (weighted) HISTEQ_TRY(hist::compute(k, plane, (last ? cd.weights_host.back() : cd.weights_host.front()).cview(), out));
@@ -356,7 +356,7 @@ Measurement Engine::ceiling(const CaseData& cd) {
 
 Measurement Engine::measure(hist::Kernel& k, const CaseData& cd) {
   Measurement m;
-  const bool on_gpu = k.info().backend == hist::Backend::gpu;
+  const bool on_gpu = k.info().backend == Backend::gpu;
   if (on_gpu && !gpu_) {
     m.status = "error: no GPU";
     return m;
@@ -466,7 +466,7 @@ bool run_case(Engine& eng, const CaseSpec& spec, const std::string& experiment, 
   for (const auto& k : kernels) {
     Row r = base;
     r.kernel = k.label;
-    r.backend = k.kernel->info().backend == hist::Backend::gpu ? "gpu" : "cpu";
+    r.backend = k.kernel->info().backend == Backend::gpu ? "gpu" : "cpu";
     // A fresh instance per case: kernels that adapt to what they have seen (hybrid probes its
     // candidates on its first calls) then adapt to this content, as in a video of stable content,
     // instead of carrying over a choice made on the previous case.

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "app/common/play_options.h"
+#include "app/common/run_common.h"
 #include "core/pipeline/equalizer.h"
 #include "core/video/source.h"
 
@@ -19,11 +21,9 @@ namespace bench {
 class Engine;
 }
 
-// Prints "histeq: message" to stderr; returns the exit code to use.
-int fail(const std::string& message, int code = 1);
-
-// histeq info
-int run_info();
+// histeq info [--markdown]: the device and every kernel of the registry (those that need a GPU
+// marked so on a machine without one); --markdown prints the README's kernel table.
+int run_info(bool markdown = false);
 
 // histeq bench
 struct BenchOptions {
@@ -48,31 +48,7 @@ void add_bench_command(CLI::App& app, BenchOptions& opts);
 int run_bench(const BenchOptions& opts);
 int run_bench_paper(const BenchOptions& opts, bench::Engine& engine);  // bench_paper.cpp
 
-// histeq play
-struct PlayOptions {
-  std::string input;                 // empty: synthetic (or --webcam)
-  bool headless = false;
-  std::string webcam;                // with --webcam: the device ("" = /dev/video0)
-  CLI::Option* webcam_opt = nullptr; // to tell "--webcam" from its absence
-  std::string size = "1920x1080";
-  double fps = 60.0;
-  int bit_depth = 8;
-  double duration = -1;              // -1: the whole input (synthetic: 10 s); 0: no limit
-  bool max_speed = false;
-  pipeline::EqualizerOptions eq;
-  std::string stats_json;
-  bool quiet = false, verbose = false;
-  std::string kernel_sequence;       // switch kernels live: "all" or K1,K2,...
-  int switch_every = 60;             // frames between the switches
-  // The player window (app/player/):
-  std::string window;                // WxH; "" = the video fitted to the screen
-  bool no_vsync = false, fullscreen = false, no_overlay = false, exit_at_end = false;
-  int64_t frames = 0;                // exit after drawing this many window frames (0: no limit)
-  std::string screenshot;            // with frames: a PNG of the last frame
-  std::string screenshot_dir = ".";  // where the s key writes
-  std::string keys;                  // scripted key presses (app/player/controls.h)
-  double split = -1;                 // start with the before/after split at this position (0..1)
-};
+// histeq play (PlayOptions: app/common/play_options.h, shared with the player window)
 void add_play_command(CLI::App& app, PlayOptions& opts);
 int run_play(const PlayOptions& opts, const std::vector<std::string>& argv);
 // The source `play` reads: `path` when given (a file, or the webcam with --webcam), else the

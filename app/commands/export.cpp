@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "app/commands/commands.h"
-#include "app/commands/run_common.h"
+#include "app/common/run_common.h"
 #include "core/pipeline/export.h"
 
 namespace histeq::app {
@@ -173,7 +173,7 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
     si.name = o.input;
     si.description = plan.input_description;
     si.format = plan.format;
-    Status js = write_stats_json(o.stats_json, argv, si, plan.equalizer, stats, r.elapsed_s,
+    Status js = write_stats_json(o.stats_json, argv, si, plan.equalizer, stats, plan.stages, r.elapsed_s,
                                  {{"frames_in", r.frames_in},
                                   {"frames_out", r.frames_out},
                                   {"corrupt_packets", sc.corrupt_packets},

@@ -4,11 +4,45 @@
 #include "app/commands/commands.h"
 #include "core/cuda/device.h"
 #include "core/histogram/histogram.h"
+#include "core/pipeline/equalizer.h"
 
 namespace histeq::app {
+namespace {
 
-int run_info() {
-  using namespace histeq::hist;
+using hist::KernelInfo;
+
+std::string escape_cell(const std::string& s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+bool is_default(const KernelInfo& k) { return k.name == pipeline::default_kernel(k.backend); }
+
+// The README's kernel table: every registry entry, whatever this machine has.
+void print_markdown() {
+  std::printf("| name | on | bins 8-bit / 16-bit | time independent of content | idea | source |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  for (const auto& e : hist::registry()) {
+    const KernelInfo& k = e.info;
+    std::string name = "`" + k.name + "`";
+    if (is_default(k)) name += " (default)";
+    if (k.weighted) name += " (weighted)";
+    const std::string idea = k.alias_of.empty() ? k.description : "alias of `" + k.alias_of + "`: " + k.description;
+    std::string source = k.paper == "-" ? "-" : k.paper + (k.section.empty() || k.section == "-" ? "" : ", " + k.section);
+    std::printf("| %s | %s | %s / %s | %s | %s | %s |\n", name.c_str(), backend_name(k.backend), hist::bins_to_string(k.bins_8bit).c_str(),
+                hist::bins_to_string(k.bins_16bit).c_str(), k.data_independent ? "yes" : "no", escape_cell(idea).c_str(),
+                escape_cell(source).c_str());
+  }
+}
+
+}  // namespace
+
+int run_info(bool markdown) {
+  if (markdown) {
+    print_markdown();
+    return 0;
+  }
   const bool gpu = cuda::have_device();
   if (gpu) {
     auto d = cuda::device_info();
@@ -24,21 +58,23 @@ int run_info() {
   } else {
     int rt = 0;
     (void)cudaRuntimeGetVersion(&rt);
-    std::printf("GPU              none: no usable CUDA device, so only the CPU kernels can run\n");
+    std::printf("GPU              none: no usable CUDA device; the GPU kernels below need one (marked \"needs GPU\")\n");
     std::printf("CUDA runtime     %s\n", cuda::version_string(rt).c_str());
   }
-  std::printf("\n%-18s %-4s %-9s %-10s %-5s %-8s %s\n", "kernel", "on", "8-bit", "16-bit", "indep", "weights",
+  std::printf("default kernel   %s (GPU), %s (CPU): thread-private counters, time independent of the picture\n",
+              pipeline::default_kernel(Backend::gpu), pipeline::default_kernel(Backend::cpu));
+  std::printf("\n%-18s %-4s %-9s %-10s %-5s %-8s %-9s %s\n", "kernel", "on", "8-bit", "16-bit", "indep", "weights", "here",
               "description / source");
-  for (const auto& e : registry()) {
+  for (const auto& e : hist::registry()) {
     const KernelInfo& k = e.info;
-    if (k.backend == Backend::gpu && !gpu) continue;
-    const std::string desc = k.alias_of.empty() ? k.description : "alias of " + k.alias_of + ": " + k.description;
-    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s %s\n", k.name.c_str(), k.backend == Backend::gpu ? "gpu" : "cpu",
-                bins_to_string(k.bins_8bit).c_str(), bins_to_string(k.bins_16bit).c_str(),
-                k.data_independent ? "yes" : "no", k.weighted ? "yes" : "-", desc.c_str());
-    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s   %s, %s\n", "", "", "", "", "", "", k.paper.c_str(), k.section.c_str());
+    const bool runs = k.backend == Backend::cpu || gpu;
+    std::string desc = k.alias_of.empty() ? k.description : "alias of " + k.alias_of + ": " + k.description;
+    if (is_default(k)) desc = "(default) " + desc;
+    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s %-9s %s\n", k.name.c_str(), k.backend == Backend::gpu ? "gpu" : "cpu",
+                hist::bins_to_string(k.bins_8bit).c_str(), hist::bins_to_string(k.bins_16bit).c_str(),
+                k.data_independent ? "yes" : "no", k.weighted ? "yes" : "-", runs ? "runs" : "needs GPU", desc.c_str());
+    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s %-9s   %s, %s\n", "", "", "", "", "", "", "", k.paper.c_str(), k.section.c_str());
   }
-  if (!gpu) std::printf("\n(GPU kernels are not listed: this machine has no CUDA device.)\n");
   return 0;
 }
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "app/commands/commands.h"
-#include "app/commands/run_common.h"
+#include "app/common/run_common.h"
 #include "app/player/controls.h"
 #if HISTEQ_HAVE_GUI
 #include "app/player/player.h"
@@ -34,9 +34,9 @@ class HeadlessSink final : public pipeline::Sink {
   HeadlessSink(bool realtime, double interval_s, std::function<void()> tick)
       : realtime_(realtime), pacer_(interval_s), tick_(std::move(tick)) {}
 
-  Status consume(video::FramePtr f, pipeline::FrameRecord& rec) override {
+  Status consume(pipeline::PipelineFrame f, pipeline::FrameRecord& rec) override {
     if (realtime_) {
-      const auto plan = pacer_.plan(f->time_s, now_ns());
+      const auto plan = pacer_.plan(f.frame->time_s, now_ns());
       if (plan.drop) {
         rec.dropped = true;
         tick_();
@@ -44,13 +44,13 @@ class HeadlessSink final : public pipeline::Sink {
       }
       std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(plan.due_ns)));
       const int64_t a = now_ns();
-      f.reset();  // "present": hand the frame back (a window would draw it here)
-      rec.timing.set(pipeline::Stage::present, (now_ns() - a) / 1e6);
+      f.frame.reset();  // "present": hand the frame back (a window would draw it here)
+      rec.timing.set(video::stage::present, (now_ns() - a) / 1e6);
       rec.late = pacer_.late(plan.due_ns, a);
     } else {
       const int64_t a = now_ns();
-      f.reset();
-      rec.timing.set(pipeline::Stage::present, (now_ns() - a) / 1e6);
+      f.frame.reset();
+      rec.timing.set(video::stage::present, (now_ns() - a) / 1e6);
     }
     tick_();
     return Status::ok();
@@ -188,7 +188,7 @@ int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
     const double secs = std::chrono::duration<double>(now - last_print).count();
     const int64_t frames = stats.frames() + 1;  // this frame is added right after the sink returns
     std::printf("[%6.1f s] %s\n%s", std::chrono::duration<double>(now - t0).count(),
-                counters(frames - frames_at_last, secs).c_str(), format_stage_table(stats.window(), true).c_str());
+                counters(frames - frames_at_last, secs).c_str(), format_stage_table(stats.window(), (*pipe)->stages(), true).c_str());
     std::fflush(stdout);
     last_print = now;
     frames_at_last = frames;
@@ -200,12 +200,12 @@ int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
   if (!s && !interrupted) return fail(s.to_string());
 
   std::printf("histeq play: %s%.2f s: %s\n%s", interrupted ? "interrupted after " : "done in ", wall,
-              counters(stats.frames(), wall).c_str(), format_stage_table(stats.total(), false).c_str());
+              counters(stats.frames(), wall).c_str(), format_stage_table(stats.total(), (*pipe)->stages(), false).c_str());
   std::fflush(stdout);
   if (!o.stats_json.empty()) {
     const auto sc = source->counters();
     const auto pc = (*pipe)->counters();
-    Status js = write_stats_json(o.stats_json, argv, info, eq, stats, wall,
+    Status js = write_stats_json(o.stats_json, argv, info, eq, stats, (*pipe)->stages(), wall,
                                  {{"dropped_source", pc.dropped_source},
                                   {"corrupt_packets", sc.corrupt_packets},
                                   {"damaged_frames", sc.damaged_frames},

@@ -88,7 +88,7 @@ Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script) {
   return out;
 }
 
-std::vector<KernelChoice> kernel_menu(pipeline::Backend backend, const video::FrameFormat& format) {
+std::vector<KernelChoice> kernel_menu(Backend backend, const video::FrameFormat& format) {
   std::vector<KernelChoice> menu;
   for (const auto& e : hist::registry()) {
     if (!e.info.supports(format.bytes_per_sample(), format.bins())) continue;

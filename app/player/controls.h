@@ -61,7 +61,7 @@ struct KernelChoice {
   bool usable = false;
   std::string why_not;                     // when !usable
 };
-std::vector<KernelChoice> kernel_menu(pipeline::Backend backend, const video::FrameFormat& format);
+std::vector<KernelChoice> kernel_menu(Backend backend, const video::FrameFormat& format);
 // The usable names of a menu, in registry order.
 std::vector<std::string> usable_kernels(const std::vector<KernelChoice>& menu);
 

@@ -36,19 +36,20 @@ gl::ColorInfo FrameUploader::color(const video::ColorTags& tags, int height) {
   return c;
 }
 
-Status FrameUploader::put(const video::Frame& f, gl::VideoRenderer& r) {
+Status FrameUploader::put(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r) {
+  if (f.format().layout != video::PlaneLayout::planar)
+    return HISTEQ_ERROR(Code::unsupported, "the player shows planar frames; " + f.format().describe() + " is not");
   HISTEQ_TRY(r.configure(geometry(f.format())));
-  if (f.device && f.device->count == 3) return put_device(f, r);
+  if (f.on_device()) return put_device(f, input_luma, r);
   const PlaneRef y = f.plane(0);
-  const PlaneRef before = f.input_luma && !f.input_luma->on_device() ? *f.input_luma : y;
+  const PlaneRef before = input_luma && !input_luma->on_device() ? *input_luma : y;
   path_ = "host upload (glTexSubImage2D)";
   return r.upload(y, before, f.plane(1), f.plane(2));
 }
 
-Status FrameUploader::put_device(const video::Frame& f, gl::VideoRenderer& r) {
-  const video::Frame::DeviceView& d = *f.device;
-  const PlaneRef before = f.input_luma && f.input_luma->on_device() ? *f.input_luma : d.planes[0];
-  const PlaneRef planes[4] = {d.planes[0], before, d.planes[1], d.planes[2]};
+Status FrameUploader::put_device(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r) {
+  const PlaneRef before = input_luma && input_luma->on_device() ? *input_luma : f.plane(0);
+  const PlaneRef planes[4] = {f.plane(0), before, f.plane(1), f.plane(2)};
   if (stream_.get() == nullptr) {
     auto s = cuda::Stream::create();
     if (!s) return s.status();
@@ -57,8 +58,8 @@ Status FrameUploader::put_device(const video::Frame& f, gl::VideoRenderer& r) {
   if (!interop_failed_) {
     const Status s = r.write_from_device(planes[0], planes[1], planes[2], planes[3], stream_.get());
     if (s.is_ok()) {
-      // The copies read the frame's device planes, which go back to the equalizer's store (and to
-      // a later frame's upload) as soon as the frame is released: wait for them here.
+      // The copies read the frame's device planes, which go back to their pool (and to a later
+      // frame's upload) as soon as the frame is released: wait for them here.
       HISTEQ_TRY(stream_.synchronize());
       path_ = "CUDA-GL interop (frames stay on the GPU)";
       return Status::ok();

@@ -1,5 +1,5 @@
 // Puts an equalized frame into the VideoRenderer's textures, with the input luma for the split view:
-//   - GPU path (Frame::device set): CUDA-GL interop, device planes copied into the registered
+//   - GPU path (a device frame): CUDA-GL interop, device planes copied into the registered
 //     textures; the picture never leaves the GPU. Should interop be unavailable (a GL context on
 //     another GPU or a software renderer, e.g. a remote display), the planes go through host
 //     memory instead, once said in path();
@@ -17,7 +17,9 @@ namespace histeq::app::player {
 
 class FrameUploader {
  public:
-  Status put(const video::Frame& f, gl::VideoRenderer& r);
+  // `input_luma`: the luma before equalization (the split view's "before"), in the frame's memory;
+  // null: the frame's own luma.
+  Status put(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r);
   const std::string& path() const noexcept { return path_; }  // how frames reach GL, for the overlay
 
   static gl::FrameGeometry geometry(const video::FrameFormat& f);
@@ -25,7 +27,7 @@ class FrameUploader {
   static gl::ColorInfo color(const video::ColorTags& tags, int height);
 
  private:
-  Status put_device(const video::Frame& f, gl::VideoRenderer& r);
+  Status put_device(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r);
   Status through_host(const PlaneRef (&dev)[4], gl::VideoRenderer& r);
 
   std::string path_;

@@ -28,6 +28,7 @@ struct StageRowView {
   std::string name;
   double last = 0, avg = 0, p99 = 0, peak = 0;  // ms, over the stats window
   std::vector<float> spark;                     // the last frames, oldest first (NaN: did not run)
+  int row = -1;                                 // the stats row (pipeline::RunStats) it shows
 };
 
 struct ExportView {

@@ -4,10 +4,6 @@
 
 #include <imgui.h>
 
-extern "C" {
-#include <libavutil/frame.h>  // AVFrame::sample_aspect_ratio
-}
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,7 +12,7 @@ extern "C" {
 #include <optional>
 #include <thread>
 
-#include "app/commands/run_common.h"
+#include "app/common/run_common.h"
 #include "app/player/controls.h"
 #include "app/player/export_job.h"
 #include "app/player/frame_upload.h"
@@ -54,8 +50,7 @@ class RateMeter {
 };
 
 float sample_aspect(const video::Frame& f) {
-  const AVRational sar = f.av()->sample_aspect_ratio;
-  return sar.num > 0 && sar.den > 0 ? static_cast<float>(sar.num) / static_cast<float>(sar.den) : 1.f;
+  return f.sample_aspect.valid() ? static_cast<float>(f.sample_aspect.value()) : 1.f;
 }
 
 std::string suggested_export(const std::string& input) {
@@ -96,7 +91,7 @@ class Player final : public pipeline::Sink {
   }
 
   int run(std::unique_ptr<video::Source> source, const std::vector<std::string>& argv);
-  Status consume(video::FramePtr f, pipeline::FrameRecord& rec) override;
+  Status consume(pipeline::PipelineFrame f, pipeline::FrameRecord& rec) override;
   Status idle() override;
 
  private:
@@ -255,7 +250,7 @@ int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::st
     if (quit_) break;
     need_run = true;
     if (after_ == After::seek) {
-      if (Status s = source_->seek(seek_target_); !s) {
+      if (Status s = pipe_->seek(*source_, seek_target_); !s) {
         say(s.to_string(), true);
         need_run = false;
       }
@@ -276,10 +271,10 @@ int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::st
   const auto sc = source_->counters();
   const auto pc = pipe_->counters();
   std::printf("histeq play: window closed after %.2f s: %s\n%s", wall, counters_line(stats_->frames(), wall, *stats_, pc.dropped_source, sc).c_str(),
-              format_stage_table(stats_->total(), false).c_str());
+              format_stage_table(stats_->total(), pipe_->stages(), false).c_str());
   std::fflush(stdout);
   if (!o_.stats_json.empty()) {
-    Status js = write_stats_json(o_.stats_json, argv, info_, eq_, *stats_, wall,
+    Status js = write_stats_json(o_.stats_json, argv, info_, eq_, *stats_, pipe_->stages(), wall,
                                  {{"dropped_source", pc.dropped_source},
                                   {"corrupt_packets", sc.corrupt_packets},
                                   {"damaged_frames", sc.damaged_frames},
@@ -289,7 +284,8 @@ int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::st
   return exit_code_;
 }
 
-Status Player::consume(video::FramePtr f, pipeline::FrameRecord& rec) {
+Status Player::consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) {
+  video::FramePtr& f = pf.frame;
   if (run_stop_) return Status::ok();  // stopping: the frame is not shown
   // Paused: the frame on screen stays (and the UI lives) until play or step; this one waits.
   bool waited = false;
@@ -316,19 +312,19 @@ Status Player::consume(video::FramePtr f, pipeline::FrameRecord& rec) {
   }
 
   const int64_t t0 = now_ns();
-  HISTEQ_TRY(uploader_.put(*f, *renderer_));
-  if (!f->kernel.empty() && f->kernel != kernel_shown_) {
-    std::printf("histeq play: kernel %s from frame %lld\n", f->kernel.c_str(), static_cast<long long>(f->index));
+  HISTEQ_TRY(uploader_.put(*f, pf.side.input_luma.get(), *renderer_));
+  if (!pf.side.kernel.empty() && pf.side.kernel != kernel_shown_) {
+    std::printf("histeq play: kernel %s from frame %lld\n", pf.side.kernel.c_str(), static_cast<long long>(f->index));
     std::fflush(stdout);
-    kernel_shown_ = f->kernel;
+    kernel_shown_ = pf.side.kernel;
   }
   if (kernel_requested_ == kernel_shown_) kernel_requested_.clear();
-  luma_ = luma_plots(f->histogram, f->lut);
+  luma_ = luma_plots(pf.side.histogram, pf.side.lut);
   current_ = std::move(f);
   ++frames_presented_;
   video_rate_.tick(t0);
   HISTEQ_TRY(draw_frame());
-  rec.timing.set(pipeline::Stage::present, (render_done_ns_ - t0) / 1e6);
+  rec.timing.set(video::stage::present, (render_done_ns_ - t0) / 1e6);
   if (realtime) rec.late = pacer_->late(plan.due_ns, t0);
   view_.add(rec, budget_ms_);
 
@@ -611,15 +607,11 @@ OverlayState Player::state() {
     rows_at_ns_ = now;
     rows_.clear();
     const auto w = stats_->window();
-    for (int r = 0; r < pipeline::kStatRows; ++r) {
-      if (w[r].count == 0) continue;
-      rows_.push_back({pipeline::row_name(r), w[r].last, w[r].avg, w[r].p99, w[r].max, {}});
-    }
+    for (int r : pipeline::ordered_rows(w, pipe_->stages()))
+      rows_.push_back({pipeline::row_name(r), w[r].last, w[r].avg, w[r].p99, w[r].max, {}, r});
   }
   s.stages = rows_;
-  for (auto& r : s.stages)
-    for (int row = 0; row < pipeline::kStatRows; ++row)
-      if (r.name == pipeline::row_name(row)) r.spark = view_.series(row);
+  for (auto& r : s.stages) r.spark = view_.series(r.row);
   s.display_fps = display_rate_.rate();
   s.video_fps = video_rate_.rate();
   s.frames_shown = frames_presented_;

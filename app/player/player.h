@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "app/commands/commands.h"
+#include "app/common/play_options.h"
 #include "app/player/window.h"
 #include "core/video/source.h"
 

@@ -6,8 +6,6 @@
 namespace histeq::app::player {
 namespace {
 
-using pipeline::Stage;
-
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 // The work of each pipeline thread on a frame; NaN when none of its stages ran.
@@ -15,19 +13,20 @@ struct ThreadTimes {
   float t[3];  // decode thread, equalizer, display: in the order of Cause
 };
 
+// The source's stages run on the decode thread and the sinks' on the display thread; every other
+// stage (upload, the equalizer's operations, download) on the equalizer's.
 ThreadTimes thread_times(const pipeline::FrameTiming& t) noexcept {
-  auto sum = [&](std::initializer_list<Stage> stages) {
-    float s = 0;
-    bool any = false;
-    for (Stage st : stages)
-      if (t.has(st)) {
-        s += t.get(st);
-        any = true;
-      }
-    return any ? s : kNaN;
-  };
-  return {{sum({Stage::decode, Stage::convert}), sum({Stage::upload, Stage::histogram, Stage::lut, Stage::apply, Stage::download}),
-           sum({Stage::present, Stage::encode})}};
+  float sum[3] = {0, 0, 0};
+  bool any[3] = {false, false, false};
+  for (video::StageId id = 0; id < video::kMaxStages; ++id) {
+    if (!t.has(id)) continue;
+    const int thread = id == video::stage::decode || id == video::stage::convert ? 0
+                       : id == video::stage::present || id == video::stage::encode ? 2
+                                                                                  : 1;
+    sum[thread] += t.get(id);
+    any[thread] = true;
+  }
+  return {{any[0] ? sum[0] : kNaN, any[1] ? sum[1] : kNaN, any[2] ? sum[2] : kNaN}};
 }
 
 }  // namespace

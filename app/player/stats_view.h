@@ -1,6 +1,6 @@
 // What the overlay shows about time and luma, computed from the frames the player presents:
 //   - the frame time of each frame: the work of the busiest pipeline thread on it (decode thread:
-//     decode + convert; equalizer: upload .. download; display: present). The threads overlap, so
+//     decode + convert; equalizer: upload, its operations, download; display: present). The threads overlap, so
 //     this, not the sum, is what must fit in the frame interval (the budget, 1/fps);
 //   - rings of the last few seconds for the frame-time graph and the per-stage sparklines;
 //   - dropped and late frames by cause: the thread whose work on the frame overran the budget, or

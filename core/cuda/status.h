@@ -26,7 +26,8 @@ enum class Code {
 
 const char* code_name(Code c) noexcept;
 
-class Status {
+// [[nodiscard]]: a Status that nobody looks at is a bug; `(void)call()` says "ignored on purpose".
+class [[nodiscard]] Status {
  public:
   Status() = default;  // ok
   Status(Code code, std::string message, const char* file = nullptr, int line = 0)
@@ -53,7 +54,7 @@ class Status {
 
 // Result<T>: a value or the Status that explains its absence.
 template <class T>
-class Result {
+class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {}   // NOLINT(google-explicit-constructor)

@@ -32,17 +32,17 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/cuda/backend.h"
 #include "core/cuda/status.h"
 #include "core/image/plane.h"
 
 namespace histeq::hist {
-
-enum class Backend { cpu, gpu };
 
 // Bit k set = 2^k bins supported.
 using BinMask = uint32_t;
@@ -109,9 +109,53 @@ class Kernel {
   KernelOptions opts_;
 };
 
+using KernelFactory = std::function<Result<std::unique_ptr<Kernel>>(const KernelInfo& info, KernelOptions opts)>;
+
 struct KernelEntry {
   KernelInfo info;
-  Result<std::unique_ptr<Kernel>> (*make)(const KernelInfo& info, KernelOptions opts);
+  KernelFactory make;
+};
+
+// The one way a kernel registers, with named fields. In the kernel's file:
+//
+//   KernelEntry entry_method2() {                  // entry_<id> for the HISTEQ_KERNEL(<id>) line
+//     return KernelSpec("method2")
+//         .description("thread-private 16-bit histograms, ...")
+//         .source("Nugteren et al. 2011, ...", "§7.3 mapping 3")
+//         .bins_8bit(bins_bit(256))
+//         .bins_16bit(bins_bit(256) | bins_bit(1024))
+//         .data_independent()
+//         .on(Backend::gpu)
+//         .make<Method2Kernel<...>>();             // K(info, opts, args...) for make<K>(args...)
+//   }
+//
+// Fields left out keep KernelInfo's defaults (no bins, not data-independent, GPU, not weighted).
+class KernelSpec {
+ public:
+  explicit KernelSpec(std::string name) { info_.name = std::move(name); }
+  KernelSpec& description(std::string d) { info_.description = std::move(d); return *this; }
+  KernelSpec& source(std::string paper, std::string section) {
+    info_.paper = std::move(paper);
+    info_.section = std::move(section);
+    return *this;
+  }
+  KernelSpec& bins_8bit(BinMask m) { info_.bins_8bit = m; return *this; }
+  KernelSpec& bins_16bit(BinMask m) { info_.bins_16bit = m; return *this; }
+  KernelSpec& data_independent(bool yes = true) { info_.data_independent = yes; return *this; }
+  KernelSpec& weighted(bool yes = true) { info_.weighted = yes; return *this; }
+  KernelSpec& on(Backend b) { info_.backend = b; return *this; }
+  const KernelInfo& info() const noexcept { return info_; }
+
+  // The entry, whose factory constructs K(info, opts, args...) (args are copied into the factory).
+  template <class K, class... Args>
+  KernelEntry make(Args... args) const {
+    return {info_, [args...](const KernelInfo& i, KernelOptions o) -> Result<std::unique_ptr<Kernel>> {
+              return std::unique_ptr<Kernel>(new K(i, o, args...));
+            }};
+  }
+
+ private:
+  KernelInfo info_;
 };
 
 // An alias entry: `target` under another name, citing the source that uses that name (`paper`,

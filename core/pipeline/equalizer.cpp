@@ -3,7 +3,6 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
-#include <map>
 #include <mutex>
 #include <thread>
 
@@ -11,6 +10,7 @@
 #include "core/cuda/device.h"
 #include "core/cuda/resources.h"
 #include "core/equalize/equalize.h"
+#include "core/equalize/operation.h"
 #include "core/histogram/histogram.h"
 
 namespace histeq::pipeline {
@@ -28,7 +28,7 @@ int64_t now_ns() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Live settings, shared by both backends
+// Live settings
 
 // A kernel switch asked for by another thread, taken by the submitting thread at its next frame
 // (the latest request wins), and the strength as the LUT weight.
@@ -63,387 +63,422 @@ class LiveSettings {
   std::atomic<uint32_t> weight_;
 };
 
-// Kernel instances by name, made on first use and kept, so that switching back costs nothing.
-// Constructors allocate nothing (scratch memory comes at a kernel's first run).
-using KernelSet = std::map<std::string, std::unique_ptr<hist::Kernel>>;
-
-Result<hist::Kernel*> instance(KernelSet& set, const std::string& name) {
-  auto it = set.find(name);
-  if (it == set.end()) {
-    auto k = hist::create_kernel(name);
-    if (!k) return k.status();
-    it = set.emplace(name, std::move(k.value())).first;
-  }
-  return it->second.get();
-}
-
 // ---------------------------------------------------------------------------------------------
-// Plane sets (GPU planes; copies of the input luma)
+// Copies of the input luma (side data for before/after views), recycled. A copy goes back to the
+// store when the last reference to it goes, possibly after the equalizer is gone: shared ownership.
 
-size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
-// The planes of one frame. Rows are 16-byte aligned (pitch = row rounded up to 16 bytes), so
-// that a plane whose rows are already a multiple of 16 bytes (1920-wide luma) is contiguous and the
-// histogram kernels take their one-long-row path.
-struct PlaneSet {
-  cuda::Buffer buf[3];
-  Frame::DeviceView view;
-};
-
-// Plane sets (device memory, or host memory for copies of the input luma), recycled. Frames that
-// keep planes (Frame::device, Frame::input_luma) hand them back here when they are destroyed,
-// possibly after the equalizer is gone: hence shared ownership.
-class PlaneStore {
+class LumaStore : public std::enable_shared_from_this<LumaStore> {
  public:
-  PlaneStore(const FrameFormat& f, int planes, MemoryKind kind = MemoryKind::device) : fmt_(f), planes_(planes), kind_(kind) {}
+  LumaStore(const FrameFormat& f, MemoryKind kind) : fmt_(f), kind_(kind) {}
 
-  Result<std::unique_ptr<PlaneSet>> acquire() {
+  Result<std::shared_ptr<const PlaneRef>> acquire() {
+    std::unique_ptr<cuda::Buffer> buf;
     {
       std::lock_guard<std::mutex> l(mu_);
       if (!free_.empty()) {
-        auto s = std::move(free_.back());
+        buf = std::move(free_.back());
         free_.pop_back();
-        return s;
       }
     }
-    auto s = std::make_unique<PlaneSet>();
-    for (int i = 0; i < planes_; ++i) {
-      const size_t pitch = align_up(static_cast<size_t>(fmt_.plane_width(i)) * fmt_.bytes_per_sample(), 16);
-      auto b = cuda::Buffer::allocate(kind_, pitch * fmt_.plane_height(i));
+    const size_t pitch = pitch_bytes();
+    if (!buf) {
+      auto b = cuda::Buffer::allocate(kind_, pitch * static_cast<size_t>(fmt_.height));
       if (!b) return b.status();
-      s->buf[i] = std::move(b.value());
-      PlaneRef& r = s->view.planes[i];
-      r.data = s->buf[i].data();
-      r.width = fmt_.plane_width(i);
-      r.height = fmt_.plane_height(i);
-      r.pitch = pitch;
-      r.bytes_per_sample = fmt_.bytes_per_sample();
-      r.bit_depth = fmt_.bit_depth;
-      r.memory = kind_;
+      buf = std::make_unique<cuda::Buffer>(std::move(b.value()));
     }
-    s->view.count = planes_;
-    return s;
-  }
-  void release(std::unique_ptr<PlaneSet> s) {
-    std::lock_guard<std::mutex> l(mu_);
-    free_.push_back(std::move(s));
+    struct Held {
+      PlaneRef ref;
+      std::unique_ptr<cuda::Buffer> buf;
+    };
+    auto* h = new Held{{}, std::move(buf)};
+    h->ref.data = h->buf->data();
+    h->ref.width = fmt_.width;
+    h->ref.height = fmt_.height;
+    h->ref.pitch = pitch;
+    h->ref.bytes_per_sample = fmt_.bytes_per_sample();
+    h->ref.bit_depth = fmt_.storage_depth();
+    h->ref.memory = kind_;
+    std::shared_ptr<LumaStore> self = shared_from_this();
+    std::shared_ptr<Held> owner(h, [self](Held* p) {
+      {
+        std::lock_guard<std::mutex> l(self->mu_);
+        self->free_.push_back(std::move(p->buf));
+      }
+      delete p;
+    });
+    return std::shared_ptr<const PlaneRef>(owner, &owner->ref);
   }
 
  private:
+  // Rows 16-byte aligned, as the frame pools' device rows.
+  size_t pitch_bytes() const { return (static_cast<size_t>(fmt_.width) * fmt_.bytes_per_sample() + 15) / 16 * 16; }
+
   FrameFormat fmt_;
-  int planes_;
   MemoryKind kind_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<PlaneSet>> free_;
+  std::vector<std::unique_ptr<cuda::Buffer>> free_;
 };
 
 template <class T>
-PlaneView<T> mutable_view(const PlaneRef& r) {
+PlaneView<T> writable(const PlaneRef& r) {
   return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
 }
 
 Status copy_to(const PlaneRef& src, const PlaneRef& dst, cudaStream_t s) {
-  if (dst.bytes_per_sample == 1) return copy_plane(src, mutable_view<uint8_t>(dst), s);
-  return copy_plane(src, mutable_view<uint16_t>(dst), s);
+  if (dst.bytes_per_sample == 1) return copy_plane(src, writable<uint8_t>(dst), s);
+  return copy_plane(src, writable<uint16_t>(dst), s);
 }
-
-// Hands a plane set to a frame: the set goes back to `store` when the frame's last reference to
-// it goes (aliasing shared_ptrs to its members share this owner).
-std::shared_ptr<PlaneSet> lend(const std::shared_ptr<PlaneStore>& store, std::unique_ptr<PlaneSet> set) {
-  return std::shared_ptr<PlaneSet>(set.release(), [store](PlaneSet* p) { store->release(std::unique_ptr<PlaneSet>(p)); });
-}
-
-// The input luma of a frame: a plane set of one plane, lent.
-std::shared_ptr<const PlaneRef> lend_luma(const std::shared_ptr<PlaneStore>& store, std::unique_ptr<PlaneSet> set) {
-  std::shared_ptr<PlaneSet> owner = lend(store, std::move(set));
-  return std::shared_ptr<const PlaneRef>(owner, &owner->view.planes[0]);
-}
-
-Status check_bins(const hist::KernelEntry& e, const FrameFormat& format) {
-  const int bins = format.bins();
-  if (e.info.supports(format.bytes_per_sample(), bins)) return Status::ok();
-  std::string ok;
-  for (const auto& k : hist::registry())
-    if (k.info.supports(format.bytes_per_sample(), bins)) ok += (ok.empty() ? "" : ", ") + k.info.name;
-  return HISTEQ_ERROR(Code::unsupported, "kernel '" + e.info.name + "' has no " + std::to_string(bins) + "-bin mode for " +
-                                             std::to_string(format.bit_depth) + "-bit video (kernels that do: " + ok + ")");
-}
-
 
 // ---------------------------------------------------------------------------------------------
-// CPU
+// The equalizer: one implementation, one operation list; the backend decides where it runs.
 
-class CpuEqualizer final : public Equalizer {
+class EqualizerImpl final : public Equalizer {
  public:
-  // kernel == nullptr: passthrough.
-  CpuEqualizer(EqualizerInfo info, const EqualizerOptions& opts, const FrameFormat& fmt, std::unique_ptr<hist::Kernel> kernel)
-      : info_(std::move(info)), opts_(opts), fmt_(fmt), live_(info_.weight), counts_(info_.bins), lut_(info_.bins),
-        input_store_(std::make_shared<PlaneStore>(fmt, 1, MemoryKind::host)) {
-    if (kernel) {
-      current_ = kernel.get();
-      current_name_ = info_.kernel;
-      kernels_.emplace(info_.kernel, std::move(kernel));
-    }
-  }
+  EqualizerImpl(EqualizerInfo info, const EqualizerOptions& opts, const FrameFormat& fmt, eq::Operations ops)
+      : info_(std::move(info)), opts_(opts), fmt_(fmt), ops_(std::move(ops)), live_(info_.weight), kernel_(info_.kernel) {}
 
-  const EqualizerInfo& info() const override { return info_; }
-  bool wants_pinned_frames() const override { return false; }
-
-  Status set_kernel(const std::string& name) override {
-    if (current_ == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "no equalization (passthrough): no kernel to switch");
-    HISTEQ_TRY(check_kernel(name, Backend::cpu, fmt_));
-    live_.request_kernel(name);
-    return Status::ok();
-  }
-  Status set_strength(double strength) override { return live_.set_strength(strength); }
-
-  Status submit(FramePtr frame, std::vector<FramePtr>& done) override {
-    if (current_ != nullptr) {
-      if (std::string want; live_.take_kernel(want) && want != current_name_) {
-        auto k = instance(kernels_, want);
-        if (!k) return k.status();
-        current_ = *k;
-        current_name_ = want;
-      }
-      const uint32_t weight = live_.weight();
-      const PlaneRef y = frame->plane(0);
-      std::unique_ptr<PlaneSet> input;
-      if (opts_.keep_input_luma) {  // for displays only: outside the timed stages
-        auto in = input_store_->acquire();
-        if (!in) return in.status();
-        input = std::move(in.value());
-        HISTEQ_TRY(copy_to(y, input->view.planes[0], nullptr));
-      }
-      const int64_t t0 = now_ns();
-      HISTEQ_TRY(hist::compute(*current_, y, {counts_.data(), info_.bins, MemoryKind::host}));
-      const int64_t t1 = now_ns();
-      HISTEQ_TRY(eq::build_lut(counts_.data(), info_.bins, weight, lut_.data()));
-      const int64_t t2 = now_ns();
-      if (y.bytes_per_sample == 1) HISTEQ_TRY(eq::apply_lut(frame->plane8(0), lut_.data(), info_.bins));
-      else HISTEQ_TRY(eq::apply_lut(frame->plane16(0), lut_.data(), info_.bins));
-      const int64_t t3 = now_ns();
-      frame->timing.set(Stage::histogram, (t1 - t0) / 1e6);
-      frame->timing.set(Stage::lut, (t2 - t1) / 1e6);
-      frame->timing.set(Stage::apply, (t3 - t2) / 1e6);
-      frame->kernel = current_name_;
-      if (input) frame->input_luma = lend_luma(input_store_, std::move(input));
-      if (opts_.keep_histogram) {
-        frame->histogram = counts_;
-        frame->lut = lut_;
-      }
-    }
-    done.push_back(std::move(frame));
-    return Status::ok();
-  }
-  Status flush(std::vector<FramePtr>&) override { return Status::ok(); }
-
- private:
-  EqualizerInfo info_;
-  EqualizerOptions opts_;
-  FrameFormat fmt_;
-  LiveSettings live_;
-  KernelSet kernels_;
-  hist::Kernel* current_ = nullptr;  // null: passthrough
-  std::string current_name_;
-  std::vector<uint32_t> counts_;
-  std::vector<uint16_t> lut_;
-  std::shared_ptr<PlaneStore> input_store_;
-};
-
-// ---------------------------------------------------------------------------------------------
-// GPU
-
-class GpuEqualizer final : public Equalizer {
- public:
-  enum Ev { kStart, kUploaded, kHistogram, kLut, kApplied, kDone, kEvents };
-
-  GpuEqualizer(EqualizerInfo info, const EqualizerOptions& opts, const FrameFormat& fmt)
-      : info_(std::move(info)), opts_(opts), fmt_(fmt), live_(info_.weight),
-        store_(std::make_shared<PlaneStore>(fmt, opts.keep_on_device ? 3 : 1)),
-        input_store_(std::make_shared<PlaneStore>(fmt, 1, opts.keep_on_device ? MemoryKind::device : MemoryKind::host)),
-        current_(info_.kernel) {}
-
-  Status init() {
-    const int n = std::max(2, opts_.frames_in_flight);
-    slots_.resize(n);
-    for (auto& s : slots_) {
-      auto st = cuda::Stream::create();
-      if (!st) return st.status();
-      s.stream = std::move(st.value());
-      for (auto& e : s.ev) {
-        auto ev = cuda::Event::create(true);
-        if (!ev) return ev.status();
-        e = std::move(ev.value());
-      }
-      // One kernel instance per stream: instances may keep scratch memory (cub's temp storage).
-      auto k = instance(s.kernels, current_);
-      if (!k) return k.status();
-      auto c = cuda::DeviceArray<uint32_t>::allocate(info_.bins);
-      if (!c) return c.status();
-      s.counts = std::move(c.value());
-      auto l = cuda::DeviceArray<uint16_t>::allocate(info_.bins);
-      if (!l) return l.status();
-      s.lut = std::move(l.value());
-      if (opts_.keep_histogram) {
-        auto hc = cuda::Buffer::allocate(MemoryKind::pinned, sizeof(uint32_t) * info_.bins);
-        if (!hc) return hc.status();
-        s.host_counts = std::move(hc.value());
-        auto hl = cuda::Buffer::allocate(MemoryKind::pinned, sizeof(uint16_t) * info_.bins);
-        if (!hl) return hl.status();
-        s.host_lut = std::move(hl.value());
-      }
-    }
-    return Status::ok();
-  }
-
-  ~GpuEqualizer() override {
+  ~EqualizerImpl() override {
     for (auto& s : slots_) (void)s.stream.synchronize();  // nothing may still write into a frame we drop
   }
 
+  Status init();
+
   const EqualizerInfo& info() const override { return info_; }
-  bool wants_pinned_frames() const override { return true; }
+  std::vector<video::StageId> stages() const override {
+    std::vector<video::StageId> v;
+    if (gpu()) v.push_back(video::stage::upload);
+    for (const auto& op : ops_) v.push_back(op->stage());
+    if (gpu()) v.push_back(video::stage::download);
+    return v;
+  }
+  MemoryKind input_memory() const override { return gpu() ? MemoryKind::pinned : MemoryKind::host; }
 
   Status set_kernel(const std::string& name) override {
-    HISTEQ_TRY(check_kernel(name, Backend::gpu, fmt_));
+    if (passthrough()) return HISTEQ_ERROR(Code::invalid_argument, "no equalization (passthrough): no kernel to switch");
+    HISTEQ_TRY(check_kernel(name, info_.backend, fmt_));
     live_.request_kernel(name);
     return Status::ok();
   }
   Status set_strength(double strength) override { return live_.set_strength(strength); }
 
-  Status submit(FramePtr frame, std::vector<FramePtr>& done) override {
-    if (std::string want; live_.take_kernel(want) && want != current_) {
-      // Every slot gets its instance now; slots with a frame in flight keep the old instance
-      // alive (it stays in the set), so the switch waits for nothing.
-      for (auto& sl : slots_) {
-        auto k = instance(sl.kernels, want);
-        if (!k) return k.status();
-      }
-      current_ = want;
+  Status submit(FramePtr frame, std::vector<PipelineFrame>& done) override {
+    if (passthrough()) {
+      done.push_back({std::move(frame), {}});
+      return Status::ok();
     }
-    const uint32_t weight = live_.weight();
-    while (!inflight_.empty() && slots_[inflight_.front()].ev[kDone].ready()) HISTEQ_TRY(retire(done));
-    if (inflight_.size() == slots_.size()) HISTEQ_TRY(retire(done));  // waits for the oldest frame only
-    const int idx = static_cast<int>(next_++ % slots_.size());
-    Slot& s = slots_[idx];
-    if (!s.planes) {
-      auto p = store_->acquire();
-      if (!p) return p.status();
-      s.planes = std::move(p.value());
-    }
-    if (opts_.keep_input_luma && !s.input) {
-      auto p = input_store_->acquire();
-      if (!p) return p.status();
-      s.input = std::move(p.value());
-    }
-    const cudaStream_t st = s.stream.get();
-    const PlaneRef* dev = s.planes->view.planes;
-    HISTEQ_TRY(s.ev[kStart].record(st));
-    HISTEQ_TRY(copy_to(frame->plane(0), dev[0], st));
-    if (opts_.keep_on_device)
-      for (int i = 1; i < 3; ++i) HISTEQ_TRY(copy_to(frame->plane(i), dev[i], st));
-    if (s.input) {
-      // On the device: a copy of the uploaded luma, ordered before the apply on this stream (counted
-      // in the upload stage). On the host: a plain copy now, before any download overwrites it.
-      const PlaneRef& src = opts_.keep_on_device ? dev[0] : frame->plane(0);
-      HISTEQ_TRY(copy_to(src, s.input->view.planes[0], st));
-    }
-    HISTEQ_TRY(s.ev[kUploaded].record(st));
-    HISTEQ_TRY(hist::compute(*s.kernels.at(current_), dev[0], {s.counts.data(), info_.bins, MemoryKind::device}, st));
-    HISTEQ_TRY(s.ev[kHistogram].record(st));
-    HISTEQ_TRY(eq::build_lut_gpu(s.counts.data(), info_.bins, weight, s.lut.data(), st));
-    HISTEQ_TRY(s.ev[kLut].record(st));
-    if (dev[0].bytes_per_sample == 1) HISTEQ_TRY(eq::apply_lut_gpu(mutable_view<uint8_t>(dev[0]), s.lut.data(), info_.bins, st));
-    else HISTEQ_TRY(eq::apply_lut_gpu(mutable_view<uint16_t>(dev[0]), s.lut.data(), info_.bins, st));
-    HISTEQ_TRY(s.ev[kApplied].record(st));
-    if (opts_.keep_histogram) {  // a few KB; counted in the download stage when there is one
-      HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_counts.data(), s.counts.data(), sizeof(uint32_t) * info_.bins,
-                                      cudaMemcpyDeviceToHost, st));
-      HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_lut.data(), s.lut.data(), sizeof(uint16_t) * info_.bins, cudaMemcpyDeviceToHost, st));
-    }
-    if (opts_.download) {
-      const PlaneRef host = frame->plane(0);
-      if (host.bytes_per_sample == 1) HISTEQ_TRY(copy_plane(dev[0], mutable_view<uint8_t>(host), st));
-      else HISTEQ_TRY(copy_plane(dev[0], mutable_view<uint16_t>(host), st));
-    }
-    HISTEQ_TRY(s.ev[kDone].record(st));
-    frame->kernel = current_;
-    s.frame = std::move(frame);
-    inflight_.push_back(idx);
-    return Status::ok();
+    if (std::string want; live_.take_kernel(want)) kernel_ = want;
+    eq::Settings settings;
+    settings.kernel = kernel_;
+    settings.weight = live_.weight();
+    return gpu() ? submit_gpu(std::move(frame), std::move(settings), done) : submit_cpu(std::move(frame), std::move(settings), done);
   }
 
-  Status flush(std::vector<FramePtr>& done) override {
+  Status flush(std::vector<PipelineFrame>& done) override {
     while (!inflight_.empty()) HISTEQ_TRY(retire(done));
     return Status::ok();
   }
 
+  void reset() override {
+    // Frames still in flight belong to the pictures before the discontinuity: they are dropped.
+    for (int idx : inflight_) {
+      Slot& s = slots_[static_cast<size_t>(idx)];
+      (void)s.stream.synchronize();
+      s.release();
+    }
+    inflight_.clear();
+    for (auto& op : ops_) op->reset();
+  }
+
  private:
+  // A frame in flight (GPU; the CPU uses slot 0 synchronously) and the buffers it works with.
   struct Slot {
     cuda::Stream stream;
-    cuda::Event ev[kEvents];
-    KernelSet kernels;  // this stream's instances (the current one and those switched away from)
-    cuda::DeviceArray<uint32_t> counts;
-    cuda::DeviceArray<uint16_t> lut;
-    cuda::Buffer host_counts, host_lut;  // pinned (keep_histogram)
-    std::unique_ptr<PlaneSet> planes;
-    std::unique_ptr<PlaneSet> input;     // keep_input_luma
-    FramePtr frame;
+    std::vector<cuda::Event> ev;  // [0] start, [1] uploaded, [2 + k] after operation k, [back] done
+    cuda::Buffer counts, lut;     // device (GPU) or host (CPU)
+    cuda::Buffer host_counts, host_lut;  // pinned, keep_histogram on the GPU
+    cuda::Buffer luma;            // GPU, host input without keep_on_device: the device luma worked on
+    size_t luma_pitch = 0;
+    eq::Settings settings;
+    FramePtr in;                  // the frame submitted
+    FramePtr out;                 // the frame that comes out, when it is another one (device or host copy)
+    SideData side;
+    bool uploaded = false, downloaded = false;
+
+    void release() {
+      in.reset();
+      out.reset();
+      side = {};
+    }
   };
 
-  Status retire(std::vector<FramePtr>& done) {
-    Slot& s = slots_[inflight_.front()];
-    inflight_.pop_front();
-    HISTEQ_TRY(s.ev[kDone].synchronize());
-    auto span = [&](Ev a, Ev b, Stage stage) -> Status {
-      auto ms = cuda::elapsed_ms(s.ev[a], s.ev[b]);
-      if (!ms) return ms.status();
-      s.frame->timing.set(stage, *ms);
-      return Status::ok();
-    };
-    HISTEQ_TRY(span(kStart, kUploaded, Stage::upload));
-    HISTEQ_TRY(span(kUploaded, kHistogram, Stage::histogram));
-    HISTEQ_TRY(span(kHistogram, kLut, Stage::lut));
-    HISTEQ_TRY(span(kLut, kApplied, Stage::apply));
-    if (opts_.download) HISTEQ_TRY(span(kApplied, kDone, Stage::download));
-    if (opts_.keep_on_device) {
-      std::shared_ptr<PlaneSet> owner = lend(store_, std::move(s.planes));
-      s.frame->device = std::shared_ptr<const Frame::DeviceView>(owner, &owner->view);
-    }
-    if (s.input) s.frame->input_luma = lend_luma(input_store_, std::move(s.input));
-    if (opts_.keep_histogram) {
-      const auto* c = static_cast<const uint32_t*>(s.host_counts.data());
-      const auto* l = static_cast<const uint16_t*>(s.host_lut.data());
-      s.frame->histogram.assign(c, c + info_.bins);
-      s.frame->lut.assign(l, l + info_.bins);
-    }
-    done.push_back(std::move(s.frame));
-    return Status::ok();
+  bool gpu() const noexcept { return info_.backend == Backend::gpu; }
+  bool passthrough() const noexcept { return ops_.empty(); }
+  MemoryKind work_memory() const noexcept { return gpu() ? MemoryKind::device : MemoryKind::host; }
+
+  eq::FrameContext context(Slot& s, const PlaneRef& luma, const PlaneRef* chroma, int chroma_count, int slot) {
+    eq::FrameContext c;
+    c.backend = info_.backend;
+    c.format = &fmt_;
+    c.slot = slot;
+    c.frame_index = s.in->index;
+    c.settings = &s.settings;
+    c.luma = luma;
+    for (int i = 0; i < chroma_count && i < 2; ++i) c.chroma[i] = chroma[i];
+    c.bins = info_.bins;
+    c.counts = static_cast<uint32_t*>(s.counts.data());
+    c.lut = static_cast<uint16_t*>(s.lut.data());
+    return c;
   }
+
+  Status submit_cpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done);
+  Status submit_gpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done);
+  Status retire(std::vector<PipelineFrame>& done);
+  Result<FramePtr> host_frame_for_download();
 
   EqualizerInfo info_;
   EqualizerOptions opts_;
   FrameFormat fmt_;
+  eq::Operations ops_;
   LiveSettings live_;
-  std::shared_ptr<PlaneStore> store_;
-  std::shared_ptr<PlaneStore> input_store_;
-  std::string current_;  // the kernel of the next frame
+  std::string kernel_;  // the kernel of the next frame
   std::vector<Slot> slots_;
   std::deque<int> inflight_;
   uint64_t next_ = 0;
+  std::vector<cuda::Event> state_ev_;  // per operation: its last run (stateful operations, GPU)
+  std::vector<bool> state_recorded_;
+  std::shared_ptr<LumaStore> input_store_;
+  std::unique_ptr<video::FramePool> device_pool_;  // keep_on_device: output frames
+  std::unique_ptr<video::FramePool> host_pool_;    // download of a device input: output frames
 };
+
+Status EqualizerImpl::init() {
+  if (passthrough()) return Status::ok();
+  const int nslots = gpu() ? std::max(2, opts_.frames_in_flight) : 1;
+  for (auto& op : ops_) HISTEQ_TRY(op->prepare(info_.backend, nslots, fmt_));
+  slots_.resize(static_cast<size_t>(nslots));
+  const MemoryKind mem = work_memory();
+  for (auto& s : slots_) {
+    auto c = cuda::Buffer::allocate(mem, sizeof(uint32_t) * info_.bins);
+    if (!c) return c.status();
+    s.counts = std::move(c.value());
+    auto l = cuda::Buffer::allocate(mem, sizeof(uint16_t) * info_.bins);
+    if (!l) return l.status();
+    s.lut = std::move(l.value());
+    if (!gpu()) continue;
+    auto st = cuda::Stream::create();
+    if (!st) return st.status();
+    s.stream = std::move(st.value());
+    s.ev.resize(ops_.size() + 3);
+    for (auto& e : s.ev) {
+      auto ev = cuda::Event::create(true);
+      if (!ev) return ev.status();
+      e = std::move(ev.value());
+    }
+    if (opts_.keep_histogram) {
+      auto hc = cuda::Buffer::allocate(MemoryKind::pinned, sizeof(uint32_t) * info_.bins);
+      if (!hc) return hc.status();
+      s.host_counts = std::move(hc.value());
+      auto hl = cuda::Buffer::allocate(MemoryKind::pinned, sizeof(uint16_t) * info_.bins);
+      if (!hl) return hl.status();
+      s.host_lut = std::move(hl.value());
+    }
+  }
+  if (gpu()) {
+    state_ev_.resize(ops_.size());
+    state_recorded_.assign(ops_.size(), false);
+    for (size_t k = 0; k < ops_.size(); ++k) {
+      if (!ops_[k]->stateful()) continue;
+      auto ev = cuda::Event::create(false);
+      if (!ev) return ev.status();
+      state_ev_[k] = std::move(ev.value());
+    }
+    if (opts_.keep_on_device) {
+      auto p = video::FramePool::create(fmt_, MemoryKind::device);
+      if (!p) return p.status();
+      device_pool_ = std::move(p.value());
+    }
+  }
+  if (opts_.keep_input_luma)
+    input_store_ = std::make_shared<LumaStore>(fmt_, gpu() && opts_.keep_on_device ? MemoryKind::device : MemoryKind::host);
+  return Status::ok();
+}
+
+Status EqualizerImpl::submit_cpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done) {
+  Slot& s = slots_[0];
+  s.settings = std::move(settings);
+  if (frame->on_device()) {
+    // A device frame on the CPU path: its planes come down first (timed as the download).
+    const int64_t a = now_ns();
+    auto h = host_frame_for_download();
+    if (!h) return h.status();
+    for (int i = 0; i < frame->plane_count(); ++i) HISTEQ_TRY(copy_to(frame->plane(i), (*h)->plane(i), nullptr));
+    (*h)->copy_props_from(*frame);
+    frame = std::move(h.value());
+    frame->timing.set(video::stage::download, (now_ns() - a) / 1e6);
+  }
+  s.in = std::move(frame);
+  const PlaneRef y = s.in->plane(0);
+  SideData side;
+  side.kernel = s.settings.kernel;
+  if (opts_.keep_input_luma) {  // for displays only: outside the timed stages
+    auto copy = input_store_->acquire();
+    if (!copy) return copy.status();
+    HISTEQ_TRY(copy_to(y, **copy, nullptr));
+    side.input_luma = std::move(copy.value());
+  }
+  PlaneRef chroma[2] = {s.in->plane(1), s.in->plane(2)};
+  eq::FrameContext ctx = context(s, y, chroma, s.in->plane_count() - 1, 0);
+  for (auto& op : ops_) {
+    const int64_t a = now_ns();
+    HISTEQ_TRY(op->run(ctx, nullptr));
+    s.in->timing.set(op->stage(), (now_ns() - a) / 1e6);
+  }
+  if (opts_.keep_histogram) {
+    const auto* c = static_cast<const uint32_t*>(s.counts.data());
+    const auto* l = static_cast<const uint16_t*>(s.lut.data());
+    side.histogram.assign(c, c + info_.bins);
+    side.lut.assign(l, l + info_.bins);
+  }
+  done.push_back({std::move(s.in), std::move(side)});
+  return Status::ok();
+}
+
+Result<FramePtr> EqualizerImpl::host_frame_for_download() {
+  if (!host_pool_) {
+    auto p = video::FramePool::create(fmt_, cuda::have_device() ? MemoryKind::pinned : MemoryKind::host);
+    if (!p) return p.status();
+    host_pool_ = std::move(p.value());
+  }
+  return host_pool_->get();
+}
+
+Status EqualizerImpl::submit_gpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done) {
+  while (!inflight_.empty() && slots_[static_cast<size_t>(inflight_.front())].ev.back().ready()) HISTEQ_TRY(retire(done));
+  if (inflight_.size() == slots_.size()) HISTEQ_TRY(retire(done));  // waits for the oldest frame only
+  const int idx = static_cast<int>(next_++ % slots_.size());
+  Slot& s = slots_[static_cast<size_t>(idx)];
+  s.settings = std::move(settings);
+  s.side = {};
+  s.side.kernel = s.settings.kernel;
+  s.uploaded = s.downloaded = false;
+  const cudaStream_t st = s.stream.get();
+  s.in = std::move(frame);
+  const Frame& in = *s.in;
+  const int nplanes = in.plane_count();
+
+  // Where the planes are worked on: where they already are (a device frame), in a device frame of
+  // our own (keep_on_device: the display gets all planes), or in the slot's device luma.
+  PlaneRef work[3];
+  HISTEQ_TRY(s.ev[0].record(st));
+  if (in.on_device()) {
+    for (int i = 0; i < nplanes; ++i) work[i] = in.plane(i);
+  } else if (opts_.keep_on_device) {
+    auto d = device_pool_->get();
+    if (!d) return d.status();
+    s.out = std::move(d.value());
+    for (int i = 0; i < nplanes; ++i) {
+      work[i] = s.out->plane(i);
+      HISTEQ_TRY(copy_to(in.plane(i), work[i], st));
+    }
+    s.uploaded = true;
+  } else {
+    const PlaneRef host = in.plane(0);
+    if (s.luma.empty()) {
+      s.luma_pitch = (host.row_bytes() + 15) / 16 * 16;  // rows that are a multiple of 16 bytes stay contiguous
+      auto b = cuda::Buffer::allocate(MemoryKind::device, s.luma_pitch * static_cast<size_t>(host.height));
+      if (!b) return b.status();
+      s.luma = std::move(b.value());
+    }
+    work[0] = host;
+    work[0].data = s.luma.data();
+    work[0].pitch = s.luma_pitch;
+    work[0].memory = MemoryKind::device;
+    HISTEQ_TRY(copy_to(host, work[0], st));
+    s.uploaded = true;
+  }
+  if (opts_.keep_input_luma) {
+    // A copy of the luma as it came, ordered before the operations on this stream (counted in the
+    // upload stage): on the device for a display that reads the device, else on the host.
+    auto copy = input_store_->acquire();
+    if (!copy) return copy.status();
+    HISTEQ_TRY(copy_to(work[0], **copy, st));
+    s.side.input_luma = std::move(copy.value());
+  }
+  HISTEQ_TRY(s.ev[1].record(st));
+
+  eq::FrameContext ctx = context(s, work[0], work + 1, (in.on_device() || opts_.keep_on_device) ? nplanes - 1 : 0, idx);
+  for (size_t k = 0; k < ops_.size(); ++k) {
+    eq::Operation& op = *ops_[k];
+    // A stateful operation runs after its run on the previous frame, whatever stream that took.
+    if (op.stateful() && state_recorded_[k]) HISTEQ_CUDA_TRY(cudaStreamWaitEvent(st, state_ev_[k].get(), 0));
+    HISTEQ_TRY(op.run(ctx, st));
+    if (op.stateful()) {
+      HISTEQ_TRY(state_ev_[k].record(st));
+      state_recorded_[k] = true;
+    }
+    HISTEQ_TRY(s.ev[2 + k].record(st));
+  }
+  if (opts_.keep_histogram) {  // a few KB; counted in the download stage when there is one
+    HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_counts.data(), s.counts.data(), sizeof(uint32_t) * info_.bins,
+                                    cudaMemcpyDeviceToHost, st));
+    HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_lut.data(), s.lut.data(), sizeof(uint16_t) * info_.bins, cudaMemcpyDeviceToHost, st));
+  }
+  if (opts_.download && !opts_.keep_on_device) {
+    if (s.in->on_device()) {
+      // A device frame for a host sink: all of its planes come down into a host frame.
+      auto h = host_frame_for_download();
+      if (!h) return h.status();
+      s.out = std::move(h.value());
+      for (int i = 0; i < nplanes; ++i) HISTEQ_TRY(copy_to(work[i], s.out->plane(i), st));
+    } else {
+      HISTEQ_TRY(copy_to(work[0], s.in->plane(0), st));
+    }
+    s.downloaded = true;
+  }
+  HISTEQ_TRY(s.ev.back().record(st));
+  inflight_.push_back(idx);
+  return Status::ok();
+}
+
+Status EqualizerImpl::retire(std::vector<PipelineFrame>& done) {
+  Slot& s = slots_[static_cast<size_t>(inflight_.front())];
+  inflight_.pop_front();
+  HISTEQ_TRY(s.ev.back().synchronize());
+  video::FrameTiming& t = s.in->timing;
+  auto span = [&](size_t a, size_t b, video::StageId stage) -> Status {
+    auto ms = cuda::elapsed_ms(s.ev[a], s.ev[b]);
+    if (!ms) return ms.status();
+    t.set(stage, *ms);
+    return Status::ok();
+  };
+  if (s.uploaded) HISTEQ_TRY(span(0, 1, video::stage::upload));
+  for (size_t k = 0; k < ops_.size(); ++k) HISTEQ_TRY(span(k + 1, k + 2, ops_[k]->stage()));
+  if (s.downloaded) HISTEQ_TRY(span(ops_.size() + 1, s.ev.size() - 1, video::stage::download));
+  if (opts_.keep_histogram) {
+    const auto* c = static_cast<const uint32_t*>(s.host_counts.data());
+    const auto* l = static_cast<const uint16_t*>(s.host_lut.data());
+    s.side.histogram.assign(c, c + info_.bins);
+    s.side.lut.assign(l, l + info_.bins);
+  }
+  FramePtr out;
+  if (s.out) {
+    s.out->copy_props_from(*s.in);
+    out = std::move(s.out);
+    s.in.reset();  // its upload is complete: back to the source's pool
+  } else {
+    out = std::move(s.in);
+  }
+  done.push_back({std::move(out), std::move(s.side)});
+  s.release();
+  return Status::ok();
+}
 
 }  // namespace
 
+const char* default_kernel(Backend backend) noexcept { return backend == Backend::gpu ? kDefaultGpuKernel : kDefaultCpuKernel; }
+
 Status Equalizer::check_kernel(const std::string& name, Backend backend, const FrameFormat& format) {
-  const hist::KernelEntry* e = hist::find_kernel(name);
-  if (e == nullptr) return hist::create_kernel(name).status();  // the registry's "unknown kernel (known: ...)"
-  const bool gpu = e->info.backend == hist::Backend::gpu;
-  if (gpu != (backend == Backend::gpu))
-    return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + name + "' runs on the " + (gpu ? "GPU" : "CPU") +
-                                                    ", but this equalizer runs on the " + (gpu ? "CPU" : "GPU"));
-  if (gpu && !cuda::have_device())
-    return HISTEQ_ERROR(Code::no_device, "kernel '" + name + "' needs a CUDA device and none is available");
-  return check_bins(*e, format);
+  return eq::check_kernel(name, backend, format);
 }
 
 Result<std::unique_ptr<Equalizer>> Equalizer::create(const EqualizerOptions& opts, const FrameFormat& format) {
@@ -458,7 +493,9 @@ Result<std::unique_ptr<Equalizer>> Equalizer::create(const EqualizerOptions& opt
   if (opts.passthrough) {
     info.kernel = "none";
     info.device = cpu_name;
-    return std::unique_ptr<Equalizer>(new CpuEqualizer(info, opts, format, nullptr));
+    auto e = std::make_unique<EqualizerImpl>(info, opts, format, eq::Operations{});
+    HISTEQ_TRY(e->init());
+    return std::unique_ptr<Equalizer>(std::move(e));
   }
 
   std::string name = opts.kernel;
@@ -472,27 +509,28 @@ Result<std::unique_ptr<Equalizer>> Equalizer::create(const EqualizerOptions& opt
   }
   const hist::KernelEntry* e = hist::find_kernel(name);
   if (e == nullptr) return hist::create_kernel(name).status();  // the registry's "unknown kernel (known: ...)"
-  const bool gpu = e->info.backend == hist::Backend::gpu;
+  const bool gpu = e->info.backend == Backend::gpu;
   if (gpu && opts.cpu)
     return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + name + "' runs on the GPU, but --cpu was given (CPU kernels: cpu_parallel, cpu_reference)");
   if (gpu && !cuda::have_device())
     return HISTEQ_ERROR(Code::no_device, "kernel '" + name + "' needs a CUDA device and none is available (use --cpu)");
-  HISTEQ_TRY(check_bins(*e, format));
+  if (gpu && opts.keep_on_device && opts.download)
+    return HISTEQ_ERROR(Code::invalid_argument, "keep_on_device and download are exclusive: a frame comes out in one memory");
+  info.backend = gpu ? Backend::gpu : Backend::cpu;
+  HISTEQ_TRY(check_kernel(name, info.backend, format));
   info.kernel = name;
-  if (!gpu) {
-    info.backend = Backend::cpu;
+  if (gpu) {
+    auto dev = cuda::device_info();
+    if (!dev) return dev.status();
+    info.device = dev->name;
+  } else {
     info.device = cpu_name;
-    auto k = hist::create_kernel(name);
-    if (!k) return k.status();
-    return std::unique_ptr<Equalizer>(new CpuEqualizer(info, opts, format, std::move(k.value())));
   }
-  info.backend = Backend::gpu;
-  auto dev = cuda::device_info();
-  if (!dev) return dev.status();
-  info.device = dev->name;
-  auto g = std::make_unique<GpuEqualizer>(info, opts, format);
-  HISTEQ_TRY(g->init());
-  return std::unique_ptr<Equalizer>(std::move(g));
+  eq::Operations ops = opts.make_operations ? opts.make_operations() : eq::standard_operations();
+  if (ops.empty()) return HISTEQ_ERROR(Code::invalid_argument, "an equalizer needs at least one operation (or passthrough)");
+  auto q = std::make_unique<EqualizerImpl>(info, opts, format, std::move(ops));
+  HISTEQ_TRY(q->init());
+  return std::unique_ptr<Equalizer>(std::move(q));
 }
 
 }  // namespace histeq::pipeline

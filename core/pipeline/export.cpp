@@ -36,12 +36,12 @@ class EncodeSink final : public Sink {
  public:
   EncodeSink(video::VideoWriter& w, const std::function<void(const ExportProgress&)>& progress, double t0)
       : w_(w), progress_(progress), t0_(t0) {}
-  Status consume(video::FramePtr f, FrameRecord& rec) override {
+  Status consume(PipelineFrame f, FrameRecord& rec) override {
     const double a = now_s();
-    HISTEQ_TRY(w_.encode(*f));
-    f.reset();  // back to its pool once the encoder lets go of its reference
+    HISTEQ_TRY(w_.encode(*f.frame));
+    f.frame.reset();  // back to its pool once the encoder lets go of its reference
     const double b = now_s();
-    rec.timing.set(Stage::encode, (b - a) * 1e3);
+    rec.timing.set(video::stage::encode, (b - a) * 1e3);
     if (progress_) progress_({w_.frames_sent(), rec.time_s, b - t0_});
     return Status::ok();
   }
@@ -148,6 +148,7 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   m.plan.output_description = m.writer->description();
   m.plan.format = *fmt;
   m.plan.equalizer = m.pipeline->equalizer();
+  m.plan.stages = m.pipeline->stages();
   m.plan.frames_hint = si.frames_hint;
   m.plan.frames_exact = si.frames_exact;
   m.plan.duration_s = si.duration_s;

@@ -33,6 +33,7 @@ struct ExportPlan {
   std::string output_description;  // "libx264 yuv420p mp4, 1 stream copied"
   video::FrameFormat format;       // what the pipeline processes
   EqualizerInfo equalizer;
+  std::vector<video::StageId> stages;  // the timing rows, in order (Pipeline::stages())
   std::vector<std::string> notes;  // changes of layout, streams left out
   int64_t frames_hint = 0;         // expected frames (exact when frames_exact)
   bool frames_exact = false;

@@ -22,6 +22,8 @@ struct Pipeline::Impl {
   std::unique_ptr<Equalizer> eq;
   std::unique_ptr<video::FramePool> pool;
   std::atomic<int64_t> frames_in{0}, frames_out{0}, dropped_source{0};
+  const video::Source* last_source = nullptr;  // the source of the last run
+  bool continuous = true;                       // the next frame follows the last one the equalizer took
 
   std::mutex err_mu;
   Status first_error;
@@ -40,13 +42,27 @@ Result<std::unique_ptr<Pipeline>> Pipeline::create(const PipelineOptions& opts, 
   auto eq = Equalizer::create(opts.equalizer, source.format);
   if (!eq) return eq.status();
   p->impl_->eq = std::move(eq.value());
-  auto pool = video::FramePool::create(source.format, p->impl_->eq->wants_pinned_frames());
+  auto pool = video::FramePool::create(source.format, p->impl_->eq->input_memory());
   if (!pool) return pool.status();
   p->impl_->pool = std::move(pool.value());
   return p;
 }
 
 const EqualizerInfo& Pipeline::equalizer() const { return impl_->eq->info(); }
+
+std::vector<video::StageId> Pipeline::stages() const {
+  std::vector<video::StageId> v = {video::stage::decode, video::stage::convert};
+  for (video::StageId id : impl_->eq->stages()) v.push_back(id);
+  v.push_back(video::stage::encode);
+  v.push_back(video::stage::present);
+  return v;
+}
+
+Status Pipeline::seek(video::Source& source, double time_s) {
+  HISTEQ_TRY(source.seek(time_s));
+  impl_->continuous = false;
+  return Status::ok();
+}
 
 Status Pipeline::set_kernel(const std::string& name) { return impl_->eq->set_kernel(name); }
 Status Pipeline::set_strength(double strength) { return impl_->eq->set_strength(strength); }
@@ -67,8 +83,11 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
     std::lock_guard<std::mutex> l(m.err_mu);
     m.first_error = Status::ok();  // a previous run's stop
   }
+  if (!m.continuous || (m.last_source != nullptr && m.last_source != &source)) m.eq->reset();
+  m.last_source = &source;
+  m.continuous = false;  // until this run ends at the end of its input
   BoundedQueue<FramePtr> decoded(static_cast<size_t>(m.opts.queue_frames));
-  BoundedQueue<FramePtr> equalized(static_cast<size_t>(m.opts.queue_frames));
+  BoundedQueue<PipelineFrame> equalized(static_cast<size_t>(m.opts.queue_frames));
   const bool live = source.info().live;
   auto abort_all = [&] {
     decoded.abort();
@@ -102,7 +121,7 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
   });
 
   std::thread equalize_thread([&] {
-    std::vector<FramePtr> done;
+    std::vector<PipelineFrame> done;
     FramePtr f;
     auto forward = [&]() -> bool {
       for (auto& d : done)
@@ -131,14 +150,14 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
 
   bool cancelled = false;
   for (;;) {
-    FramePtr f;
+    PipelineFrame f;
     const auto got = equalized.pop_for(f, std::chrono::milliseconds(20));
     if (stop.load()) {
       cancelled = true;
       abort_all();
       break;
     }
-    if (got == BoundedQueue<FramePtr>::Pop::timeout) {
+    if (got == BoundedQueue<PipelineFrame>::Pop::timeout) {
       if (Status s = sink.idle(); !s) {
         m.set_error(s);
         abort_all();
@@ -146,14 +165,14 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
       }
       continue;
     }
-    if (got == BoundedQueue<FramePtr>::Pop::end) break;
+    if (got == BoundedQueue<PipelineFrame>::Pop::end) break;
     FrameRecord rec;
-    rec.index = f->index;
-    rec.time_s = f->time_s;
-    rec.damaged = f->damaged;
-    rec.timing = f->timing;
-    rec.kernel = f->kernel;
-    const int64_t start = f->timing.start_ns;
+    rec.index = f.frame->index;
+    rec.time_s = f.frame->time_s;
+    rec.damaged = f.frame->damaged;
+    rec.timing = f.frame->timing;
+    rec.kernel = f.side.kernel;
+    const int64_t start = f.frame->timing.start_ns;
     Status s = sink.consume(std::move(f), rec);
     if (!s) {
       m.set_error(s);
@@ -166,6 +185,11 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
   }
   decode_thread.join();
   equalize_thread.join();
+  {
+    std::lock_guard<std::mutex> l(m.err_mu);
+    // The whole input went through: a run after this one continues from where it ended.
+    if (!cancelled && m.first_error.is_ok()) m.continuous = true;
+  }
   {
     std::lock_guard<std::mutex> l(m.err_mu);
     // A source interrupted by our own abort reports "cancelled": the first real error wins.

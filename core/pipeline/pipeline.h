@@ -14,6 +14,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/cuda/status.h"
 #include "core/pipeline/equalizer.h"
@@ -26,9 +27,9 @@ namespace histeq::pipeline {
 class Sink {
  public:
   virtual ~Sink() = default;
-  // Takes the frame (it may keep it). Sets the timing of its own stage (encode, present) and the
-  // late/dropped flags in `record`; the pipeline fills the rest.
-  virtual Status consume(video::FramePtr frame, FrameRecord& record) = 0;
+  // Takes the frame and its side data (it may keep them). Sets the timing of its own stage (encode,
+  // present) and the late/dropped flags in `record`; the pipeline fills the rest.
+  virtual Status consume(PipelineFrame frame, FrameRecord& record) = 0;
   // Called on the same thread when no frame came for a while (about 20 ms), e.g. so that a window
   // keeps redrawing while the pipeline is starved. An error stops the pipeline as in consume().
   virtual Status idle() { return Status::ok(); }
@@ -53,10 +54,19 @@ class Pipeline {
   ~Pipeline();
 
   const EqualizerInfo& equalizer() const;
+  // The timing rows of a frame, in the order it goes through them: the source's (decode,
+  // convert), the equalizer's (Equalizer::stages()), then the sinks' (encode, present).
+  std::vector<video::StageId> stages() const;
+
   // Blocks until the source ends (ok), `stop` becomes true (cancelled) or an error. May be called
-  // again after it returns, e.g. after Source::seek (a player seeks by stopping, seeking and
-  // running again): frames still in flight at a stop are dropped, counters keep adding up.
+  // again after it returns, e.g. after seek() (a player seeks by stopping, seeking and running
+  // again): frames still in flight at a stop are dropped, counters keep adding up. The equalizer is
+  // reset (Equalizer::reset) before a run whose frames do not follow the last run's: after a stop,
+  // a seek, or on another source.
   Status run(video::Source& source, Sink& sink, const std::atomic<bool>& stop, RunStats* stats = nullptr);
+  // Between runs, on the thread that runs them: Source::seek, and the equalizer forgets what
+  // earlier frames left (temporal state) before the next run.
+  Status seek(video::Source& source, double time_s);
   PipelineCounters counters() const;  // any thread, also while running
 
   // Live controls (any thread, also while running): Equalizer::set_kernel and set_strength.

@@ -22,7 +22,22 @@ float row_value(const FrameRecord& r, int row) { return row == kLatency ? r.timi
 
 }  // namespace
 
-const char* row_name(int row) noexcept { return row == kLatency ? "latency" : stage_name(static_cast<Stage>(row)); }
+const char* row_name(int row) noexcept { return row == kLatency ? "latency" : video::stage_name(row); }
+
+std::vector<int> ordered_rows(const std::vector<StageSummary>& summaries, const std::vector<video::StageId>& order) {
+  std::vector<int> rows;
+  std::vector<bool> taken(kStatRows, false);
+  auto ran = [&](int r) { return r >= 0 && r < static_cast<int>(summaries.size()) && summaries[r].count > 0; };
+  for (video::StageId id : order)
+    if (id >= 0 && id < kLatency && !taken[id] && ran(id)) {
+      rows.push_back(id);
+      taken[id] = true;
+    }
+  for (int r = 0; r < kLatency; ++r)
+    if (!taken[r] && ran(r)) rows.push_back(r);
+  if (ran(kLatency)) rows.push_back(kLatency);
+  return rows;
+}
 
 StageSummary summarize(std::vector<float> v) {
   StageSummary s;

@@ -3,7 +3,9 @@
 //   - per stage, run totals: exact count, average and max, and p50/p99 from a log-scale histogram
 //     (1% wide bins from 0.1 us to 100 s: within 0.5% of the exact percentile);
 //   - optionally every frame's record, for --stats-json.
-// Latency (decode start -> end of the sink's work) is kept like a stage, at row kLatency.
+// Rows are indexed by stage id (core/video/timing.h); latency (decode start -> end of the sink's
+// work) is kept like a stage, at row kLatency. Which rows a table shows, and in which order, comes
+// from the pipeline's stage list (ordered_rows()), not from a fixed enum.
 // Thread-safe: add() from the sink thread, snapshots from any other.
 #pragma once
 
@@ -12,13 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "core/pipeline/stage.h"
+#include "core/video/timing.h"
 
 namespace histeq::pipeline {
 
-constexpr int kLatency = kStageCount;  // row of the latency
-constexpr int kStatRows = kStageCount + 1;
-const char* row_name(int row) noexcept;  // stage names, then "latency"
+constexpr int kLatency = video::kMaxStages;  // row of the latency
+constexpr int kStatRows = video::kMaxStages + 1;
+const char* row_name(int row) noexcept;  // the stage's name, or "latency"
+using video::FrameTiming;
 
 struct StageSummary {
   int64_t count = 0;  // frames in which the stage ran
@@ -28,6 +31,10 @@ struct StageSummary {
 // Exact summary of samples (NaN samples, stages that did not run, are skipped); nearest-rank
 // percentiles.
 StageSummary summarize(std::vector<float> samples);
+
+// The rows to show, in order: the stages of `order` that ran (count > 0), then any other stage
+// that ran (by id), then the latency when it was measured. `summaries` has kStatRows entries.
+std::vector<int> ordered_rows(const std::vector<StageSummary>& summaries, const std::vector<video::StageId>& order);
 
 struct FrameRecord {
   int64_t index = 0;

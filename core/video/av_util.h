@@ -8,6 +8,7 @@ extern "C" {
 }
 
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/cuda/status.h"
@@ -18,15 +19,57 @@ namespace histeq::video::detail {
 // av_strerror as a string.
 std::string av_error(int err);
 
-// Routes FFmpeg's log into histeq (idempotent, thread-safe): nothing is printed unless a forwarder
-// is set (video/log.h); the last error-level message is kept so that failures can name the cause.
-void install_log_capture();
-// The last error message FFmpeg logged since clear_last_log_error() (trimmed), or "".
-std::string last_log_error();
-void clear_last_log_error();
+// FFmpeg's log callback's destination (internal): the line goes to the scope that owns `avcl`
+// (see LogScope) when it is an error, and to the forwarder of video/log.h when one is set.
+void record_line(const void* avcl, int level, const std::string& line);
 
-// "cause" for a failed call: FFmpeg's own last error message when there is one, else av_error(err).
-std::string describe_failure(int err);
+// Routes FFmpeg's log into histeq (idempotent, thread-safe): nothing is printed unless a forwarder
+// is set (video/log.h). Error lines are recorded by the LogScope of the job that produced them.
+void install_log_capture();
+
+// A job's share of FFmpeg's log (one per FileSource, VideoWriter, LumaReader): the last error line
+// that FFmpeg logged for this job, so that two jobs running at once (the player and its background
+// export) each name their own cause. A line belongs to this scope when
+//   - its context (AVFormatContext, AVCodecContext, SwsContext, ...) was given to own(), or is a
+//     child of one (AVClass::parent_log_context_offset), or is a codec context whose `opaque` is
+//     this scope (frame-threaded decoders log through per-thread copies of their context), or
+//   - it is logged on a thread inside an Active section of this scope (calls into FFmpeg made
+//     before the contexts exist, such as avformat_open_input).
+// Lines nobody owns are kept apart and never become a job's error.
+// Thread-safety: any thread; a scope must outlive the contexts it owns (disown or destroy them first).
+class LogScope {
+ public:
+  LogScope();
+  ~LogScope();
+  LogScope(const LogScope&) = delete;
+  LogScope& operator=(const LogScope&) = delete;
+
+  void own(const void* ctx);
+  void disown(const void* ctx);
+  // The last error line since clear() (trimmed, without FFmpeg's "[ctx @ 0x...]" prefix), or "".
+  std::string last_error() const;
+  void clear();
+  // "cause" for a failed call: this scope's last error line when there is one, else av_error(err).
+  std::string describe_failure(int err) const;
+
+  // While alive, lines logged by this thread without an owner go to `scope`. Nests.
+  class Active {
+   public:
+    explicit Active(const LogScope& scope);
+    ~Active();
+    Active(const Active&) = delete;
+    Active& operator=(const Active&) = delete;
+
+   private:
+    const LogScope* previous_;
+  };
+
+ private:
+  friend void record_line(const void* avcl, int level, const std::string& line);
+  void record(const std::string& line);
+  mutable std::mutex mu_;
+  std::string last_error_;
+};
 
 inline Rational to_rational(AVRational r) { return {r.num, r.den}; }
 inline AVRational to_av(Rational r) { return {r.num, r.den}; }

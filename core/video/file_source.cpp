@@ -55,11 +55,13 @@ struct FileSource::Impl {
   FileSourceOptions opts;
   SourceInfo info;
   NativeVideo native;
+  LogScope log;                  // FFmpeg's error lines of this source's contexts
   AVFormatContext* fmt = nullptr;
   AvCodecPtr dec;
   AvPacketPtr pkt;
   AvFramePtr frame;
   SwsContext* sws = nullptr;
+  const AVCodec* codec = nullptr;
   int vindex = -1;
   bool full_range = false;       // the decoder's format is a yuvj* one
   bool draining = false, started = false, ended = false;
@@ -76,7 +78,11 @@ struct FileSource::Impl {
   int64_t skip_before_pts = AV_NOPTS_VALUE;  // after a seek: frames before this are decoded and dropped
 
   ~Impl() {
+    log.disown(sws);
     sws_freeContext(sws);
+    log.disown(dec.get());
+    dec.reset();
+    log.disown(fmt);
     avformat_close_input(&fmt);
   }
 
@@ -84,59 +90,86 @@ struct FileSource::Impl {
 
   static int interrupt_cb(void* opaque) { return static_cast<Impl*>(opaque)->interrupted.load() ? 1 : 0; }
 
-  Status open();
+  // open(): probe -> open_decoder -> describe.
+  Status check_path(const AVInputFormat** ifmt) const;
+  Status probe();
+  Status unopenable(int err) const;
+  Status find_video_stream();
   Status check_index_fits() const;
+  Status open_decoder();
+  void describe();
+
+  // next(): decode_one (receive, else read and send a packet) -> stamp -> convert.
+  enum class Step { frame, retry, need_input, end };
+  Result<Step> receive();
+  Status read_and_send();
+  Status send_video_packet();
+  Status stamp(Frame& f, int64_t t0, int64_t t1);
   Status end_of_input();
   Status convert(const AVFrame* in, Frame& out);
   int64_t frame_duration_tb() const;
 };
 
-Status FileSource::Impl::open() {
-  install_log_capture();
-  clear_last_log_error();
-  const AVInputFormat* ifmt = nullptr;
+// Our own wording for the plain file-system cases (FFmpeg's would be "Invalid data found ..."), and
+// the V4L2 demuxer for a webcam.
+Status FileSource::Impl::check_path(const AVInputFormat** ifmt) const {
   struct stat st {};
   if (opts.webcam) {
     avdevice_register_all();
-    ifmt = av_find_input_format("v4l2");
-    if (ifmt == nullptr) return fail("this FFmpeg has no V4L2 (webcam) support", Code::unsupported);
+    *ifmt = av_find_input_format("v4l2");
+    if (*ifmt == nullptr) return fail("this FFmpeg has no V4L2 (webcam) support", Code::unsupported);
     if (::stat(path.c_str(), &st) != 0)
       return fail(errno == ENOENT ? "no webcam here (no such device)" : std::strerror(errno), Code::not_found);
     if (!S_ISCHR(st.st_mode)) return fail("not a webcam (not a character device)", Code::invalid_argument);
-  } else {
-    // Our own wording for the plain file-system cases; FFmpeg's would be "Invalid data found ...".
-    if (::stat(path.c_str(), &st) != 0) {
-      if (errno == ENOENT) return fail("no such file", Code::not_found);
-      return fail(std::strerror(errno));
-    }
-    if (S_ISDIR(st.st_mode)) return fail("is a directory, not a video file", Code::invalid_argument);
-    if (S_ISREG(st.st_mode) && st.st_size == 0) return fail("empty file (0 bytes)", Code::invalid_argument);
+    return Status::ok();
   }
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return fail("no such file", Code::not_found);
+    return fail(std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) return fail("is a directory, not a video file", Code::invalid_argument);
+  if (S_ISREG(st.st_mode) && st.st_size == 0) return fail("empty file (0 bytes)", Code::invalid_argument);
+  return Status::ok();
+}
 
+// The container: opened, its streams read, the video stream chosen.
+Status FileSource::Impl::probe() {
+  const AVInputFormat* ifmt = nullptr;
+  HISTEQ_TRY(check_path(&ifmt));
   fmt = avformat_alloc_context();
   if (fmt == nullptr) return fail("out of memory", Code::out_of_memory);
   fmt->interrupt_callback = {&Impl::interrupt_cb, this};
-  if (int e = avformat_open_input(&fmt, path.c_str(), ifmt, nullptr); e < 0) {
-    // avformat_open_input frees the context on failure.
-    if (e == AVERROR_INVALIDDATA) {
-      // An MP4/MOV ("ftyp" box first) whose index never came: cut off before the end, or never
-      // finished (the muxer writes the moov atom last).
-      char head[12] = {0};
-      if (FILE* f = std::fopen(path.c_str(), "rb")) {
-        const size_t n = std::fread(head, 1, sizeof(head), f);
-        std::fclose(f);
-        if (n == sizeof(head) && std::memcmp(head + 4, "ftyp", 4) == 0 && last_log_error().find("moov") != std::string::npos)
-          return fail("truncated or unfinished MP4/MOV file: its index (moov atom) is missing");
-      }
-      return fail("not a video file this FFmpeg can read (unrecognised or invalid data)");
-    }
-    if (e == AVERROR_EXIT) return fail("interrupted", Code::cancelled);
-    return fail(opts.webcam ? "cannot open the webcam: " + describe_failure(e) : describe_failure(e));
-  }
+  log.own(fmt);
+  const LogScope::Active active(log);  // the demuxer's probe logs through contexts made inside the call
+  if (int e = avformat_open_input(&fmt, path.c_str(), ifmt, nullptr); e < 0) return unopenable(e);
   if (int e = avformat_find_stream_info(fmt, nullptr); e < 0)
-    return fail("cannot read the stream layout: " + describe_failure(e));
+    return fail("cannot read the stream layout: " + log.describe_failure(e));
+  HISTEQ_TRY(find_video_stream());
+  HISTEQ_TRY(check_index_fits());
+  for (unsigned i = 0; i < fmt->nb_streams; ++i)
+    if (static_cast<int>(i) != vindex) fmt->streams[i]->discard = AVDISCARD_ALL;  // until a packet handler wants them
+  return Status::ok();
+}
 
-  const AVCodec* codec = nullptr;
+// avformat_open_input failed (and freed the context): say why in the user's terms.
+Status FileSource::Impl::unopenable(int e) const {
+  if (e == AVERROR_INVALIDDATA) {
+    // An MP4/MOV ("ftyp" box first) whose index never came: cut off before the end, or never
+    // finished (the muxer writes the moov atom last).
+    char head[12] = {0};
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+      const size_t n = std::fread(head, 1, sizeof(head), f);
+      std::fclose(f);
+      if (n == sizeof(head) && std::memcmp(head + 4, "ftyp", 4) == 0 && log.last_error().find("moov") != std::string::npos)
+        return fail("truncated or unfinished MP4/MOV file: its index (moov atom) is missing");
+    }
+    return fail("not a video file this FFmpeg can read (unrecognised or invalid data)");
+  }
+  if (e == AVERROR_EXIT) return fail("interrupted", Code::cancelled);
+  return fail(opts.webcam ? "cannot open the webcam: " + log.describe_failure(e) : log.describe_failure(e));
+}
+
+Status FileSource::Impl::find_video_stream() {
   vindex = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
   if (vindex == AVERROR_STREAM_NOT_FOUND) return fail("no video stream (it has " + stream_summary(fmt) + ")", Code::unsupported);
   if (vindex < 0 || codec == nullptr) {
@@ -156,27 +189,56 @@ Status FileSource::Impl::open() {
                     "): this FFmpeg has no decoder for it",
                 Code::unsupported);
   }
-  AVStream* vs = fmt->streams[vindex];
-  if (vs->disposition & AV_DISPOSITION_ATTACHED_PIC)
+  if (fmt->streams[vindex]->disposition & AV_DISPOSITION_ATTACHED_PIC)
     return fail("no video stream (only a cover picture; it has " + stream_summary(fmt) + ")", Code::unsupported);
-  HISTEQ_TRY(check_index_fits());
-  for (unsigned i = 0; i < fmt->nb_streams; ++i)
-    if (static_cast<int>(i) != vindex) fmt->streams[i]->discard = AVDISCARD_ALL;  // until a packet handler wants them
+  return Status::ok();
+}
 
+// Containers with a sample index (MP4/MOV, AVI) say where every packet is. A file cut short is
+// caught here, before any work: its index points past its end.
+Status FileSource::Impl::check_index_fits() const {
+  if (fmt->pb == nullptr || (fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) == 0) return Status::ok();
+  const int64_t size = avio_size(fmt->pb);
+  if (size <= 0) return Status::ok();
+  const AVStream* vs = fmt->streams[vindex];
+  const int n = avformat_index_get_entries_count(vs);
+  if (n <= 0) return Status::ok();
+  int inside = 0;
+  bool cut = false;
+  for (int i = 0; i < n; ++i) {
+    const AVIndexEntry* e = avformat_index_get_entry(const_cast<AVStream*>(vs), i);
+    if (e == nullptr || e->size <= 0) continue;
+    if (e->pos + e->size <= size) ++inside;
+    else cut = true;
+  }
+  if (!cut) return Status::ok();
+  return fail("truncated: the file ends after " + std::to_string(inside) + " of the " + std::to_string(n) +
+              " video frames its index lists (" + std::to_string(size) + " bytes)");
+}
+
+Status FileSource::Impl::open_decoder() {
+  const AVStream* vs = fmt->streams[vindex];
   dec.reset(avcodec_alloc_context3(codec));
   if (!dec) return fail("out of memory", Code::out_of_memory);
   if (int e = avcodec_parameters_to_context(dec.get(), vs->codecpar); e < 0) return fail("bad codec parameters: " + av_error(e));
   dec->thread_count = opts.decoder_threads;
   dec->pkt_timebase = vs->time_base;
+  dec->opaque = &log;  // frame-threaded decoders log through copies of this context (LogScope)
+  log.own(dec.get());
   if (int e = avcodec_open2(dec.get(), codec, nullptr); e < 0)
-    return fail(std::string("cannot open the ") + codec->name + " decoder: " + describe_failure(e), Code::unsupported);
+    return fail(std::string("cannot open the ") + codec->name + " decoder: " + log.describe_failure(e), Code::unsupported);
   if (dec->width <= 0 || dec->height <= 0) return fail("the video stream has no frame size");
   if (dec->pix_fmt == AV_PIX_FMT_NONE) return fail("the video stream has no pixel format");
-
   pkt.reset(av_packet_alloc());
   frame.reset(av_frame_alloc());
   if (!pkt || !frame) return fail("out of memory", Code::out_of_memory);
+  return Status::ok();
+}
 
+// What the decoder gives (native) and what next() produces by default (info: the layout, timing,
+// colour, expected length, the one-line description).
+void FileSource::Impl::describe() {
+  const AVStream* vs = fmt->streams[vindex];
   const AVPixelFormat base = strip_jpeg_range(dec->pix_fmt, &full_range);
   native.width = dec->width;
   native.height = dec->height;
@@ -192,7 +254,7 @@ Status FileSource::Impl::open() {
   info.name = path;
   info.format = natural_format(base, dec->width, dec->height);
   info.time_base = to_rational(vs->time_base);
-  info.frame_rate = to_rational(av_guess_frame_rate(fmt, vs, nullptr));
+  info.frame_rate = to_rational(av_guess_frame_rate(fmt, const_cast<AVStream*>(vs), nullptr));
   info.live = opts.webcam;
   info.color = native.color;
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(base);
@@ -222,29 +284,6 @@ Status FileSource::Impl::open() {
     std::snprintf(desc, sizeof(desc), ", %.1f s", info.duration_s);
     info.description += desc;
   }
-  return Status::ok();
-}
-
-// Containers with a sample index (MP4/MOV, AVI) say where every packet is. A file cut short is
-// caught here, before any work: its index points past its end.
-Status FileSource::Impl::check_index_fits() const {
-  if (fmt->pb == nullptr || (fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) == 0) return Status::ok();
-  const int64_t size = avio_size(fmt->pb);
-  if (size <= 0) return Status::ok();
-  const AVStream* vs = fmt->streams[vindex];
-  const int n = avformat_index_get_entries_count(vs);
-  if (n <= 0) return Status::ok();
-  int inside = 0;
-  bool cut = false;
-  for (int i = 0; i < n; ++i) {
-    const AVIndexEntry* e = avformat_index_get_entry(const_cast<AVStream*>(vs), i);
-    if (e == nullptr || e->size <= 0) continue;
-    if (e->pos + e->size <= size) ++inside;
-    else cut = true;
-  }
-  if (!cut) return Status::ok();
-  return fail("truncated: the file ends after " + std::to_string(inside) + " of the " + std::to_string(n) +
-              " video frames its index lists (" + std::to_string(size) + " bytes)");
 }
 
 int64_t FileSource::Impl::frame_duration_tb() const {
@@ -274,16 +313,127 @@ Status FileSource::Impl::end_of_input() {
   return Status::ok();
 }
 
+// One attempt to take a decoded frame: Step::frame (in `frame`), retry (a frame was skipped or an
+// error counted: receive again), need_input (the decoder wants a packet), end (the input is over).
+Result<FileSource::Impl::Step> FileSource::Impl::receive() {
+  const int e = avcodec_receive_frame(dec.get(), frame.get());
+  if (e == 0) {
+    if (skip_before_pts != AV_NOPTS_VALUE) {
+      // After a seek the decoder restarts at a key frame before the target: skip up to the target.
+      const int64_t p = frame->best_effort_timestamp;
+      if (p != AV_NOPTS_VALUE && p < skip_before_pts) {
+        av_frame_unref(frame.get());
+        return Step::retry;
+      }
+      skip_before_pts = AV_NOPTS_VALUE;
+    }
+    return Step::frame;
+  }
+  if (e == AVERROR_EOF) return Step::end;
+  if (e == AVERROR(EAGAIN)) return draining ? Step::end : Step::need_input;  // a decoder that never signals EOF after the flush
+  if (e == AVERROR(ENOMEM)) return fail("out of memory while decoding", Code::out_of_memory);
+  ++corrupt;  // a frame-threaded decoder reports a bad packet here, one call late
+  last_decode_error = log.describe_failure(e);
+  return Step::retry;
+}
+
+// Reads the next packet: video goes to the decoder, other streams to the packet handler; damaged
+// data is counted and skipped; the end of the file starts the decoder's drain.
+Status FileSource::Impl::read_and_send() {
+  int e = av_read_frame(fmt, pkt.get());
+  if (e == AVERROR_EOF || (e < 0 && fmt->pb != nullptr && avio_feof(fmt->pb) && e != AVERROR(EAGAIN))) {
+    if (e != AVERROR_EOF) {  // the last packet was cut off
+      ++consecutive_read_errors;
+      ++read_errors_since_video;
+      ++corrupt;
+    }
+    draining = true;
+    (void)avcodec_send_packet(dec.get(), nullptr);
+    return Status::ok();
+  }
+  if (e == AVERROR(EAGAIN)) {  // live devices: no frame yet
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return Status::ok();
+  }
+  if (e == AVERROR_EXIT) return fail("interrupted", Code::cancelled);
+  if (e < 0) {
+    if (e == AVERROR(ENOMEM)) return fail("out of memory while reading", Code::out_of_memory);
+    if (e != AVERROR_INVALIDDATA) return fail("read error: " + log.describe_failure(e));
+    ++corrupt;
+    ++read_errors_since_video;
+    if (++consecutive_read_errors >= kMaxConsecutiveReadErrors) {
+      const AVStream* vs = fmt->streams[vindex];
+      if (vs->nb_frames > 0 && video_packets < vs->nb_frames)
+        return fail("truncated: the data ends after " + std::to_string(video_packets) + " of " +
+                    std::to_string(vs->nb_frames) + " video packets");
+      return fail("unreadable data: " + std::to_string(kMaxConsecutiveReadErrors) + " bad packets in a row (" +
+                  log.describe_failure(e) + ")");
+    }
+    return Status::ok();
+  }
+  consecutive_read_errors = 0;
+  if (pkt->stream_index == vindex) return send_video_packet();
+  Status hs = packet_handler ? packet_handler(pkt.get()) : Status::ok();
+  av_packet_unref(pkt.get());
+  return hs;
+}
+
+Status FileSource::Impl::send_video_packet() {
+  ++video_packets;
+  const bool flagged = (pkt->flags & AV_PKT_FLAG_CORRUPT) != 0;
+  // A demuxer that finds fewer bytes than its index promised flags the packet corrupt (mov).
+  read_errors_since_video = flagged ? read_errors_since_video + 1 : 0;
+  const int e = avcodec_send_packet(dec.get(), pkt.get());
+  av_packet_unref(pkt.get());
+  if (e == AVERROR(ENOMEM)) return fail("out of memory while decoding", Code::out_of_memory);
+  if (e < 0 && e != AVERROR(EAGAIN)) last_decode_error = log.describe_failure(e);
+  if (flagged || (e < 0 && e != AVERROR(EAGAIN))) ++corrupt;
+  return Status::ok();
+}
+
+// Timestamps (repaired to strictly increasing), index, flags, aspect, colour and stage timings of
+// the decoded frame in `frame`, onto `f`.
+Status FileSource::Impl::stamp(Frame& f, int64_t t0, int64_t t1) {
+  const AVFrame* in = frame.get();
+  int64_t pts = in->best_effort_timestamp;
+  if (pts == AV_NOPTS_VALUE || (last_pts != AV_NOPTS_VALUE && pts <= last_pts)) {
+    // Encoders need strictly increasing timestamps; keep the frame, give it the next slot.
+    if (last_pts != AV_NOPTS_VALUE || pts != AV_NOPTS_VALUE) ++repaired;
+    pts = last_pts == AV_NOPTS_VALUE ? 0 : last_pts + std::max<int64_t>(1, in->pkt_duration > 0 ? in->pkt_duration : frame_duration_tb());
+  }
+  if (first_pts == AV_NOPTS_VALUE) first_pts = pts;
+  last_pts = pts;
+  f.color = info.color;
+  if (in->color_range != AVCOL_RANGE_UNSPECIFIED && !full_range) f.color.range = in->color_range;
+  f.sample_aspect = to_rational(in->sample_aspect_ratio);
+  f.pts = pts;
+  f.time_base = info.time_base;
+  f.time_s = static_cast<double>(pts - first_pts) * av_q2d(to_av(info.time_base));
+  f.index = frames++;
+  f.damaged = in->decode_error_flags != 0 || (in->flags & AV_FRAME_FLAG_CORRUPT);
+  if (f.damaged) ++damaged;
+  f.timing.start_ns = t0;
+  f.timing.set(stage::decode, (t1 - t0) / 1e6);
+  return Status::ok();
+}
+
 Status FileSource::Impl::convert(const AVFrame* in, Frame& out) {
   const FrameFormat& of = out.format();
+  if (out.on_device()) return fail("cannot convert into a device frame", Code::invalid_argument);
   bool src_full = false;
   const AVPixelFormat src = strip_jpeg_range(static_cast<AVPixelFormat>(in->format), &src_full);
-  AVFrame* o = out.av();
+  uint8_t* dst[4] = {nullptr, nullptr, nullptr, nullptr};
+  int dst_linesize[4] = {0, 0, 0, 0};
+  for (int i = 0; i < of.plane_count(); ++i) {
+    const PlaneRef r = out.plane(i);
+    dst[i] = static_cast<uint8_t*>(const_cast<void*>(r.data));
+    dst_linesize[i] = static_cast<int>(r.pitch);
+  }
   if (src == of.av_pix_fmt() && in->width == of.width && in->height == of.height) {
     // The common case (8-bit 4:2:0 in and out): a plain copy, as it is.
-    for (int i = 0; i < 3; ++i)
-      av_image_copy_plane(o->data[i], o->linesize[i], in->data[i], in->linesize[i],
-                          of.plane_width(i) * of.bytes_per_sample(), of.plane_height(i));
+    for (int i = 0; i < of.plane_count(); ++i)
+      av_image_copy_plane(dst[i], dst_linesize[i], in->data[i], in->linesize[i], of.plane_width(i) * of.bytes_per_sample(),
+                          of.plane_height(i));
     return Status::ok();
   }
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(src);
@@ -294,19 +444,20 @@ Status FileSource::Impl::convert(const AVFrame* in, Frame& out) {
   const int flags = (same_size && src_yuv && d->log2_chroma_w >= of.chroma_shift_x && d->log2_chroma_h >= of.chroma_shift_y)
                         ? SWS_POINT
                         : SWS_BICUBIC;
+  log.disown(sws);
   sws = sws_getCachedContext(sws, in->width, in->height, src, of.width, of.height, static_cast<AVPixelFormat>(of.av_pix_fmt()),
                              flags, nullptr, nullptr, nullptr);
   if (sws == nullptr)
     return fail(std::string("cannot convert ") + (av_get_pix_fmt_name(src) ? av_get_pix_fmt_name(src) : "?") + " to " +
                 av_get_pix_fmt_name(static_cast<AVPixelFormat>(of.av_pix_fmt())), Code::unsupported);
+  log.own(sws);
   if (src_yuv) {
     // YUV to YUV keeps the range as it is (swscale would otherwise squeeze full range into limited).
     const int range = src_full || in->color_range == AVCOL_RANGE_JPEG ? 1 : 0;
     const int* coeffs = sws_getCoefficients(SWS_CS_DEFAULT);
     sws_setColorspaceDetails(sws, coeffs, range, coeffs, range, 0, 1 << 16, 1 << 16);
   }
-  if (sws_scale(sws, in->data, in->linesize, 0, in->height, o->data, o->linesize) <= 0)
-    return fail("pixel format conversion failed");
+  if (sws_scale(sws, in->data, in->linesize, 0, in->height, dst, dst_linesize) <= 0) return fail("pixel format conversion failed");
   return Status::ok();
 }
 
@@ -315,9 +466,12 @@ FileSource::~FileSource() = default;
 
 Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& path, const FileSourceOptions& opts) {
   std::unique_ptr<FileSource> s(new FileSource());
-  s->impl_->path = path;
-  s->impl_->opts = opts;
-  HISTEQ_TRY(s->impl_->open());
+  Impl& m = *s->impl_;
+  m.path = path;
+  m.opts = opts;
+  HISTEQ_TRY(m.probe());
+  HISTEQ_TRY(m.open_decoder());
+  m.describe();
   return s;
 }
 
@@ -343,7 +497,7 @@ Status FileSource::seek(double time_s) {
   const int64_t target = origin + static_cast<int64_t>(std::llround(time_s / tb));
   s.interrupted = false;
   s.first_pts = origin;  // unchanged once a frame was read; else times count from the stream's start
-  if (int e = av_seek_frame(s.fmt, s.vindex, target, AVSEEK_FLAG_BACKWARD); e < 0) return s.fail("cannot seek: " + describe_failure(e));
+  if (int e = av_seek_frame(s.fmt, s.vindex, target, AVSEEK_FLAG_BACKWARD); e < 0) return s.fail("cannot seek: " + s.log.describe_failure(e));
   avcodec_flush_buffers(s.dec.get());
   // Half a frame of slack, so that a target between two frames' timestamps lands on the later one.
   s.skip_before_pts = target - s.frame_duration_tb() / 2;
@@ -381,116 +535,32 @@ Result<FramePtr> FileSource::next(FramePool& pool) {
   if (pool.format() != s.info.format) return HISTEQ_ERROR(Code::invalid_argument, "frame pool format differs from the source's");
   if (s.ended) return FramePtr();
   s.started = true;
+  const LogScope::Active active(s.log);
   const int64_t t0 = now_ns();
-  AVCodecContext* dec = s.dec.get();
   for (;;) {
     if (s.interrupted) return s.fail("interrupted", Code::cancelled);
-    int e = avcodec_receive_frame(dec, s.frame.get());
-    if (e == 0 && s.skip_before_pts != AV_NOPTS_VALUE) {
-      // After a seek the decoder restarts at a key frame before the target: skip up to the target.
-      const int64_t p = s.frame->best_effort_timestamp;
-      if (p != AV_NOPTS_VALUE && p < s.skip_before_pts) {
-        av_frame_unref(s.frame.get());
-        continue;
-      }
-      s.skip_before_pts = AV_NOPTS_VALUE;
-    }
-    if (e == 0) break;
-    if (e == AVERROR_EOF) {
+    auto step = s.receive();
+    if (!step) return step.status();
+    if (*step == Impl::Step::frame) break;
+    if (*step == Impl::Step::end) {
       HISTEQ_TRY(s.end_of_input());
       return FramePtr();
     }
-    if (e != AVERROR(EAGAIN)) {
-      if (e == AVERROR(ENOMEM)) return s.fail("out of memory while decoding", Code::out_of_memory);
-      ++s.corrupt;  // a frame-threaded decoder reports a bad packet here, one call late
-      s.last_decode_error = describe_failure(e);
-      continue;
-    }
-    if (s.draining) {  // a decoder that never signals EOF after the flush packet
-      HISTEQ_TRY(s.end_of_input());
-      return FramePtr();
-    }
-    e = av_read_frame(s.fmt, s.pkt.get());
-    if (e == AVERROR_EOF || (e < 0 && s.fmt->pb != nullptr && avio_feof(s.fmt->pb) && e != AVERROR(EAGAIN))) {
-      if (e != AVERROR_EOF) {  // the last packet was cut off
-        ++s.consecutive_read_errors;
-        ++s.read_errors_since_video;
-        ++s.corrupt;
-      }
-      s.draining = true;
-      (void)avcodec_send_packet(dec, nullptr);
-      continue;
-    }
-    if (e == AVERROR(EAGAIN)) {  // live devices: no frame yet
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      continue;
-    }
-    if (e == AVERROR_EXIT) return s.fail("interrupted", Code::cancelled);
-    if (e < 0) {
-      if (e == AVERROR(ENOMEM)) return s.fail("out of memory while reading", Code::out_of_memory);
-      if (e != AVERROR_INVALIDDATA) return s.fail("read error: " + describe_failure(e));
-      ++s.corrupt;
-      ++s.read_errors_since_video;
-      if (++s.consecutive_read_errors >= kMaxConsecutiveReadErrors) {
-        const AVStream* vs = s.fmt->streams[s.vindex];
-        if (vs->nb_frames > 0 && s.video_packets < vs->nb_frames)
-          return s.fail("truncated: the data ends after " + std::to_string(s.video_packets) + " of " +
-                        std::to_string(vs->nb_frames) + " video packets");
-        return s.fail("unreadable data: " + std::to_string(kMaxConsecutiveReadErrors) + " bad packets in a row (" +
-                      describe_failure(e) + ")");
-      }
-      continue;
-    }
-    s.consecutive_read_errors = 0;
-    if (s.pkt->stream_index == s.vindex) {
-      ++s.video_packets;
-      const bool flagged = (s.pkt->flags & AV_PKT_FLAG_CORRUPT) != 0;
-      // A demuxer that finds fewer bytes than its index promised flags the packet corrupt (mov).
-      s.read_errors_since_video = flagged ? s.read_errors_since_video + 1 : 0;
-      e = avcodec_send_packet(dec, s.pkt.get());
-      av_packet_unref(s.pkt.get());
-      if (e == AVERROR(ENOMEM)) return s.fail("out of memory while decoding", Code::out_of_memory);
-      if (e < 0 && e != AVERROR(EAGAIN)) s.last_decode_error = describe_failure(e);
-      if (flagged || (e < 0 && e != AVERROR(EAGAIN))) ++s.corrupt;
-    } else {
-      Status hs = s.packet_handler ? s.packet_handler(s.pkt.get()) : Status::ok();
-      av_packet_unref(s.pkt.get());
-      if (!hs) return hs;
-    }
+    if (*step == Impl::Step::retry) continue;
+    HISTEQ_TRY(s.read_and_send());
   }
-
-  AVFrame* in = s.frame.get();
   const int64_t t1 = now_ns();
-  int64_t pts = in->best_effort_timestamp;
-  if (pts == AV_NOPTS_VALUE || (s.last_pts != AV_NOPTS_VALUE && pts <= s.last_pts)) {
-    // Encoders need strictly increasing timestamps; keep the frame, give it the next slot.
-    if (s.last_pts != AV_NOPTS_VALUE || pts != AV_NOPTS_VALUE) ++s.repaired;
-    pts = s.last_pts == AV_NOPTS_VALUE ? 0 : s.last_pts + std::max<int64_t>(1, in->pkt_duration > 0 ? in->pkt_duration : s.frame_duration_tb());
-  }
-  if (s.first_pts == AV_NOPTS_VALUE) s.first_pts = pts;
-  s.last_pts = pts;
-
   auto out = pool.get();
-  if (!out) return out.status();
+  if (!out) {
+    av_frame_unref(s.frame.get());
+    return out.status();
+  }
   Frame& f = **out;
-  Status cs = s.convert(in, f);
-  const bool damaged = in->decode_error_flags != 0 || (in->flags & AV_FRAME_FLAG_CORRUPT);
-  const AVRational sar = in->sample_aspect_ratio;
-  f.color = s.info.color;
-  if (in->color_range != AVCOL_RANGE_UNSPECIFIED && !s.full_range) f.color.range = in->color_range;
-  av_frame_unref(in);
-  if (!cs) return cs;
-  f.pts = pts;
-  f.time_base = s.info.time_base;
-  f.time_s = static_cast<double>(pts - s.first_pts) * av_q2d(to_av(s.info.time_base));
-  f.index = s.frames++;
-  f.damaged = damaged;
-  if (damaged) ++s.damaged;
-  f.av()->pts = pts;
-  f.av()->sample_aspect_ratio = sar;
-  f.timing.start_ns = t0;
-  f.timing.set(pipeline::Stage::decode, (t1 - t0) / 1e6);
-  f.timing.set(pipeline::Stage::convert, (now_ns() - t1) / 1e6);
+  HISTEQ_TRY(s.stamp(f, t0, t1));
+  const Status cs = s.convert(s.frame.get(), f);
+  av_frame_unref(s.frame.get());
+  HISTEQ_TRY(cs);
+  f.timing.set(stage::convert, (now_ns() - t1) / 1e6);
   return std::move(out.value());
 }
 

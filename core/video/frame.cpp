@@ -17,8 +17,8 @@ constexpr int kAlign = 64;  // row and plane alignment: AVX-512 friendly, >= wha
 
 size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
-// Pooled buffers: pinned (cudaMallocHost) or plain 64-byte aligned host memory. The free callback's
-// opaque says which, so buffers can outlive the pool that made them.
+// Pooled buffers: pinned (cudaMallocHost), device (cudaMalloc) or plain 64-byte aligned host
+// memory. Each buffer carries its own free callback, so buffers can outlive the pool that made them.
 void free_pinned(void*, uint8_t* data) { (void)cudaFreeHost(data); }
 void free_host(void*, uint8_t* data) { std::free(data); }
 
@@ -30,6 +30,19 @@ AVBufferRef* alloc_pinned(void*, size_t size) {
   }
   AVBufferRef* ref = av_buffer_create(static_cast<uint8_t*>(p), size, free_pinned, nullptr, 0);
   if (ref == nullptr) (void)cudaFreeHost(p);
+  return ref;
+}
+
+void free_device(void*, uint8_t* data) { (void)cudaFree(data); }
+
+AVBufferRef* alloc_device(void*, size_t size) {
+  void* p = nullptr;
+  if (cudaMalloc(&p, size) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return nullptr;
+  }
+  AVBufferRef* ref = av_buffer_create(static_cast<uint8_t*>(p), size, free_device, nullptr, 0);
+  if (ref == nullptr) (void)cudaFree(p);
   return ref;
 }
 
@@ -45,6 +58,10 @@ AVBufferRef* alloc_host(void*, size_t size) {
 
 int FrameFormat::av_pix_fmt() const noexcept {
   const bool deep = bit_depth > 8;
+  if (layout == PlaneLayout::semi_planar) {
+    if (chroma_shift_x == 1 && chroma_shift_y == 1) return deep ? AV_PIX_FMT_P010 : AV_PIX_FMT_NV12;
+    return AV_PIX_FMT_NONE;
+  }
   if (chroma_shift_x == 1 && chroma_shift_y == 1) return deep ? AV_PIX_FMT_YUV420P10 : AV_PIX_FMT_YUV420P;
   if (chroma_shift_x == 1 && chroma_shift_y == 0) return deep ? AV_PIX_FMT_YUV422P10 : AV_PIX_FMT_YUV422P;
   if (chroma_shift_x == 0 && chroma_shift_y == 0) return deep ? AV_PIX_FMT_YUV444P10 : AV_PIX_FMT_YUV444P;
@@ -59,7 +76,9 @@ std::string FrameFormat::chroma_name() const {
 }
 
 std::string FrameFormat::describe() const {
-  return std::to_string(width) + "x" + std::to_string(height) + " " + std::to_string(bit_depth) + "-bit " + chroma_name();
+  std::string s = std::to_string(width) + "x" + std::to_string(height) + " " + std::to_string(bit_depth) + "-bit " + chroma_name();
+  if (layout == PlaneLayout::semi_planar) s += bit_depth > 8 ? ", P010" : ", NV12";
+  return s;
 }
 
 Status validate(const FrameFormat& f) {
@@ -67,6 +86,8 @@ Status validate(const FrameFormat& f) {
     return HISTEQ_ERROR(Code::unsupported, "frame size " + std::to_string(f.width) + "x" + std::to_string(f.height) +
                                                " is outside 1x1..32768x32768");
   if (f.bit_depth != 8 && f.bit_depth != 10) return HISTEQ_ERROR(Code::unsupported, "bit depth must be 8 or 10");
+  if (f.layout == PlaneLayout::semi_planar && !(f.chroma_shift_x == 1 && f.chroma_shift_y == 1))
+    return HISTEQ_ERROR(Code::unsupported, "semi-planar (NV12/P010) frames must be 4:2:0");
   if (f.av_pix_fmt() == AV_PIX_FMT_NONE) return HISTEQ_ERROR(Code::unsupported, "chroma subsampling must be 4:2:0, 4:2:2 or 4:4:4");
   return Status::ok();
 }
@@ -88,36 +109,80 @@ FrameFormat natural_format(int av_pix_fmt, int width, int height) {
 
 Frame::~Frame() { av_frame_free(&av_); }
 
+AVFrame* av_frame_of(const Frame& f) noexcept { return f.av_; }
+
+Result<FramePtr> Frame::wrap(const FrameFormat& format, MemoryKind memory, const PlaneRef* planes, int count,
+                             std::shared_ptr<const void> owner) {
+  HISTEQ_TRY(validate(format));
+  if (count != format.plane_count())
+    return HISTEQ_ERROR(Code::invalid_argument, "a " + format.describe() + " frame has " + std::to_string(format.plane_count()) +
+                                                    " planes, not " + std::to_string(count));
+  FramePtr f(new Frame());
+  f->format_ = format;
+  f->memory_ = memory;
+  for (int i = 0; i < count; ++i) {
+    const PlaneRef& p = planes[i];
+    if (p.width != format.plane_width(i) || p.height != format.plane_height(i) ||
+        p.bytes_per_sample != format.bytes_per_sample() || p.data == nullptr || p.pitch < p.row_bytes() ||
+        p.memory != memory)
+      return HISTEQ_ERROR(Code::invalid_argument, "plane " + std::to_string(i) + " does not fit a " + format.describe() +
+                                                      " frame in " + cuda::memory_kind_name(memory) + " memory");
+    f->planes_[i] = p;
+    f->planes_[i].bit_depth = format.storage_depth();
+  }
+  f->owner_ = std::move(owner);
+  return f;
+}
+
+void Frame::copy_props_from(const Frame& o) {
+  pts = o.pts;
+  time_base = o.time_base;
+  time_s = o.time_s;
+  index = o.index;
+  damaged = o.damaged;
+  color = o.color;
+  sample_aspect = o.sample_aspect;
+  timing = o.timing;
+}
+
 PlaneRef Frame::plane(int i) const noexcept {
-  if (format_.bit_depth > 8) return plane16(i);
-  return plane8(i);
+  if (i < 0 || i >= plane_count()) return {};
+  return planes_[i];
 }
 
 PlaneView<uint8_t> Frame::plane8(int i) const noexcept {
-  return {av_->data[i], format_.plane_width(i), format_.plane_height(i), static_cast<size_t>(av_->linesize[i]), 8, memory_};
+  const PlaneRef r = plane(i);
+  return {static_cast<uint8_t*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, 8, memory_};
 }
 
 PlaneView<uint16_t> Frame::plane16(int i) const noexcept {
-  return {reinterpret_cast<uint16_t*>(av_->data[i]), format_.plane_width(i), format_.plane_height(i),
-          static_cast<size_t>(av_->linesize[i]), format_.bit_depth, memory_};
+  const PlaneRef r = plane(i);
+  return {static_cast<uint16_t*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, memory_};
 }
 
-Result<std::unique_ptr<FramePool>> FramePool::create(const FrameFormat& format, bool pinned) {
+Result<std::unique_ptr<FramePool>> FramePool::create(const FrameFormat& format, MemoryKind memory) {
   HISTEQ_TRY(validate(format));
   std::unique_ptr<FramePool> p(new FramePool());
   p->format_ = format;
-  p->pinned_ = pinned;
+  p->memory_ = memory;
+  // Device rows: 16-byte aligned, so that rows already a multiple of 16 bytes (1920-wide luma) stay
+  // contiguous and the histogram kernels take their one-long-row path. Host rows: 64 bytes, for
+  // AVX-512, swscale and encoders.
+  const size_t row_align = memory == MemoryKind::device ? 16 : kAlign;
+  const size_t plane_align = memory == MemoryKind::device ? 256 : kAlign;
   size_t offset = 0;
-  for (int i = 0; i < 3; ++i) {
-    const size_t line = align_up(static_cast<size_t>(format.plane_width(i)) * format.bytes_per_sample(), kAlign);
+  for (int i = 0; i < format.plane_count(); ++i) {
+    const size_t line = align_up(static_cast<size_t>(format.plane_width(i)) * format.bytes_per_sample(), row_align);
     if (line > static_cast<size_t>(INT32_MAX)) return HISTEQ_ERROR(Code::unsupported, "frame rows too wide");
     p->linesize_[i] = static_cast<int>(line);
     p->offsets_[i] = offset;
-    offset = align_up(offset + line * static_cast<size_t>(format.plane_height(i)), kAlign);
+    offset = align_up(offset + line * static_cast<size_t>(format.plane_height(i)), plane_align);
   }
   // Slack past the last plane: SIMD code in swscale and encoders may read a vector past a row end.
   const size_t bytes = offset + kAlign;
-  p->pool_ = av_buffer_pool_init2(bytes, nullptr, pinned ? alloc_pinned : alloc_host, nullptr);
+  AVBufferRef* (*alloc)(void*, size_t) =
+      memory == MemoryKind::device ? alloc_device : memory == MemoryKind::pinned ? alloc_pinned : alloc_host;
+  p->pool_ = av_buffer_pool_init2(bytes, nullptr, alloc, nullptr);
   if (p->pool_ == nullptr) return HISTEQ_ERROR(Code::out_of_memory, "cannot create a frame pool");
   return p;
 }
@@ -127,8 +192,8 @@ FramePool::~FramePool() { av_buffer_pool_uninit(&pool_); }  // outstanding frame
 Result<FramePtr> FramePool::get() {
   AVBufferRef* buf = av_buffer_pool_get(pool_);
   if (buf == nullptr)
-    return HISTEQ_ERROR(Code::out_of_memory, std::string("cannot allocate a ") + (pinned_ ? "pinned " : "") + "frame of " +
-                                                 format_.describe());
+    return HISTEQ_ERROR(Code::out_of_memory, std::string("cannot allocate a frame of ") + format_.describe() + " in " +
+                                                 cuda::memory_kind_name(memory_) + " memory");
   FramePtr f(new Frame());
   f->av_ = av_frame_alloc();
   if (f->av_ == nullptr) {
@@ -136,12 +201,20 @@ Result<FramePtr> FramePool::get() {
     return HISTEQ_ERROR(Code::out_of_memory, "cannot allocate a frame");
   }
   f->format_ = format_;
-  f->memory_ = pinned_ ? MemoryKind::pinned : MemoryKind::host;
+  f->memory_ = memory_;
   AVFrame* av = f->av_;
   av->buf[0] = buf;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < format_.plane_count(); ++i) {
     av->data[i] = buf->data + offsets_[i];
     av->linesize[i] = linesize_[i];
+    PlaneRef& r = f->planes_[i];
+    r.data = av->data[i];
+    r.width = format_.plane_width(i);
+    r.height = format_.plane_height(i);
+    r.pitch = static_cast<size_t>(linesize_[i]);
+    r.bytes_per_sample = format_.bytes_per_sample();
+    r.bit_depth = format_.storage_depth();
+    r.memory = memory_;
   }
   av->format = format_.av_pix_fmt();
   av->width = format_.width;

@@ -17,6 +17,7 @@ using detail::av_error;
 
 struct LumaReader::Impl {
   std::string path;
+  detail::LogScope log;  // FFmpeg's messages are recorded for this reader, not printed
   AVFormatContext* fmt = nullptr;
   AVCodecContext* dec = nullptr;
   SwsContext* sws = nullptr;
@@ -27,6 +28,8 @@ struct LumaReader::Impl {
   int sws_w = 0, sws_h = 0, sws_fmt = -1;
 
   ~Impl() {
+    log.disown(fmt);
+    log.disown(dec);
     sws_freeContext(sws);
     av_frame_free(&frame);
     av_packet_free(&pkt);
@@ -44,8 +47,9 @@ Result<std::unique_ptr<LumaReader>> LumaReader::open(const std::string& path) {
   std::unique_ptr<LumaReader> r(new LumaReader());
   Impl& s = *r->impl_;
   s.path = path;
-  detail::install_log_capture();  // FFmpeg's messages are recorded, not printed
-  if (int e = avformat_open_input(&s.fmt, path.c_str(), nullptr, nullptr); e < 0) return s.fail(av_error(e));
+  const detail::LogScope::Active active(s.log);
+  if (int e = avformat_open_input(&s.fmt, path.c_str(), nullptr, nullptr); e < 0) return s.fail(s.log.describe_failure(e));
+  s.log.own(s.fmt);
   if (int e = avformat_find_stream_info(s.fmt, nullptr); e < 0) return s.fail("cannot read stream info: " + av_error(e));
   const AVCodec* codec = nullptr;
   s.stream = av_find_best_stream(s.fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
@@ -53,6 +57,8 @@ Result<std::unique_ptr<LumaReader>> LumaReader::open(const std::string& path) {
   if (codec == nullptr) return s.fail("unsupported video codec");
   s.dec = avcodec_alloc_context3(codec);
   if (s.dec == nullptr) return s.fail("out of memory");
+  s.log.own(s.dec);
+  s.dec->opaque = &s.log;
   avcodec_parameters_to_context(s.dec, s.fmt->streams[s.stream]->codecpar);
   s.dec->thread_count = 0;  // FFmpeg picks
   if (int e = avcodec_open2(s.dec, codec, nullptr); e < 0) return s.fail("cannot open decoder: " + av_error(e));

@@ -105,7 +105,7 @@ class SyntheticSource final : public Source {
     f.index = n_;
     f.color = info_.color;
     f.timing.start_ns = t0;
-    f.timing.set(pipeline::Stage::decode, (now_ns() - t0) / 1e6);
+    f.timing.set(stage::decode, (now_ns() - t0) / 1e6);
     ++n_;
     ++produced_;
     return std::move(fr.value());

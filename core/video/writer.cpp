@@ -80,10 +80,13 @@ Result<FrameFormat> choose_format(const std::string& codec, const NativeVideo& n
 struct VideoWriter::Impl {
   WriterOptions opts;
   FrameFormat format;
+  LogScope log;                 // FFmpeg's error lines of this writer's contexts
   AVFormatContext* oc = nullptr;
+  const AVCodec* codec = nullptr;
   AvCodecPtr enc;
   AvPacketPtr pkt;
-  AVRational in_tb{1, 1};      // the decoded stream's time base (Frame::pts)
+  AvFramePtr wrapper;           // for frames that are not FFmpeg frames (Frame::wrap)
+  AVRational in_tb{1, 1};       // the decoded stream's time base (Frame::pts)
   int video_out = -1;
   std::vector<int> map;         // input stream -> output stream, -1: not copied
   std::vector<AVRational> in_tbs;
@@ -95,7 +98,10 @@ struct VideoWriter::Impl {
   std::string describe;
 
   ~Impl() {
+    log.disown(enc.get());
+    enc.reset();
     if (oc != nullptr) {
+      log.disown(oc);
       if (!(oc->oformat->flags & AVFMT_NOFILE)) avio_closep(&oc->pb);
       avformat_free_context(oc);
     }
@@ -105,10 +111,20 @@ struct VideoWriter::Impl {
     return HISTEQ_ERROR(code, opts.path + ": " + cause);
   }
 
+  // open(): container -> encoder -> video stream -> copied streams -> header -> description.
+  Status create_container();
+  Status open_encoder(const VideoInput& input);
+  int try_open_encoder(const VideoInput& input, AVRational tb);
+  Status add_video_stream(const VideoInput& input);
+  Status add_copied_streams(const VideoInput& input, std::vector<std::string>& notes);
+  Status write_header();
+  void make_description();
+
   Status write(AVPacket* p) {  // takes p's reference
     std::lock_guard<std::mutex> l(mux_mu);
+    const LogScope::Active active(log);
     const int e = av_interleaved_write_frame(oc, p);
-    if (e < 0) return fail("cannot write: " + describe_failure(e));
+    if (e < 0) return fail("cannot write: " + log.describe_failure(e));
     return Status::ok();
   }
 
@@ -116,7 +132,7 @@ struct VideoWriter::Impl {
     for (;;) {
       const int e = avcodec_receive_packet(enc.get(), pkt.get());
       if (e == AVERROR(EAGAIN) || e == AVERROR_EOF) return Status::ok();
-      if (e < 0) return fail("encoder error: " + describe_failure(e));
+      if (e < 0) return fail("encoder error: " + log.describe_failure(e));
       av_packet_rescale_ts(pkt.get(), enc->time_base, oc->streams[video_out]->time_base);
       pkt->stream_index = video_out;
       ++vpackets;
@@ -140,56 +156,50 @@ VideoInput video_input_of(const FileSource& src) {
   return in;
 }
 
-Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const WriterOptions& opts, const VideoInput& input,
-                                                        const FrameFormat& format, std::vector<std::string>& notes) {
-  install_log_capture();
-  clear_last_log_error();
-  HISTEQ_TRY(validate(format));
-  if (!input.time_base.valid()) return HISTEQ_ERROR(Code::invalid_argument, "VideoWriter: the input has no time base");
-  std::unique_ptr<VideoWriter> w(new VideoWriter());
-  Impl& m = *w->impl_;
-  m.opts = opts;
-  m.format = format;
-  const AVFormatContext* ic = input.copy_from ? input.copy_from->format_context() : nullptr;
-  const AVStream* ivs = ic ? ic->streams[input.copy_from->video_stream_index()] : nullptr;
-  m.in_tb = to_av(input.time_base);
-
-  if (avformat_alloc_output_context2(&m.oc, nullptr, nullptr, opts.path.c_str()) < 0 || m.oc == nullptr)
-    return m.fail("cannot tell the container from the name (use an extension such as .mp4, .mkv, .mov)", Code::invalid_argument);
-  const AVOutputFormat* of = m.oc->oformat;
-
-  const AVCodec* codec = avcodec_find_encoder_by_name(opts.codec.c_str());
+// The output container from the name, and the encoder, which it must be able to hold.
+Status VideoWriter::Impl::create_container() {
+  if (avformat_alloc_output_context2(&oc, nullptr, nullptr, opts.path.c_str()) < 0 || oc == nullptr)
+    return fail("cannot tell the container from the name (use an extension such as .mp4, .mkv, .mov)", Code::invalid_argument);
+  log.own(oc);
+  codec = avcodec_find_encoder_by_name(opts.codec.c_str());
   if (codec == nullptr) return HISTEQ_ERROR(Code::not_found, "no encoder named '" + opts.codec + "' in this FFmpeg");
-  if (avformat_query_codec(of, codec->id, FF_COMPLIANCE_NORMAL) == 0)
-    return m.fail(std::string("the ") + of->name + " container cannot hold " + codec->name + " video", Code::unsupported);
+  if (avformat_query_codec(oc->oformat, codec->id, FF_COMPLIANCE_NORMAL) == 0)
+    return fail(std::string("the ") + oc->oformat->name + " container cannot hold " + codec->name + " video", Code::unsupported);
+  return Status::ok();
+}
 
-  // Encoder: the input's timing, aspect and colour description.
+// One attempt at the encoder with time base `tb`: the input's timing, aspect and colour description.
+int VideoWriter::Impl::try_open_encoder(const VideoInput& input, AVRational tb) {
+  log.disown(enc.get());
+  enc.reset(avcodec_alloc_context3(codec));
+  if (!enc) return AVERROR(ENOMEM);
+  log.own(enc.get());
+  AVCodecContext* e = enc.get();
+  e->opaque = &log;
+  e->width = format.width;
+  e->height = format.height;
+  e->pix_fmt = static_cast<AVPixelFormat>(format.av_pix_fmt());
+  e->time_base = tb;
   const AVRational rate = to_av(input.frame_rate);
-  auto open_encoder = [&](AVRational tb) -> int {
-    m.enc.reset(avcodec_alloc_context3(codec));
-    if (!m.enc) return AVERROR(ENOMEM);
-    AVCodecContext* e = m.enc.get();
-    e->width = format.width;
-    e->height = format.height;
-    e->pix_fmt = static_cast<AVPixelFormat>(format.av_pix_fmt());
-    e->time_base = tb;
-    if (rate.num > 0 && rate.den > 0) e->framerate = rate;
-    e->sample_aspect_ratio = to_av(input.sample_aspect);
-    const ColorTags& ct = input.color;
-    e->color_range = static_cast<AVColorRange>(ct.range);
-    e->color_primaries = static_cast<AVColorPrimaries>(ct.primaries);
-    e->color_trc = static_cast<AVColorTransferCharacteristic>(ct.transfer);
-    e->colorspace = static_cast<AVColorSpace>(ct.space);
-    e->chroma_sample_location = static_cast<AVChromaLocation>(ct.chroma_location);
-    e->thread_count = opts.threads;
-    if (of->flags & AVFMT_GLOBALHEADER) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-    AVDictionary* o = nullptr;
-    if (opts.crf >= 0) av_dict_set_int(&o, "crf", opts.crf, 0);
-    if (!opts.preset.empty()) av_dict_set(&o, "preset", opts.preset.c_str(), 0);
-    const int r = avcodec_open2(e, codec, &o);
-    av_dict_free(&o);
-    return r;
-  };
+  if (rate.num > 0 && rate.den > 0) e->framerate = rate;
+  e->sample_aspect_ratio = to_av(input.sample_aspect);
+  const ColorTags& ct = input.color;
+  e->color_range = static_cast<AVColorRange>(ct.range);
+  e->color_primaries = static_cast<AVColorPrimaries>(ct.primaries);
+  e->color_trc = static_cast<AVColorTransferCharacteristic>(ct.transfer);
+  e->colorspace = static_cast<AVColorSpace>(ct.space);
+  e->chroma_sample_location = static_cast<AVChromaLocation>(ct.chroma_location);
+  e->thread_count = opts.threads;
+  if (oc->oformat->flags & AVFMT_GLOBALHEADER) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  AVDictionary* o = nullptr;
+  if (opts.crf >= 0) av_dict_set_int(&o, "crf", opts.crf, 0);
+  if (!opts.preset.empty()) av_dict_set(&o, "preset", opts.preset.c_str(), 0);
+  const int r = avcodec_open2(e, codec, &o);
+  av_dict_free(&o);
+  return r;
+}
+
+Status VideoWriter::Impl::open_encoder(const VideoInput& input) {
   auto has_option = [&](const char* name) {
     // AV_OPT_SEARCH_FAKE_OBJ: look the option up in the class without an instance.
     return codec->priv_class != nullptr &&
@@ -199,48 +209,60 @@ Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const WriterOptions& opts
     return HISTEQ_ERROR(Code::invalid_argument, std::string("--crf: the ") + codec->name + " encoder has no crf setting");
   if (!opts.preset.empty() && !has_option("preset"))
     return HISTEQ_ERROR(Code::invalid_argument, std::string("--preset: the ") + codec->name + " encoder has no presets");
-  int e = open_encoder(m.in_tb);
+  const AVRational rate = to_av(input.frame_rate);
+  int e = try_open_encoder(input, in_tb);
   if (e < 0 && rate.num > 0 && rate.den > 0) {
     // Some encoders (mpeg4: denominators <= 65535) refuse fine time bases such as 1/90000: code in
     // frame-rate ticks instead; timestamps are rescaled (and kept strictly increasing).
-    clear_last_log_error();
-    e = open_encoder(av_inv_q(rate));
+    log.clear();
+    e = try_open_encoder(input, av_inv_q(rate));
   }
   if (e < 0) {
-    if (!opts.preset.empty() && e == AVERROR(EINVAL) && last_log_error().find("preset") != std::string::npos)
-      return HISTEQ_ERROR(Code::invalid_argument, "--preset '" + opts.preset + "': " + last_log_error());
-    return m.fail(std::string("cannot open the ") + codec->name + " encoder: " + describe_failure(e), Code::unsupported);
+    if (!opts.preset.empty() && e == AVERROR(EINVAL) && log.last_error().find("preset") != std::string::npos)
+      return HISTEQ_ERROR(Code::invalid_argument, "--preset '" + opts.preset + "': " + log.last_error());
+    return fail(std::string("cannot open the ") + codec->name + " encoder: " + log.describe_failure(e), Code::unsupported);
   }
+  return Status::ok();
+}
 
-  // Output streams: the video first, then the copied ones in input order.
-  AVStream* ovs = avformat_new_stream(m.oc, nullptr);
-  if (ovs == nullptr) return m.fail("out of memory", Code::out_of_memory);
-  m.video_out = ovs->index;
-  if (int r = avcodec_parameters_from_context(ovs->codecpar, m.enc.get()); r < 0) return m.fail("encoder parameters: " + av_error(r));
-  ovs->time_base = m.enc->time_base;
-  ovs->sample_aspect_ratio = m.enc->sample_aspect_ratio;
+// The video stream first: the encoder's parameters, and the input stream's rate, disposition,
+// metadata and side data (display matrix, HDR metadata, ...).
+Status VideoWriter::Impl::add_video_stream(const VideoInput& input) {
+  AVStream* ovs = avformat_new_stream(oc, nullptr);
+  if (ovs == nullptr) return fail("out of memory", Code::out_of_memory);
+  video_out = ovs->index;
+  if (int r = avcodec_parameters_from_context(ovs->codecpar, enc.get()); r < 0) return fail("encoder parameters: " + av_error(r));
+  ovs->time_base = enc->time_base;
+  ovs->sample_aspect_ratio = enc->sample_aspect_ratio;
+  const AVRational rate = to_av(input.frame_rate);
   if (rate.num > 0 && rate.den > 0) ovs->avg_frame_rate = ovs->r_frame_rate = rate;
-  if (ivs != nullptr) {
-    ovs->avg_frame_rate = ivs->avg_frame_rate;
-    ovs->r_frame_rate = ivs->r_frame_rate;
-    ovs->disposition = ivs->disposition;
-    av_dict_copy(&ovs->metadata, ivs->metadata, 0);
-    av_dict_set(&ovs->metadata, "encoder", nullptr, 0);
-    for (int i = 0; i < ivs->nb_side_data; ++i) {
-      const AVPacketSideData& sd = ivs->side_data[i];
-      if (sd.type == AV_PKT_DATA_CPB_PROPERTIES) continue;  // the old encoder's buffer model
-      uint8_t* dst = av_stream_new_side_data(ovs, sd.type, sd.size);
-      if (dst == nullptr) return m.fail("out of memory", Code::out_of_memory);
-      std::memcpy(dst, sd.data, sd.size);
-    }
+  const AVFormatContext* ic = input.copy_from ? input.copy_from->format_context() : nullptr;
+  if (ic == nullptr) return Status::ok();
+  const AVStream* ivs = ic->streams[input.copy_from->video_stream_index()];
+  ovs->avg_frame_rate = ivs->avg_frame_rate;
+  ovs->r_frame_rate = ivs->r_frame_rate;
+  ovs->disposition = ivs->disposition;
+  av_dict_copy(&ovs->metadata, ivs->metadata, 0);
+  av_dict_set(&ovs->metadata, "encoder", nullptr, 0);
+  for (int i = 0; i < ivs->nb_side_data; ++i) {
+    const AVPacketSideData& sd = ivs->side_data[i];
+    if (sd.type == AV_PKT_DATA_CPB_PROPERTIES) continue;  // the old encoder's buffer model
+    uint8_t* dst = av_stream_new_side_data(ovs, sd.type, sd.size);
+    if (dst == nullptr) return fail("out of memory", Code::out_of_memory);
+    std::memcpy(dst, sd.data, sd.size);
   }
+  return Status::ok();
+}
 
+// Then the input's audio and subtitle streams, in input order, where the container can hold them.
+Status VideoWriter::Impl::add_copied_streams(const VideoInput& input, std::vector<std::string>& notes) {
+  const AVFormatContext* ic = input.copy_from ? input.copy_from->format_context() : nullptr;
   const unsigned nin = ic ? ic->nb_streams : 0;
-  m.map.assign(nin, -1);
-  m.in_tbs.resize(nin);
+  map.assign(nin, -1);
+  in_tbs.resize(nin);
   for (unsigned i = 0; i < nin; ++i) {
     const AVStream* is = ic->streams[i];
-    m.in_tbs[i] = is->time_base;
+    in_tbs[i] = is->time_base;
     if (static_cast<int>(i) == input.copy_from->video_stream_index()) continue;
     const AVMediaType type = is->codecpar->codec_type;
     const char* tname = av_get_media_type_string(type);
@@ -250,13 +272,13 @@ Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const WriterOptions& opts
       notes.push_back(what + " is not copied: only the video, audio and subtitles are");
       continue;
     }
-    if (avformat_query_codec(of, is->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 0) {
-      notes.push_back(what + " is not copied: the " + of->name + " container cannot hold it");
+    if (avformat_query_codec(oc->oformat, is->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 0) {
+      notes.push_back(what + " is not copied: the " + oc->oformat->name + " container cannot hold it");
       continue;
     }
-    AVStream* os = avformat_new_stream(m.oc, nullptr);
-    if (os == nullptr) return m.fail("out of memory", Code::out_of_memory);
-    if (int r = avcodec_parameters_copy(os->codecpar, is->codecpar); r < 0) return m.fail("stream copy: " + av_error(r));
+    AVStream* os = avformat_new_stream(oc, nullptr);
+    if (os == nullptr) return fail("out of memory", Code::out_of_memory);
+    if (int r = avcodec_parameters_copy(os->codecpar, is->codecpar); r < 0) return fail("stream copy: " + av_error(r));
     os->codecpar->codec_tag = 0;  // let the muxer pick its own tag for the codec
     os->time_base = is->time_base;
     os->disposition = is->disposition;
@@ -264,34 +286,59 @@ Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const WriterOptions& opts
     for (int k = 0; k < is->nb_side_data; ++k) {
       const AVPacketSideData& sd = is->side_data[k];
       uint8_t* dst = av_stream_new_side_data(os, sd.type, sd.size);
-      if (dst == nullptr) return m.fail("out of memory", Code::out_of_memory);
+      if (dst == nullptr) return fail("out of memory", Code::out_of_memory);
       std::memcpy(dst, sd.data, sd.size);
     }
-    m.map[i] = os->index;
-    ++m.ncopied;
+    map[i] = os->index;
+    ++ncopied;
   }
   if (ic != nullptr) {
-    av_dict_copy(&m.oc->metadata, ic->metadata, 0);
-    av_dict_set(&m.oc->metadata, "encoder", nullptr, 0);  // the muxer writes its own
+    av_dict_copy(&oc->metadata, ic->metadata, 0);
+    av_dict_set(&oc->metadata, "encoder", nullptr, 0);  // the muxer writes its own
   }
+  return Status::ok();
+}
 
-  if (!(of->flags & AVFMT_NOFILE)) {
-    if (int r = avio_open(&m.oc->pb, opts.temp_path.c_str(), AVIO_FLAG_WRITE); r < 0)
-      return m.fail("cannot create " + opts.temp_path + ": " + av_error(r));
+Status VideoWriter::Impl::write_header() {
+  if (!(oc->oformat->flags & AVFMT_NOFILE)) {
+    if (int r = avio_open(&oc->pb, opts.temp_path.c_str(), AVIO_FLAG_WRITE); r < 0)
+      return fail("cannot create " + opts.temp_path + ": " + av_error(r));
   }
-  if (int r = avformat_write_header(m.oc, nullptr); r < 0) return m.fail("cannot write the container header: " + describe_failure(r));
-  m.header_written = true;
-  m.pkt.reset(av_packet_alloc());
-  if (!m.pkt) return m.fail("out of memory", Code::out_of_memory);
+  if (int r = avformat_write_header(oc, nullptr); r < 0) return fail("cannot write the container header: " + log.describe_failure(r));
+  header_written = true;
+  pkt.reset(av_packet_alloc());
+  wrapper.reset(av_frame_alloc());
+  if (!pkt || !wrapper) return fail("out of memory", Code::out_of_memory);
+  return Status::ok();
+}
 
+void VideoWriter::Impl::make_description() {
   std::string d = codec->name;
   std::string settings;
   if (opts.crf >= 0) settings += "crf " + std::to_string(opts.crf);
   if (!opts.preset.empty()) settings += (settings.empty() ? "" : ", ") + ("preset " + opts.preset);
   if (!settings.empty()) d += " (" + settings + ")";
-  d += " " + pix_name(format.av_pix_fmt()) + " " + of->name;
-  if (m.ncopied > 0) d += ", " + std::to_string(m.ncopied) + (m.ncopied == 1 ? " stream" : " streams") + " copied";
-  m.describe = d;
+  d += " " + pix_name(format.av_pix_fmt()) + " " + oc->oformat->name;
+  if (ncopied > 0) d += ", " + std::to_string(ncopied) + (ncopied == 1 ? " stream" : " streams") + " copied";
+  describe = d;
+}
+
+Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const WriterOptions& opts, const VideoInput& input,
+                                                        const FrameFormat& format, std::vector<std::string>& notes) {
+  HISTEQ_TRY(validate(format));
+  if (!input.time_base.valid()) return HISTEQ_ERROR(Code::invalid_argument, "VideoWriter: the input has no time base");
+  std::unique_ptr<VideoWriter> w(new VideoWriter());
+  Impl& m = *w->impl_;
+  m.opts = opts;
+  m.format = format;
+  m.in_tb = to_av(input.time_base);
+  const LogScope::Active active(m.log);
+  HISTEQ_TRY(m.create_container());
+  HISTEQ_TRY(m.open_encoder(input));
+  HISTEQ_TRY(m.add_video_stream(input));
+  HISTEQ_TRY(m.add_copied_streams(input, notes));
+  HISTEQ_TRY(m.write_header());
+  m.make_description();
   return w;
 }
 
@@ -310,19 +357,39 @@ Status VideoWriter::write_copied(AVPacket* p) {
 Status VideoWriter::encode(const Frame& f) {
   Impl& m = *impl_;
   if (f.format() != m.format) return HISTEQ_ERROR(Code::invalid_argument, "frame format differs from the encoder's");
-  AVFrame* av = f.av();
+  if (f.on_device()) return HISTEQ_ERROR(Code::invalid_argument, "the encoder takes host frames, not device frames");
+  const LogScope::Active active(m.log);
+  AVFrame* av = av_frame_of(f);
+  if (av == nullptr) {
+    // A wrapped frame: describe its planes to FFmpeg (not reference-counted, so the encoder copies
+    // what it keeps).
+    av = m.wrapper.get();
+    av_frame_unref(av);
+    av->format = m.format.av_pix_fmt();
+    av->width = m.format.width;
+    av->height = m.format.height;
+    for (int i = 0; i < f.plane_count(); ++i) {
+      const PlaneRef r = f.plane(i);
+      av->data[i] = static_cast<uint8_t*>(const_cast<void*>(r.data));
+      av->linesize[i] = static_cast<int>(r.pitch);
+    }
+  }
   int64_t pts = av_rescale_q(f.pts, m.in_tb, m.enc->time_base);
   if (m.last_pts != AV_NOPTS_VALUE && pts <= m.last_pts) pts = m.last_pts + 1;  // rounding into a coarser time base
   m.last_pts = pts;
   av->pts = pts;
   av->pict_type = AV_PICTURE_TYPE_NONE;
+  av->sample_aspect_ratio = to_av(f.sample_aspect);
   av->color_range = static_cast<AVColorRange>(f.color.range);
   av->color_primaries = static_cast<AVColorPrimaries>(f.color.primaries);
   av->color_trc = static_cast<AVColorTransferCharacteristic>(f.color.transfer);
   av->colorspace = static_cast<AVColorSpace>(f.color.space);
   av->chroma_location = static_cast<AVChromaLocation>(f.color.chroma_location);
   const int e = avcodec_send_frame(m.enc.get(), av);
-  if (e < 0) return m.fail("encoder error: " + describe_failure(e));
+  if (av == m.wrapper.get()) {
+    for (auto& d : av->data) d = nullptr;
+  }
+  if (e < 0) return m.fail("encoder error: " + m.log.describe_failure(e));
   ++m.frames;
   return m.drain();
 }
@@ -330,12 +397,13 @@ Status VideoWriter::encode(const Frame& f) {
 Status VideoWriter::finish() {
   Impl& m = *impl_;
   if (m.finished) return Status::ok();
+  const LogScope::Active active(m.log);
   const int e = avcodec_send_frame(m.enc.get(), nullptr);
-  if (e < 0 && e != AVERROR_EOF) return m.fail("encoder error: " + describe_failure(e));
+  if (e < 0 && e != AVERROR_EOF) return m.fail("encoder error: " + m.log.describe_failure(e));
   HISTEQ_TRY(m.drain());
   {
     std::lock_guard<std::mutex> l(m.mux_mu);
-    if (int r = av_write_trailer(m.oc); r < 0) return m.fail("cannot finish the file: " + describe_failure(r));
+    if (int r = av_write_trailer(m.oc); r < 0) return m.fail("cannot finish the file: " + m.log.describe_failure(r));
   }
   if (!(m.oc->oformat->flags & AVFMT_NOFILE)) {
     if (int r = avio_closep(&m.oc->pb); r < 0) return m.fail("cannot close the file: " + av_error(r));

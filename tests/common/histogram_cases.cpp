@@ -74,7 +74,7 @@ std::vector<HistCase> histogram_cases() {
   return v;
 }
 
-std::vector<KernelCase> kernel_cases(hist::Backend backend) {
+std::vector<KernelCase> kernel_cases(Backend backend) {
   std::vector<KernelCase> out;
   for (const auto& e : hist::registry()) {
     if (e.info.backend != backend) continue;
@@ -193,7 +193,7 @@ std::vector<WeightedCase> weighted_cases() {
   return v;
 }
 
-std::vector<WeightedKernelCase> weighted_kernel_cases(hist::Backend backend) {
+std::vector<WeightedKernelCase> weighted_kernel_cases(Backend backend) {
   std::vector<WeightedKernelCase> out;
   for (const auto& e : hist::registry()) {
     if (e.info.backend != backend || !e.info.weighted) continue;

@@ -36,7 +36,7 @@ struct KernelCase {
   std::string kernel;
   HistCase c;
 };
-std::vector<KernelCase> kernel_cases(hist::Backend backend);
+std::vector<KernelCase> kernel_cases(Backend backend);
 std::string kernel_case_name(const KernelCase& kc);
 
 // gtest prints these by name instead of as raw bytes.
@@ -74,7 +74,7 @@ struct WeightedKernelCase {
   std::string kernel;
   WeightedCase wc;
 };
-std::vector<WeightedKernelCase> weighted_kernel_cases(hist::Backend backend);
+std::vector<WeightedKernelCase> weighted_kernel_cases(Backend backend);
 std::string weighted_kernel_case_name(const WeightedKernelCase& kc);
 inline void PrintTo(const WeightedKernelCase& kc, std::ostream* os) { *os << weighted_kernel_case_name(kc); }
 inline void PrintTo(const WeightedCase& wc, std::ostream* os) { *os << wc.name; }

@@ -20,11 +20,17 @@ FrameCopy copy_frame(const video::Frame& f) {
   c.format = f.format();
   c.pts = f.pts;
   c.time_s = f.time_s;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < f.plane_count(); ++i) {
     const PlaneRef p = f.plane(i);
     std::vector<uint8_t> bytes(p.row_bytes() * p.height);
-    for (int y = 0; y < p.height; ++y)
-      std::memcpy(bytes.data() + y * p.row_bytes(), static_cast<const uint8_t*>(p.data) + y * p.pitch, p.row_bytes());
+    if (p.on_device()) {
+      // Device frames come down whole (tests only: a synchronous copy).
+      if (cudaMemcpy2D(bytes.data(), p.row_bytes(), p.data, p.pitch, p.row_bytes(), p.height, cudaMemcpyDeviceToHost) != cudaSuccess)
+        bytes.clear();
+    } else {
+      for (int y = 0; y < p.height; ++y)
+        std::memcpy(bytes.data() + y * p.row_bytes(), static_cast<const uint8_t*>(p.data) + y * p.pitch, p.row_bytes());
+    }
     c.planes.push_back(std::move(bytes));
   }
   return c;
@@ -70,7 +76,7 @@ Status write_synthetic_clip(const std::string& path, const video::SyntheticOptio
   auto src = video::open_synthetic(opts);
   if (!src) return src.status();
   const video::SourceInfo& info = (*src)->info();
-  auto pool = video::FramePool::create(info.format, false);
+  auto pool = video::FramePool::create(info.format, MemoryKind::host);
   if (!pool) return pool.status();
   video::VideoInput in;
   in.time_base = info.time_base;
@@ -95,7 +101,7 @@ Status write_synthetic_clip(const std::string& path, const video::SyntheticOptio
 Result<std::vector<FrameCopy>> read_frames(const std::string& path) {
   auto src = video::FileSource::open(path);
   if (!src) return src.status();
-  auto pool = video::FramePool::create((*src)->info().format, false);
+  auto pool = video::FramePool::create((*src)->info().format, MemoryKind::host);
   if (!pool) return pool.status();
   std::vector<FrameCopy> out;
   for (;;) {
@@ -112,22 +118,11 @@ namespace {
 class CollectSink final : public pipeline::Sink {
  public:
   explicit CollectSink(PipelineRun& run) : run_(run) {}
-  Status consume(video::FramePtr f, pipeline::FrameRecord& rec) override {
-    run_.frames.push_back(copy_frame(*f));
-    if (f->device) {
-      FrameCopy c;
-      c.format = f->format();
-      c.pts = f->pts;
-      c.time_s = f->time_s;
-      for (int i = 0; i < f->device->count; ++i) {
-        const PlaneRef& d = f->device->planes[i];
-        std::vector<uint8_t> bytes(d.row_bytes() * d.height);
-        HISTEQ_CUDA_TRY(cudaMemcpy2D(bytes.data(), d.row_bytes(), d.data, d.pitch, d.row_bytes(), d.height, cudaMemcpyDeviceToHost));
-        c.planes.push_back(std::move(bytes));
-      }
-      run_.device_frames.push_back(std::move(c));
-    }
-    rec.timing.set(pipeline::Stage::present, 0.0);
+  Status consume(pipeline::PipelineFrame f, pipeline::FrameRecord& rec) override {
+    run_.frames.push_back(copy_frame(*f.frame));
+    if (f.frame->on_device()) run_.device_frames.push_back(run_.frames.back());
+    run_.side.push_back(std::move(f.side));
+    rec.timing.set(video::stage::present, 0.0);
     run_.records.push_back(rec);
     return Status::ok();
   }
@@ -146,6 +141,7 @@ Result<PipelineRun> run_pipeline(video::Source& source, const pipeline::Pipeline
   CollectSink sink(run);
   std::atomic<bool> stop{false};
   HISTEQ_TRY((*p)->run(source, sink, stop));
+  run.stages = (*p)->stages();
   run.counters = (*p)->counters();
   return run;
 }

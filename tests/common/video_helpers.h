@@ -19,7 +19,7 @@ struct FrameCopy {
   video::FrameFormat format;
   int64_t pts = 0;
   double time_s = 0;  // pts in seconds, from the source's first frame
-  std::vector<std::vector<uint8_t>> planes;  // 3 planes, rows packed
+  std::vector<std::vector<uint8_t>> planes;  // format.plane_count() planes, rows packed
   bool operator==(const FrameCopy& o) const { return format == o.format && planes == o.planes; }
 };
 FrameCopy copy_frame(const video::Frame& f);
@@ -37,11 +37,13 @@ Status write_synthetic_clip(const std::string& path, const video::SyntheticOptio
 // Every frame of a file, decoded.
 Result<std::vector<FrameCopy>> read_frames(const std::string& path);
 
-// Runs the pipeline over `source`, keeping a copy of every output frame (and of its device planes
-// when the equalizer keeps them on the device: `device_frames`).
+// Runs the pipeline over `source`, keeping a copy of every output frame (device frames are copied
+// down; those are also in `device_frames`) and its side data.
 struct PipelineRun {
   std::vector<FrameCopy> frames;
   std::vector<FrameCopy> device_frames;
+  std::vector<pipeline::SideData> side;
+  std::vector<video::StageId> stages;  // Pipeline::stages()
   pipeline::PipelineCounters counters;
   pipeline::EqualizerInfo equalizer;
   std::vector<pipeline::FrameRecord> records;

@@ -175,7 +175,7 @@ void PrintTo(const PipelineCase& c, std::ostream* os) {
 std::vector<PipelineCase> pipeline_cases() {
   std::vector<PipelineCase> out;
   for (const auto& e : hist::registry()) {
-    if (e.info.backend != hist::Backend::gpu) continue;
+    if (e.info.backend != Backend::gpu) continue;
     if (e.info.supports(1, 256)) {
       out.push_back({e.info.name, 1920, 1080, 8, 8, 1.0, 3});
       out.push_back({e.info.name, 1921, 1081, 8, 5, 0.37, 2});
@@ -206,15 +206,15 @@ TEST_P(GpuPipeline, BitIdenticalToCpu) {
   gpu.frames_in_flight = c.in_flight;
   auto got = run_on(o, gpu);
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-  EXPECT_EQ(got->equalizer.backend, pipeline::Backend::gpu);
+  EXPECT_EQ(got->equalizer.backend, Backend::gpu);
   ASSERT_EQ(got->frames.size(), want->frames.size());
   for (size_t i = 0; i < want->frames.size(); ++i) {
     ASSERT_TRUE(got->frames[i] == want->frames[i]) << c.kernel << " frame " << i;
     ASSERT_EQ(got->frames[i].pts, want->frames[i].pts);
     const auto& t = got->records[i].timing;
-    for (auto s : {pipeline::Stage::upload, pipeline::Stage::histogram, pipeline::Stage::lut, pipeline::Stage::apply,
-                   pipeline::Stage::download}) {
-      ASSERT_TRUE(t.has(s)) << pipeline::stage_name(s);
+    for (auto s : {video::stage::upload, video::stage_id("histogram"), video::stage_id("lut"), video::stage_id("apply"),
+                   video::stage::download}) {
+      ASSERT_TRUE(t.has(s)) << video::stage_name(s);
       EXPECT_GE(t.get(s), 0.0f);
     }
   }
@@ -245,8 +245,72 @@ TEST(GpuPipeline, KeepsFramesOnTheDeviceForADisplay) {
   for (size_t i = 0; i < want->frames.size(); ++i) {
     ASSERT_EQ(got->device_frames[i].planes.size(), 3u);
     EXPECT_TRUE(got->device_frames[i] == want->frames[i]) << "frame " << i;
-    // Without a download the host frame keeps the input luma: the synthetic picture, not equalized.
-    EXPECT_NE(got->frames[i].planes[0], want->frames[i].planes[0]);
+  }
+}
+
+// A frame that is already on the device (a GPU source) is equalized where it is: no upload, and
+// with download the host sink still gets all planes, bit-identical to the CPU.
+class DeviceSource final : public video::Source {
+ public:
+  explicit DeviceSource(std::unique_ptr<video::Source> host) : host_(std::move(host)) {}
+  const video::SourceInfo& info() const override { return host_->info(); }
+  video::SourceCounters counters() const override { return host_->counters(); }
+  Result<video::FramePtr> next(video::FramePool& pool) override {
+    (void)pool;  // frames come from our device pool: a GPU decoder does the same
+    if (!host_pool_) {
+      auto h = video::FramePool::create(info().format, MemoryKind::host);
+      auto d = video::FramePool::create(info().format, MemoryKind::device);
+      if (!h) return h.status();
+      if (!d) return d.status();
+      host_pool_ = std::move(h.value());
+      dev_pool_ = std::move(d.value());
+    }
+    auto f = host_->next(*host_pool_);
+    if (!f || !f.value()) return f;
+    auto d = dev_pool_->get();
+    if (!d) return d.status();
+    for (int i = 0; i < (*f)->plane_count(); ++i) {
+      const PlaneRef src = (*f)->plane(i);
+      const PlaneRef dst = (*d)->plane(i);
+      HISTEQ_CUDA_TRY(cudaMemcpy2D(const_cast<void*>(dst.data), dst.pitch, src.data, src.pitch, src.row_bytes(), src.height,
+                                   cudaMemcpyHostToDevice));
+    }
+    (*d)->copy_props_from(**f);
+    return std::move(d.value());
+  }
+
+ private:
+  std::unique_ptr<video::Source> host_;
+  std::unique_ptr<video::FramePool> host_pool_, dev_pool_;
+};
+
+TEST(GpuPipeline, EqualizesDeviceFramesWithoutAnUpload) {
+  REQUIRE_GPU();
+  for (int depth : {8, 10}) {
+    const auto o = synthetic(641, 359, depth, 6);
+    pipeline::EqualizerOptions cpu;
+    cpu.cpu = true;
+    auto want = run_on(o, cpu);
+    ASSERT_TRUE(want.is_ok());
+    for (bool keep : {false, true}) {
+      auto host = video::open_synthetic(o);
+      ASSERT_TRUE(host.is_ok());
+      DeviceSource src(std::move(host.value()));
+      pipeline::PipelineOptions po;
+      po.equalizer.download = !keep;
+      po.equalizer.keep_on_device = keep;
+      auto got = run_pipeline(src, po);
+      ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+      ASSERT_EQ(got->frames.size(), want->frames.size());
+      EXPECT_EQ(got->device_frames.size(), keep ? want->frames.size() : 0u);
+      for (size_t i = 0; i < want->frames.size(); ++i) {
+        EXPECT_TRUE(got->frames[i] == want->frames[i]) << depth << "-bit frame " << i << (keep ? " (device)" : " (host)");
+        const auto& t = got->records[i].timing;
+        EXPECT_FALSE(t.has(video::stage::upload)) << "a device frame needs no upload";
+        EXPECT_EQ(t.has(video::stage::download), !keep);
+        EXPECT_TRUE(t.has(video::stage_id("histogram")));
+      }
+    }
   }
 }
 
@@ -263,7 +327,7 @@ void expect_same_exports(const std::string& in, int64_t frames) {
     eo.pipeline.equalizer.cpu = !gpu;
     auto x = pipeline::Exporter::open(eo);
     ASSERT_TRUE(x.is_ok()) << x.status().to_string();
-    EXPECT_EQ((*x)->plan().equalizer.backend, gpu ? pipeline::Backend::gpu : pipeline::Backend::cpu);
+    EXPECT_EQ((*x)->plan().equalizer.backend, gpu ? Backend::gpu : Backend::cpu);
     std::atomic<bool> stop{false};
     auto r = (*x)->run(stop, nullptr, nullptr);
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();

@@ -67,13 +67,13 @@ TEST_P(GpuKernel, MatchesReference) {
   EXPECT_EQ(again, ref);
 }
 
-INSTANTIATE_TEST_SUITE_P(Matrix, GpuKernel, ::testing::ValuesIn(kernel_cases(hist::Backend::gpu)),
+INSTANTIATE_TEST_SUITE_P(Matrix, GpuKernel, ::testing::ValuesIn(kernel_cases(Backend::gpu)),
                          [](const auto& info) { return kernel_case_name(info.param); });
 
 TEST(GpuHistogram, InstanceServesChangingSizes) {
   REQUIRE_GPU();
   for (const auto& e : hist::registry()) {
-    if (e.info.backend != hist::Backend::gpu || !e.info.alias_of.empty()) continue;
+    if (e.info.backend != Backend::gpu || !e.info.alias_of.empty()) continue;
     const int bins = e.info.supports(1, 256) ? 256 : 64;  // podlozhnyuk64 is 64 bins only
     ASSERT_TRUE(e.info.supports(1, bins)) << e.info.name;
     auto k = hist::create_kernel(e.info.name);
@@ -92,7 +92,7 @@ TEST(GpuHistogram, AliasesRunTheirTarget) {
   REQUIRE_GPU();
   int aliases = 0;
   for (const auto& e : hist::registry()) {
-    if (e.info.backend != hist::Backend::gpu || e.info.alias_of.empty()) continue;
+    if (e.info.backend != Backend::gpu || e.info.alias_of.empty()) continue;
     ++aliases;
     auto k = hist::create_kernel(e.info.name);
     ASSERT_TRUE(k.is_ok()) << k.status().to_string();

@@ -29,9 +29,9 @@ std::vector<uint8_t> download(const PlaneRef& dev) {
 
 struct Seen {
   std::string kernel;
-  FrameCopy host;                          // the host frame (luma downloaded: download = true)
-  std::vector<std::vector<uint8_t>> dev;   // Frame::device planes
-  std::vector<uint8_t> input_luma;         // Frame::input_luma (device)
+  FrameCopy frame;                         // the output frame (all planes, copied down)
+  bool on_device = false;                  // it was a device frame (keep_on_device)
+  std::vector<uint8_t> input_luma;         // SideData::input_luma (device)
   std::vector<uint32_t> histogram;
   std::vector<uint16_t> lut;
 };
@@ -41,23 +41,25 @@ class SwitchingSink final : public pipeline::Sink {
   SwitchingSink(pipeline::Pipeline& p, std::vector<std::string> kernels, int every)
       : p_(p), kernels_(std::move(kernels)), every_(every) {}
   std::vector<Seen> seen;
-  Status consume(video::FramePtr f, pipeline::FrameRecord& rec) override {
+  Status consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) override {
+    const video::FramePtr& f = pf.frame;
     const int64_t n = static_cast<int64_t>(seen.size());
     if (n % every_ == 0 && static_cast<size_t>(n / every_ + 1) < kernels_.size()) {
       const Status s = p_.set_kernel(kernels_[n / every_ + 1]);
       EXPECT_TRUE(s.is_ok()) << s.to_string();
     }
     Seen s;
-    s.kernel = f->kernel;
-    EXPECT_EQ(rec.kernel, f->kernel);
-    s.host = copy_frame(*f);
-    EXPECT_TRUE(f->device && f->device->count == 3);
-    if (f->device)
-      for (int i = 0; i < f->device->count; ++i) s.dev.push_back(download(f->device->planes[i]));
-    EXPECT_TRUE(f->input_luma != nullptr);
-    if (f->input_luma) s.input_luma = download(*f->input_luma);
-    s.histogram = f->histogram;
-    s.lut = f->lut;
+    s.kernel = pf.side.kernel;
+    EXPECT_EQ(rec.kernel, pf.side.kernel);
+    s.frame = copy_frame(*f);
+    s.on_device = f->on_device();
+    EXPECT_TRUE(pf.side.input_luma != nullptr);
+    if (pf.side.input_luma) {
+      EXPECT_TRUE(pf.side.input_luma->on_device());
+      s.input_luma = download(*pf.side.input_luma);
+    }
+    s.histogram = pf.side.histogram;
+    s.lut = pf.side.lut;
     seen.push_back(std::move(s));
     return Status::ok();
   }
@@ -81,7 +83,7 @@ TEST_P(GpuLiveControls, EveryKernelSwitchedInLiveEqualizesExactlyWithItsDisplayD
   video::FrameFormat fmt{o.width, o.height, depth, 1, 1};
   std::vector<std::string> kernels;
   for (const auto& e : hist::registry())
-    if (pipeline::Equalizer::check_kernel(e.info.name, pipeline::Backend::gpu, fmt).is_ok()) kernels.push_back(e.info.name);
+    if (pipeline::Equalizer::check_kernel(e.info.name, Backend::gpu, fmt).is_ok()) kernels.push_back(e.info.name);
   ASSERT_GE(kernels.size(), 2u);
   const int every = 4;
   o.duration_s = (static_cast<double>(kernels.size()) * every + 8) / o.fps;
@@ -91,7 +93,7 @@ TEST_P(GpuLiveControls, EveryKernelSwitchedInLiveEqualizesExactlyWithItsDisplayD
   pipeline::PipelineOptions po;
   po.equalizer.kernel = kernels[0];
   po.equalizer.keep_on_device = true;
-  po.equalizer.download = true;
+  po.equalizer.download = false;
   po.equalizer.keep_input_luma = true;
   po.equalizer.keep_histogram = true;
   auto pipe = pipeline::Pipeline::create(po, (*src)->info());
@@ -102,7 +104,7 @@ TEST_P(GpuLiveControls, EveryKernelSwitchedInLiveEqualizesExactlyWithItsDisplayD
   ASSERT_TRUE(run.is_ok()) << run.to_string();
 
   auto ref_src = video::open_synthetic(o);
-  auto pool = video::FramePool::create((*ref_src)->info().format, false);
+  auto pool = video::FramePool::create((*ref_src)->info().format, MemoryKind::host);
   ASSERT_EQ(static_cast<int64_t>(sink.seen.size()), (*ref_src)->info().frames_hint);
   auto ref_kernel = hist::create_kernel("cpu_reference");
   ASSERT_TRUE(ref_kernel.is_ok());
@@ -124,9 +126,9 @@ TEST_P(GpuLiveControls, EveryKernelSwitchedInLiveEqualizesExactlyWithItsDisplayD
       ASSERT_LT(next_kernel + 1, kernels.size()) << where;
       ASSERT_EQ(s.kernel, kernels[++next_kernel]) << where << ": kernels out of order or one skipped";
     }
-    EXPECT_TRUE(s.host == expected) << where;
-    ASSERT_EQ(s.dev.size(), 3u) << where;
-    for (int p = 0; p < 3; ++p) EXPECT_EQ(s.dev[p], expected.planes[p]) << where << ", device plane " << p;
+    EXPECT_TRUE(s.on_device) << where;
+    ASSERT_EQ(s.frame.planes.size(), 3u) << where;
+    for (int p = 0; p < 3; ++p) EXPECT_EQ(s.frame.planes[p], expected.planes[p]) << where << ", device plane " << p;
     EXPECT_EQ(s.input_luma, input_luma) << where;
     EXPECT_EQ(s.histogram, counts) << where;
     EXPECT_EQ(s.lut, lut) << where;

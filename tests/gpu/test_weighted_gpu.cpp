@@ -105,15 +105,15 @@ TEST_P(GpuWeighted, MatchesDoubleReference) {
   for (int r = 0; r < runs; ++r) expect_matches(run_weighted(**k, d, c.bins, stream->get()), ref, "run " + std::to_string(r));
 }
 
-INSTANTIATE_TEST_SUITE_P(Matrix, GpuWeighted, ::testing::ValuesIn(weighted_kernel_cases(hist::Backend::gpu)),
+INSTANTIATE_TEST_SUITE_P(Matrix, GpuWeighted, ::testing::ValuesIn(weighted_kernel_cases(Backend::gpu)),
                          [](const auto& info) { return weighted_kernel_case_name(info.param); });
 
 TEST(GpuWeightedApi, EveryWeightedGpuKernelIsInTheMatrix) {
   // Not a device test: guards against a weighted kernel whose bin masks leave it out of the matrix.
   for (const auto& e : hist::registry()) {
-    if (e.info.backend != hist::Backend::gpu || !e.info.weighted) continue;
+    if (e.info.backend != Backend::gpu || !e.info.weighted) continue;
     int n = 0;
-    for (const auto& kc : weighted_kernel_cases(hist::Backend::gpu)) n += kc.kernel == e.info.name;
+    for (const auto& kc : weighted_kernel_cases(Backend::gpu)) n += kc.kernel == e.info.name;
     EXPECT_GE(n, 10) << e.info.name;
   }
 }
@@ -125,7 +125,7 @@ TEST(GpuWeightedApi, InstanceServesChangingRequests) {
   auto stream = cuda::Stream::create();
   ASSERT_TRUE(stream.is_ok());
   for (const auto& e : hist::registry()) {
-    if (e.info.backend != hist::Backend::gpu || !e.info.weighted) continue;
+    if (e.info.backend != Backend::gpu || !e.info.weighted) continue;
     auto k = hist::create_kernel(e.info.name);
     ASSERT_TRUE(k.is_ok());
     int step = 0;

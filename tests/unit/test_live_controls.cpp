@@ -16,7 +16,7 @@
 namespace histeq::test {
 namespace {
 
-using pipeline::Backend;
+using histeq::Backend;
 using pipeline::Equalizer;
 
 video::SyntheticOptions clip_options(int frames) {
@@ -47,17 +47,18 @@ class RecordingSink final : public pipeline::Sink {
  public:
   std::function<void(int64_t)> on_frame = [](int64_t) {};
   std::vector<Shown> shown;
-  Status consume(video::FramePtr f, pipeline::FrameRecord&) override {
+  Status consume(pipeline::PipelineFrame pf, pipeline::FrameRecord&) override {
     on_frame(static_cast<int64_t>(shown.size()));
+    const video::FramePtr& f = pf.frame;
     Shown s;
-    s.kernel = f->kernel;
+    s.kernel = pf.side.kernel;
     s.luma = packed(f->plane(0));
-    if (f->input_luma) {
-      EXPECT_EQ(f->input_luma->memory, MemoryKind::host);
-      s.input_luma = packed(*f->input_luma);
+    if (pf.side.input_luma) {
+      EXPECT_EQ(pf.side.input_luma->memory, MemoryKind::host);
+      s.input_luma = packed(*pf.side.input_luma);
     }
-    s.histogram = f->histogram;
-    s.lut = f->lut;
+    s.histogram = pf.side.histogram;
+    s.lut = pf.side.lut;
     s.time_s = f->time_s;
     shown.push_back(std::move(s));
     return Status::ok();
@@ -186,7 +187,7 @@ TEST(Seek, SyntheticSourceMovesToAFrameAndPastTheEnd) {
   auto b = video::open_synthetic(clip_options(30));
   ASSERT_TRUE(a.is_ok() && b.is_ok());
   EXPECT_TRUE((*a)->can_seek());
-  auto pool = video::FramePool::create((*a)->info().format, false);
+  auto pool = video::FramePool::create((*a)->info().format, MemoryKind::host);
   std::vector<FrameCopy> all;
   for (;;) {
     auto f = (*b)->next(**pool);
@@ -234,7 +235,7 @@ TEST_F(FileSeek, LandsOnTheFrameAtTheTimeEvenAfterTheEndOrAStop) {
   ASSERT_TRUE(src.is_ok());
   video::FileSource& s = **src;
   EXPECT_TRUE(s.can_seek());
-  auto pool = video::FramePool::create(s.info().format, false);
+  auto pool = video::FramePool::create(s.info().format, MemoryKind::host);
   ASSERT_TRUE(pool.is_ok());
   auto frame_at = [&](double t) -> FrameCopy {
     Status st = s.seek(t);

@@ -23,7 +23,6 @@
 namespace histeq::test {
 namespace {
 
-using pipeline::Stage;
 
 bool exists(const std::string& p) {
   struct stat st {};
@@ -43,7 +42,7 @@ video::SyntheticOptions small(int w, int h, int frames, int depth = 8) {
 std::vector<FrameCopy> synthetic_frames(const video::SyntheticOptions& o) {
   auto s = video::open_synthetic(o);
   EXPECT_TRUE(s.is_ok());
-  auto pool = video::FramePool::create((*s)->info().format, false);
+  auto pool = video::FramePool::create((*s)->info().format, MemoryKind::host);
   std::vector<FrameCopy> out;
   for (;;) {
     auto f = (*s)->next(**pool);
@@ -56,7 +55,7 @@ std::vector<FrameCopy> synthetic_frames(const video::SyntheticOptions& o) {
 
 TEST(FramePool, PlanesAreAlignedAndSized) {
   video::FrameFormat f{1921, 1081, 10, 1, 1};
-  auto pool = video::FramePool::create(f, false);
+  auto pool = video::FramePool::create(f, MemoryKind::host);
   ASSERT_TRUE(pool.is_ok()) << pool.status().to_string();
   auto fr = (*pool)->get();
   ASSERT_TRUE(fr.is_ok());
@@ -70,8 +69,8 @@ TEST(FramePool, PlanesAreAlignedAndSized) {
   EXPECT_EQ((*fr)->plane(0).width, 1921);
   EXPECT_EQ((*fr)->plane(1).width, 961);  // chroma rounds up
   EXPECT_EQ((*fr)->plane(2).height, 541);
-  EXPECT_FALSE(video::FramePool::create(video::FrameFormat{0, 10, 8, 1, 1}, false).is_ok());
-  EXPECT_FALSE(video::FramePool::create(video::FrameFormat{16, 16, 12, 1, 1}, false).is_ok());
+  EXPECT_FALSE(video::FramePool::create(video::FrameFormat{0, 10, 8, 1, 1}, MemoryKind::host).is_ok());
+  EXPECT_FALSE(video::FramePool::create(video::FrameFormat{16, 16, 12, 1, 1}, MemoryKind::host).is_ok());
 }
 
 TEST(Synthetic, IsDeterministicLowContrastWithAFlatRegionAndAOneValueFrame) {
@@ -144,8 +143,8 @@ TEST_P(CpuPipeline, MatchesReference) {
     EXPECT_EQ(run->frames[i].planes[2], expected[i].planes[2]);
     EXPECT_EQ(run->frames[i].pts, static_cast<int64_t>(i));
     const auto& t = run->records[i].timing;
-    for (Stage s : {Stage::decode, Stage::histogram, Stage::lut, Stage::apply}) EXPECT_TRUE(t.has(s)) << stage_name(s);
-    for (Stage s : {Stage::upload, Stage::download}) EXPECT_FALSE(t.has(s)) << stage_name(s);
+    for (video::StageId s : {video::stage::decode, video::stage_id("histogram"), video::stage_id("lut"), video::stage_id("apply")}) EXPECT_TRUE(t.has(s)) << video::stage_name(s);
+    for (video::StageId s : {video::stage::upload, video::stage::download}) EXPECT_FALSE(t.has(s)) << video::stage_name(s);
   }
   if (strength == 0.0) {
     for (size_t i = 0; i < expected.size(); ++i) EXPECT_TRUE(run->frames[i] == expected[i]) << "strength 0 changes nothing";
@@ -183,7 +182,7 @@ TEST(Pipeline, StopsAtMaxSecondsAndOnStop) {
   struct Stopper : pipeline::Sink {
     std::atomic<bool>* stop;
     int n = 0;
-    Status consume(video::FramePtr, pipeline::FrameRecord&) override {
+    Status consume(pipeline::PipelineFrame, pipeline::FrameRecord&) override {
       if (++n == 5) stop->store(true);
       return Status::ok();
     }
@@ -202,7 +201,7 @@ TEST(Pipeline, SinkErrorsStopEverything) {
   po.equalizer.cpu = true;
   auto p = pipeline::Pipeline::create(po, (*src)->info());
   struct Failing : pipeline::Sink {
-    Status consume(video::FramePtr, pipeline::FrameRecord&) override { return HISTEQ_ERROR(Code::io_error, "disk full"); }
+    Status consume(pipeline::PipelineFrame, pipeline::FrameRecord&) override { return HISTEQ_ERROR(Code::io_error, "disk full"); }
   } sink;
   std::atomic<bool> stop{false};
   Status s = (*p)->run(**src, sink, stop);
@@ -217,7 +216,7 @@ TEST(Equalizer, ChoosesAndChecksKernels) {
   auto e = pipeline::Equalizer::create(o, f8);
   ASSERT_TRUE(e.is_ok());
   EXPECT_EQ((*e)->info().kernel, "cpu_parallel");
-  EXPECT_EQ((*e)->info().backend, pipeline::Backend::cpu);
+  EXPECT_EQ((*e)->info().backend, Backend::cpu);
   o.kernel = "cpu_reference";
   EXPECT_EQ(pipeline::Equalizer::create(o, f10).value()->info().bins, 1024);
   o.kernel = "no_such";
@@ -372,18 +371,18 @@ TEST(Stats, SummarizeAndRunTotals) {
   for (int i = 1; i <= 1000; ++i) {
     pipeline::FrameRecord r;
     r.index = i;
-    r.timing.set(Stage::histogram, i * 0.01);
+    r.timing.set(video::stage_id("histogram"), i * 0.01);
     r.timing.latency_ms = 5;
     r.late = i % 100 == 0;
     rs.add(r);
   }
   const auto win = rs.window();
-  EXPECT_EQ(win[static_cast<int>(Stage::histogram)].count, 10);
-  EXPECT_NEAR(win[static_cast<int>(Stage::histogram)].max, 10.0, 1e-6);
-  EXPECT_NEAR(win[static_cast<int>(Stage::histogram)].last, 10.0, 1e-6);
-  EXPECT_EQ(win[static_cast<int>(Stage::decode)].count, 0);
+  EXPECT_EQ(win[(video::stage_id("histogram"))].count, 10);
+  EXPECT_NEAR(win[(video::stage_id("histogram"))].max, 10.0, 1e-6);
+  EXPECT_NEAR(win[(video::stage_id("histogram"))].last, 10.0, 1e-6);
+  EXPECT_EQ(win[(video::stage::decode)].count, 0);
   const auto tot = rs.total();
-  const auto& h = tot[static_cast<int>(Stage::histogram)];
+  const auto& h = tot[(video::stage_id("histogram"))];
   EXPECT_EQ(h.count, 1000);
   EXPECT_NEAR(h.p50, 5.0, 5.0 * 0.01) << "log histogram: within 1%";
   EXPECT_NEAR(h.p99, 9.9, 9.9 * 0.01);

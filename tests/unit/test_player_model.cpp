@@ -46,7 +46,7 @@ TEST(PlayerControls, KeyScriptsTakeFramesKeysAndActions) {
 
 TEST(PlayerControls, KernelMenuCyclingAndSequences) {
   const video::FrameFormat f8{64, 32, 8, 1, 1};
-  const auto menu = app::player::kernel_menu(pipeline::Backend::cpu, f8);
+  const auto menu = app::player::kernel_menu(Backend::cpu, f8);
   const auto usable = app::player::usable_kernels(menu);
   EXPECT_EQ(usable, (std::vector<std::string>{"cpu_reference", "cpu_parallel"}));
   bool has_gpu_entry = false;
@@ -80,10 +80,10 @@ TEST(PlayerControls, KernelMenuCyclingAndSequences) {
 
 pipeline::FrameRecord record(float decode, float histogram, float present, bool late = false, bool dropped = false) {
   pipeline::FrameRecord r;
-  r.timing.set(pipeline::Stage::decode, decode);
-  r.timing.set(pipeline::Stage::histogram, histogram);
-  r.timing.set(pipeline::Stage::apply, 1.0);
-  if (present == present) r.timing.set(pipeline::Stage::present, present);
+  r.timing.set(video::stage::decode, decode);
+  r.timing.set(video::stage_id("histogram"), histogram);
+  r.timing.set(video::stage_id("apply"), 1.0);
+  if (present == present) r.timing.set(video::stage::present, present);
   r.timing.latency_ms = 30;
   r.late = late;
   r.dropped = dropped;
@@ -112,7 +112,7 @@ TEST(PlayerStats, FrameTimeIsTheBusiestThreadAndMissesHaveCauses) {
   EXPECT_FLOAT_EQ(ft[0], 20.f);
   EXPECT_TRUE(std::isnan(ft[1]));  // dropped
   EXPECT_FLOAT_EQ(ft[3], 4.f);
-  const auto present = v.series(static_cast<int>(pipeline::Stage::present));
+  const auto present = v.series((video::stage::present));
   EXPECT_TRUE(std::isnan(present[1]));
   EXPECT_FLOAT_EQ(present[3], 3.f);
   EXPECT_FLOAT_EQ(v.series(pipeline::kLatency)[0], 30.f);

@@ -114,12 +114,14 @@ class CpuParallel final : public Kernel {
 }  // namespace
 
 KernelEntry entry_cpu_parallel() {
-  return {{"cpu_parallel", "per-thread privatized histograms on all cores, merged at the end (fork/join)",
-           "Wilt, The CUDA Handbook, privatized (per thread) histograms", "multithreaded CPU version", kAnyBins,
-           kAnyBins, true, Backend::cpu},
-          [](const KernelInfo& info, KernelOptions opts) -> Result<std::unique_ptr<Kernel>> {
-            return std::unique_ptr<Kernel>(new CpuParallel(info, opts));
-          }};
+  return KernelSpec("cpu_parallel")
+      .description("per-thread privatized histograms on all cores, merged at the end (fork/join)")
+      .source("Wilt, The CUDA Handbook, privatized (per thread) histograms", "multithreaded CPU version")
+      .bins_8bit(kAnyBins)
+      .bins_16bit(kAnyBins)
+      .data_independent()
+      .on(Backend::cpu)
+      .make<CpuParallel>();
 }
 
 }  // namespace histeq::hist

@@ -48,12 +48,15 @@ class CpuReference final : public Kernel {
 }  // namespace
 
 KernelEntry entry_cpu_reference() {
-  KernelInfo info{"cpu_reference", "plain single-threaded loop; the truth for every test (weights: double sums)", "-", "-",
-                  kAnyBins, kAnyBins, true, Backend::cpu};
-  info.weighted = true;
-  return {info, [](const KernelInfo& i, KernelOptions opts) -> Result<std::unique_ptr<Kernel>> {
-            return std::unique_ptr<Kernel>(new CpuReference(i, opts));
-          }};
+  return KernelSpec("cpu_reference")
+      .description("plain single-threaded loop; the truth for every test (weights: double sums)")
+      .source("-", "-")
+      .bins_8bit(kAnyBins)
+      .bins_16bit(kAnyBins)
+      .data_independent()
+      .weighted()
+      .on(Backend::cpu)
+      .make<CpuReference>();
 }
 
 }  // namespace histeq::hist

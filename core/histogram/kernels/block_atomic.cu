@@ -53,12 +53,13 @@ class BlockAtomic final : public Kernel {
 }  // namespace
 
 KernelEntry entry_block_atomic() {
-  return {{"block_atomic", "shared-memory atomics per block, one global atomic per non-zero bin",
-           "Wilt, The CUDA Handbook (privatized histograms); course exercise 'block_partition'",
-           "per-block histogram", kAnyBins, kAnyBins, false, Backend::gpu},
-          [](const KernelInfo& info, KernelOptions opts) -> Result<std::unique_ptr<Kernel>> {
-            return std::unique_ptr<Kernel>(new BlockAtomic(info, opts));
-          }};
+  return KernelSpec("block_atomic")
+      .description("shared-memory atomics per block, one global atomic per non-zero bin")
+      .source("Wilt, The CUDA Handbook (privatized histograms); course exercise 'block_partition'", "per-block histogram")
+      .bins_8bit(kAnyBins)
+      .bins_16bit(kAnyBins)
+      .on(Backend::gpu)
+      .make<BlockAtomic>();
 }
 
 }  // namespace histeq::hist

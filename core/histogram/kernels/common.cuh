@@ -219,12 +219,4 @@ Status launch_persistent(void (*fn)(PlaneGeometry, KArgs...), int threads, size_
   return Status::ok();
 }
 
-// A registry entry whose factory makes a K (a Kernel subclass constructible from (info, opts)).
-template <class K>
-KernelEntry entry_of(KernelInfo info) {
-  return {std::move(info), [](const KernelInfo& i, KernelOptions o) -> Result<std::unique_ptr<Kernel>> {
-            return std::unique_ptr<Kernel>(new K(i, o));
-          }};
-}
-
 }  // namespace histeq::hist::detail

@@ -50,11 +50,13 @@ class Cub final : public Kernel {
 }  // namespace
 
 KernelEntry entry_cub() {
-  return {{"cub", "cub::DeviceHistogram::HistogramEven (CUDA toolkit), the library baseline",
-           "NVIDIA CUB / CCCL", "DeviceHistogram::HistogramEven", kAnyBins, kAnyBins, false, Backend::gpu},
-          [](const KernelInfo& info, KernelOptions opts) -> Result<std::unique_ptr<Kernel>> {
-            return std::unique_ptr<Kernel>(new Cub(info, opts));
-          }};
+  return KernelSpec("cub")
+      .description("cub::DeviceHistogram::HistogramEven (CUDA toolkit), the library baseline")
+      .source("NVIDIA CUB / CCCL", "DeviceHistogram::HistogramEven")
+      .bins_8bit(kAnyBins)
+      .bins_16bit(kAnyBins)
+      .on(Backend::gpu)
+      .make<Cub>();
 }
 
 }  // namespace histeq::hist

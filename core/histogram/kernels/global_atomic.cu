@@ -42,12 +42,13 @@ class GlobalAtomic final : public Kernel {
 }  // namespace
 
 KernelEntry entry_global_atomic() {
-  return {{"global_atomic", "one global atomicAdd per sample on the output histogram",
-           "Wilt, The CUDA Handbook (privatized histograms); course exercise 'original'", "per-grid histogram",
-           kAnyBins, kAnyBins, false, Backend::gpu},
-          [](const KernelInfo& info, KernelOptions opts) -> Result<std::unique_ptr<Kernel>> {
-            return std::unique_ptr<Kernel>(new GlobalAtomic(info, opts));
-          }};
+  return KernelSpec("global_atomic")
+      .description("one global atomicAdd per sample on the output histogram")
+      .source("Wilt, The CUDA Handbook (privatized histograms); course exercise 'original'", "per-grid histogram")
+      .bins_8bit(kAnyBins)
+      .bins_16bit(kAnyBins)
+      .on(Backend::gpu)
+      .make<GlobalAtomic>();
 }
 
 }  // namespace histeq::hist

@@ -51,9 +51,15 @@ class Linear final : public Kernel {
 }  // namespace
 
 KernelEntry entry_linear() {
-  return entry_of<Linear>({"linear", "one block per bin reads the whole plane and counts its bin; no atomics (slow by design)",
-                           "course exercise report 'Atomic kernels' (182.731 GPU Architectures, Exercise 1)",
-                           "§3.5 one color per block, algorithm 5", kAnyBins, kAnyBins, true, Backend::gpu});
+  return KernelSpec("linear")
+      .description("one block per bin reads the whole plane and counts its bin; no atomics (slow by design)")
+      .source("course exercise report 'Atomic kernels' (182.731 GPU Architectures, Exercise 1)",
+              "§3.5 one color per block, algorithm 5")
+      .bins_8bit(kAnyBins)
+      .bins_16bit(kAnyBins)
+      .data_independent()
+      .on(Backend::gpu)
+      .make<Linear>();
 }
 
 }  // namespace histeq::hist

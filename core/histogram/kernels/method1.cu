@@ -174,8 +174,12 @@ class Method1 final : public Kernel {
 
 template <class P, Reads R, Update U>
 KernelEntry method1_entry(const char* name, const char* description, const char* section) {
-  return entry_of<Method1<P, R, U>>({name, description, "Nugteren et al. 2011, High performance predictable histogramming on GPUs",
-                                  section, bins_bit(256), 0, false, Backend::gpu});
+  return KernelSpec(name)
+      .description(description)
+      .source("Nugteren et al. 2011, High performance predictable histogramming on GPUs", section)
+      .bins_8bit(bins_bit(256))
+      .on(Backend::gpu)
+      .make<Method1<P, R, U>>();
 }
 
 }  // namespace

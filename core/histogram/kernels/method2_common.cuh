@@ -141,9 +141,14 @@ class Method2Kernel final : public Kernel {
 
 template <Method2Layout L, class P>
 KernelEntry method2_entry(const char* name, const char* description, const char* section) {
-  return detail::entry_of<Method2Kernel<L, P>>(
-      {name, description, "Nugteren et al. 2011, High performance predictable histogramming on GPUs", section,
-       bins_bit(256), bins_bit(256) | bins_bit(1024), L == Method2Layout::bank_private, Backend::gpu});
+  return KernelSpec(name)
+      .description(description)
+      .source("Nugteren et al. 2011, High performance predictable histogramming on GPUs", section)
+      .bins_8bit(bins_bit(256))
+      .bins_16bit(bins_bit(256) | bins_bit(1024))
+      .data_independent(L == Method2Layout::bank_private)
+      .on(Backend::gpu)
+      .make<Method2Kernel<L, P>>();
 }
 
 }  // namespace

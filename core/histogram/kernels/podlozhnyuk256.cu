@@ -111,10 +111,13 @@ class Podlozhnyuk256 final : public Kernel {
 }  // namespace
 
 KernelEntry entry_podlozhnyuk256() {
-  return entry_of<Podlozhnyuk256>({"podlozhnyuk256",
-                                   "warp-private 256-bin histograms, tagged 'virtual atomic' loop, second kernel sums blocks",
-                                   "Podlozhnyuk 2007, Histogram calculation in CUDA (histogram256); Nugteren et al. 2011",
-                                   "histogram256, listings 3-4; Nugteren §4", bins_bit(256), 0, false, Backend::gpu});
+  return KernelSpec("podlozhnyuk256")
+      .description("warp-private 256-bin histograms, tagged 'virtual atomic' loop, second kernel sums blocks")
+      .source("Podlozhnyuk 2007, Histogram calculation in CUDA (histogram256); Nugteren et al. 2011",
+              "histogram256, listings 3-4; Nugteren §4")
+      .bins_8bit(bins_bit(256))
+      .on(Backend::gpu)
+      .make<Podlozhnyuk256>();
 }
 
 }  // namespace histeq::hist

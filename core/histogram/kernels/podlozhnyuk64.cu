@@ -92,10 +92,13 @@ class Podlozhnyuk64 final : public Kernel {
 }  // namespace
 
 KernelEntry entry_podlozhnyuk64() {
-  return entry_of<Podlozhnyuk64>({"podlozhnyuk64",
-                                  "per-thread 64-bin histograms of byte counters, bank-conflict-free shuffle, staggered merge",
-                                  "Podlozhnyuk 2007, Histogram calculation in CUDA (histogram64)",
-                                  "histogram64, figures 1-2, listing 2", bins_bit(64), 0, true, Backend::gpu});
+  return KernelSpec("podlozhnyuk64")
+      .description("per-thread 64-bin histograms of byte counters, bank-conflict-free shuffle, staggered merge")
+      .source("Podlozhnyuk 2007, Histogram calculation in CUDA (histogram64)", "histogram64, figures 1-2, listing 2")
+      .bins_8bit(bins_bit(64))
+      .data_independent()
+      .on(Backend::gpu)
+      .make<Podlozhnyuk64>();
 }
 
 }  // namespace histeq::hist

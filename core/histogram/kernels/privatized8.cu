@@ -113,9 +113,13 @@ class Privatized8 final : public Kernel {
 
 template <class P, bool kPeriodicMerge>
 KernelEntry privatized8_entry(const char* name, const char* description, const char* section) {
-  return entry_of<Privatized8<P, kPeriodicMerge>>(
-      {name, description, "Wilt, The CUDA Handbook, privatized (per thread) histograms", section, bins_bit(256), 0, true,
-       Backend::gpu});
+  return KernelSpec(name)
+      .description(description)
+      .source("Wilt, The CUDA Handbook, privatized (per thread) histograms", section)
+      .bins_8bit(bins_bit(256))
+      .data_independent()
+      .on(Backend::gpu)
+      .make<Privatized8<P, kPeriodicMerge>>();
 }
 
 }  // namespace

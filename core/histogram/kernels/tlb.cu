@@ -66,9 +66,12 @@ class Tlb final : public Kernel {
 
 template <class P, bool kBlockReduce>
 KernelEntry tlb_entry(const char* name, const char* description, const char* section) {
-  return entry_of<Tlb<P, kBlockReduce>>({name, description,
-                                      "course exercise report 'Atomic kernels' (182.731 GPU Architectures, Exercise 1)",
-                                      section, bins_bit(256), 0, false, Backend::gpu});
+  return KernelSpec(name)
+      .description(description)
+      .source("course exercise report 'Atomic kernels' (182.731 GPU Architectures, Exercise 1)", section)
+      .bins_8bit(bins_bit(256))
+      .on(Backend::gpu)
+      .make<Tlb<P, kBlockReduce>>();
 }
 
 }  // namespace

@@ -469,44 +469,44 @@ constexpr BinMask bins_up_to(int max_bins) { return (static_cast<BinMask>(max_bi
 constexpr const char* kPaper = "Xu, Xu, Zhao, Hsu, Efficient Weighted Histogramming on GPUs with CUDA (MSR Asia)";
 
 // The traits every kernel of the family shares: GPU, and weighted.
-KernelInfo xu_info(const char* name, const char* description, const char* section, BinMask bins, bool data_independent) {
-  KernelInfo info{name, description, kPaper, section, bins, bins, data_independent, Backend::gpu};
-  info.weighted = true;
-  return info;
-}
-
-template <class K, class... Args>
-Result<std::unique_ptr<Kernel>> make(const KernelInfo& info, KernelOptions opts, Args... args) {
-  return std::unique_ptr<Kernel>(new K(info, opts, args...));
+KernelSpec xu_spec(const char* name, const char* description, const char* section, BinMask bins, bool data_independent) {
+  return KernelSpec(name)
+      .description(description)
+      .source(kPaper, section)
+      .bins_8bit(bins)
+      .bins_16bit(bins)
+      .data_independent(data_independent)
+      .weighted()
+      .on(Backend::gpu);
 }
 
 }  // namespace
 
 KernelEntry entry_collision_free() {
-  return {xu_info("collision_free",
-                  "per-thread 16-bit counts + float weights in shared memory, no atomics in the hot loop; up to 256 bins",
-                  "§4.2 collision-free method", bins_up_to(CF::kMaxBins), true),
-          [](const KernelInfo& info, KernelOptions opts) { return make<XuFixed>(info, opts, Method::collision_free); }};
+  return xu_spec("collision_free",
+                 "per-thread 16-bit counts + float weights in shared memory, no atomics in the hot loop; up to 256 bins",
+                 "§4.2 collision-free method", bins_up_to(CF::kMaxBins), true)
+      .make<XuFixed>(Method::collision_free);
 }
 
 KernelEntry entry_collision() {
-  return {xu_info("collision", "one shared histogram per block (counts + double weight sums), shared atomics per sample",
-                  "§4.3 collision method", kAnyBins, false),
-          [](const KernelInfo& info, KernelOptions opts) { return make<XuFixed>(info, opts, Method::collision); }};
+  return xu_spec("collision", "one shared histogram per block (counts + double weight sums), shared atomics per sample",
+                 "§4.3 collision method", kAnyBins, false)
+      .make<XuFixed>(Method::collision);
 }
 
 KernelEntry entry_collision_reduced() {
-  return {xu_info("collision_reduced",
-                  "per-thread hash buffer (value|count, linear probing) regroups equal values before the shared atomics",
-                  "§4.4 collision-reduced method, algorithm 2", kAnyBins, false),
-          [](const KernelInfo& info, KernelOptions opts) { return make<XuFixed>(info, opts, Method::collision_reduced); }};
+  return xu_spec("collision_reduced",
+                 "per-thread hash buffer (value|count, linear probing) regroups equal values before the shared atomics",
+                 "§4.4 collision-reduced method, algorithm 2", kAnyBins, false)
+      .make<XuFixed>(Method::collision_reduced);
 }
 
 KernelEntry entry_hybrid() {
-  return {xu_info("hybrid",
-                  "collision_free for <= 128 bins, else the faster of collision / collision_reduced timed on the first calls",
-                  "§4.5 hybrid method, table 1", kAnyBins, false),
-          [](const KernelInfo& info, KernelOptions opts) { return make<XuHybrid>(info, opts); }};
+  return xu_spec("hybrid",
+                 "collision_free for <= 128 bins, else the faster of collision / collision_reduced timed on the first calls",
+                 "§4.5 hybrid method, table 1", kAnyBins, false)
+      .make<XuHybrid>();
 }
 
 }  // namespace histeq::hist

@@ -1,4 +1,4 @@
-#include "app/commands/run_common.h"
+#include "app/common/run_common.h"
 
 #include <nlohmann/json.hpp>
 
@@ -16,6 +16,11 @@
 #include "core/video/log.h"
 
 namespace histeq::app {
+
+int fail(const std::string& message, int code) {
+  std::fprintf(stderr, "histeq: %s\n", message.c_str());
+  return code;
+}
 namespace {
 
 std::atomic<bool> g_stop{false};
@@ -50,15 +55,15 @@ void set_signal_cleanup(const std::string& path) {
   g_cleanup[0] = path.empty() ? '\0' : path[0];
 }
 
-std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, bool with_last) {
+std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, const std::vector<video::StageId>& order,
+                               bool with_last) {
   char line[160];
   std::string out;
   if (with_last) std::snprintf(line, sizeof(line), "  %-10s %8s %8s %8s %8s %8s   ms\n", "stage", "last", "avg", "p50", "p99", "max");
   else std::snprintf(line, sizeof(line), "  %-10s %8s %8s %8s %8s   ms\n", "stage", "avg", "p50", "p99", "max");
   out += line;
-  for (int r = 0; r < pipeline::kStatRows; ++r) {
+  for (int r : pipeline::ordered_rows(rows, order)) {
     const auto& s = rows[r];
-    if (s.count == 0) continue;
     if (r == pipeline::kLatency) out += "  ----------\n";
     if (with_last)
       std::snprintf(line, sizeof(line), "  %-10s %8.3f %8.3f %8.3f %8.3f %8.3f\n", pipeline::row_name(r), s.last, s.avg, s.p50,
@@ -85,12 +90,13 @@ std::string counters_line(int64_t frames, double secs, const pipeline::RunStats&
 
 std::string describe_equalizer(const pipeline::EqualizerInfo& e) {
   if (e.kernel == "none") return "no equalization (passthrough)";
-  return std::string(e.backend == pipeline::Backend::gpu ? "GPU " : "CPU ") + e.kernel + " (" + e.device +
+  return std::string(backend_name(e.backend)) + " " + e.kernel + " (" + e.device +
          (e.fallback_note.empty() ? "" : "; no CUDA device") + "), " + std::to_string(e.bins) + " bins";
 }
 
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
-                        const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats, double wall_s,
+                        const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats,
+                        const std::vector<video::StageId>& order, double wall_s,
                         const std::vector<std::pair<std::string, int64_t>>& counters) {
   using nlohmann::json;
   json j;
@@ -99,21 +105,23 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
                  {"description", source.description},
                  {"format", source.format.describe()},
                  {"frame_rate", source.frame_rate.value()}};
-  j["equalizer"] = {{"backend", eq.backend == pipeline::Backend::gpu ? "gpu" : "cpu"},
+  j["equalizer"] = {{"backend", eq.backend == Backend::gpu ? "gpu" : "cpu"},
                     {"kernel", eq.kernel},
                     {"device", eq.device},
                     {"bins", eq.bins},
                     {"strength_weight", eq.weight}};
   j["units"] = "ms";
+  const auto total = stats.total();
+  const std::vector<int> rows = pipeline::ordered_rows(total, order);
   json stages = json::array();
-  for (int r = 0; r < pipeline::kStatRows; ++r) stages.push_back(pipeline::row_name(r));
+  for (int r : rows) stages.push_back(pipeline::row_name(r));
   j["stages"] = stages;
   json frames = json::array();
   for (const auto& rec : stats.records()) {
     json f = {{"index", rec.index}, {"time_s", rec.time_s}};
     if (!rec.kernel.empty()) f["kernel"] = rec.kernel;
-    for (int r = 0; r < pipeline::kStageCount; ++r)
-      if (rec.timing.ms[r] == rec.timing.ms[r]) f[pipeline::row_name(r)] = rec.timing.ms[r];
+    for (int r = 0; r < video::kMaxStages; ++r)
+      if (rec.timing.has(r)) f[pipeline::row_name(r)] = rec.timing.get(r);
     if (rec.timing.latency_ms == rec.timing.latency_ms) f["latency"] = rec.timing.latency_ms;
     if (rec.late) f["late"] = true;
     if (rec.dropped) f["dropped"] = true;
@@ -122,20 +130,31 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   }
   j["frames"] = std::move(frames);
   json summary = json::object();
-  const auto total = stats.total();
-  for (int r = 0; r < pipeline::kStatRows; ++r) {
+  for (int r : rows) {
     const auto& s = total[r];
-    if (s.count == 0) continue;
     summary[pipeline::row_name(r)] = {{"count", s.count}, {"avg", s.avg}, {"p50", s.p50}, {"p99", s.p99}, {"max", s.max}};
   }
   j["summary"] = std::move(summary);
   json c = {{"frames", stats.frames()}, {"late", stats.late()}, {"dropped_behind", stats.dropped()}, {"wall_s", wall_s}};
   for (const auto& [k, v] : counters) c[k] = v;
   j["counters"] = std::move(c);
-  std::ofstream f(path);
-  if (!f) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
-  f << j.dump(1) << "\n";
-  if (!f) return HISTEQ_ERROR(Code::io_error, path + ": write failed");
+  // Through a temporary file renamed when complete: never a half-written JSON under the name.
+  const std::string tmp = path + ".part";
+  {
+    std::ofstream f(tmp);
+    if (!f) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
+    f << j.dump(1) << "\n";
+    f.close();
+    if (!f) {
+      std::remove(tmp.c_str());
+      return HISTEQ_ERROR(Code::io_error, path + ": write failed");
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string err = std::strerror(errno);
+    std::remove(tmp.c_str());
+    return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + err);
+  }
   return Status::ok();
 }
 
@@ -143,7 +162,7 @@ std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq) {
   if (eq.cpu || eq.passthrough) return {};
   if (!eq.kernel.empty()) {
     const hist::KernelEntry* k = hist::find_kernel(eq.kernel);
-    if (k == nullptr || k->info.backend != hist::Backend::gpu) return {};
+    if (k == nullptr || k->info.backend != Backend::gpu) return {};
   }
   return std::async(std::launch::async, [] { (void)cuda::init_context(); });
 }

@@ -1,4 +1,4 @@
-// Helpers shared by `play` and `export`: stop signals, the stage table, the stats JSON file,
+// Helpers shared by the commands (app/commands) and the player (app/player): stop signals, the stage table, the stats JSON file,
 // FFmpeg's log for --verbose.
 #pragma once
 
@@ -14,6 +14,9 @@
 
 namespace histeq::app {
 
+// Prints "histeq: message" to stderr; returns the exit code to use.
+int fail(const std::string& message, int code = 1);
+
 // SIGINT, SIGTERM and SIGHUP set the returned flag; a second one ends the process at once, after
 // removing the file named by set_signal_cleanup(). SIGPIPE is ignored. Idempotent.
 const std::atomic<bool>& install_stop_signals();
@@ -21,9 +24,11 @@ const std::atomic<bool>& install_stop_signals();
 // main thread while no other thread changes it.
 void set_signal_cleanup(const std::string& path);
 
-// The table: one row per stage that ran, columns last/avg/p50/p99/max in ms (`with_last` = false
-// drops the "last" column, for whole-run summaries).
-std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, bool with_last);
+// The table: one row per stage that ran, in the pipeline's order (Pipeline::stages()), then the
+// latency; columns last/avg/p50/p99/max in ms (`with_last` = false drops the "last" column, for
+// whole-run summaries).
+std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, const std::vector<video::StageId>& order,
+                               bool with_last);
 
 // "600 frames, 59.9 fps; late 0; dropped 0 (0 behind schedule, 0 at the source); 0 corrupt packets,
 // 0 damaged frames": the play commands' counters.
@@ -36,7 +41,8 @@ std::string describe_equalizer(const pipeline::EqualizerInfo& e);
 // Writes the run: command line, source, equalizer, per-frame stage times, whole-run summary and
 // counters. Errors name the file.
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
-                        const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats, double wall_s,
+                        const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats,
+                        const std::vector<video::StageId>& order, double wall_s,
                         const std::vector<std::pair<std::string, int64_t>>& counters);
 
 // When the equalizer may run on the GPU, creates the CUDA context on a thread of its own (a few

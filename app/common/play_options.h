@@ -1,0 +1,41 @@
+// What `histeq play` was asked for: the command line's options, read by the headless player
+// (app/commands/play.cpp) and by the player window (app/player/).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/pipeline/equalizer.h"
+
+namespace CLI {
+class Option;
+}
+
+namespace histeq::app {
+
+struct PlayOptions {
+  std::string input;                 // empty: synthetic (or --webcam)
+  bool headless = false;
+  std::string webcam;                // with --webcam: the device ("" = /dev/video0)
+  CLI::Option* webcam_opt = nullptr; // to tell "--webcam" from its absence
+  std::string size = "1920x1080";
+  double fps = 60.0;
+  int bit_depth = 8;
+  double duration = -1;              // -1: the whole input (synthetic: 10 s); 0: no limit
+  bool max_speed = false;
+  pipeline::EqualizerOptions eq;
+  std::string stats_json;
+  bool quiet = false, verbose = false;
+  std::string kernel_sequence;       // switch kernels live: "all" or K1,K2,...
+  int switch_every = 60;             // frames between the switches
+  // The player window (app/player/):
+  std::string window;                // WxH; "" = the video fitted to the screen
+  bool no_vsync = false, fullscreen = false, no_overlay = false, exit_at_end = false;
+  int64_t frames = 0;                // exit after drawing this many window frames (0: no limit)
+  std::string screenshot;            // with frames: a PNG of the last frame
+  std::string screenshot_dir = ".";  // where the s key writes
+  std::string keys;                  // scripted key presses (app/player/controls.h)
+  double split = -1;                 // start with the before/after split at this position (0..1)
+};
+
+}  // namespace histeq::app

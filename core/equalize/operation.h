@@ -1,0 +1,90 @@
+// The equalizer's per-frame operations. An equalizer is a list of operations run in order on each
+// frame, the same list and order on the CPU and on the GPU:
+//
+//   histogram -> [what picture-quality work adds: temporal filter, clip limit, tile LUTs, colour]
+//             -> lut -> apply
+//
+// Each operation has a stage id (its timing row, core/video/timing.h), run(context, stream) and
+// reset(). The equalizer (core/pipeline/equalizer.h) owns the list, moves frames between memories,
+// times every operation (CUDA events read late on the GPU, the host clock on the CPU), and calls
+// reset() when the pictures stop following each other (a seek, another source).
+//
+// Memory and threads. On the GPU the equalizer keeps several frames in flight, each in a "slot"
+// with its own stream and its own counts/LUT buffers; run() enqueues work on the slot's stream and
+// returns without waiting. An operation that keeps state from one frame to the next says so
+// (stateful()); the equalizer then orders its runs across slots with CUDA events (frame n's run
+// waits for frame n-1's on the device, never on the host). On the CPU, run() does the work before
+// it returns and `stream` is null. All calls come from the equalizer's one submitting thread.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/cuda/backend.h"
+#include "core/cuda/status.h"
+#include "core/equalize/lut.h"
+#include "core/image/plane.h"
+#include "core/video/frame.h"
+#include "core/video/timing.h"
+
+namespace histeq::eq {
+
+// The settings a frame is equalized with: a snapshot taken when the frame enters the equalizer, so
+// that live controls apply from the next frame and never change a frame half-way.
+struct Settings {
+  std::string kernel;             // the histogram kernel (registry name)
+  uint32_t weight = kWeightOne;   // the strength as a LUT weight (strength_weight())
+};
+
+// One frame as the operations see it.
+struct FrameContext {
+  Backend backend = Backend::cpu;
+  const video::FrameFormat* format = nullptr;
+  int slot = 0;                   // GPU: the frame's slot in 0..slots-1 (per-slot scratch); CPU: 0
+  int64_t frame_index = 0;        // the source's frame number
+  const Settings* settings = nullptr;
+  // The luma being equalized, in place: device memory on the GPU, host memory on the CPU. Its
+  // PlaneRef::bit_depth is the stored depth (format->storage_depth()).
+  PlaneRef luma;
+  // The chroma planes in the same memory, when the equalizer holds them there (planar: U, V;
+  // semi-planar: the UV plane in chroma[0]); empty planes otherwise.
+  PlaneRef chroma[2];
+  int bins = 256;                 // 2^format->bit_depth
+  uint32_t* counts = nullptr;     // `bins` counters in the luma's memory: written by the histogram stage
+  uint16_t* lut = nullptr;        // `bins` entries in the luma's memory: written by the LUT stage, read by apply
+};
+
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  // The timing row of this operation.
+  virtual video::StageId stage() const = 0;
+  // True when run() uses state left by the previous frame's run() (see the header comment).
+  virtual bool stateful() const { return false; }
+  // Called once before the first run, with the backend, the number of slots and the frame format.
+  virtual Status prepare(Backend backend, int slots, const video::FrameFormat& format) {
+    (void)backend, (void)slots, (void)format;
+    return Status::ok();
+  }
+  // Works on one frame (see the header comment for streams and memory).
+  virtual Status run(FrameContext& ctx, cudaStream_t stream) = 0;
+  // Forgets what earlier frames left (the next frame does not follow the last one).
+  virtual void reset() {}
+};
+
+using Operations = std::vector<std::unique_ptr<Operation>>;
+
+// The standard equalization: histogram (the kernel named by Settings::kernel; instances are made
+// at the first frame that asks for them and kept, one per slot) -> LUT (lut.h's formula with
+// Settings::weight) -> apply (in place). Bit-identical on the CPU and the GPU.
+Operations standard_operations();
+
+// Whether `kernel` can serve the histogram stage for frames of `format` on `backend`: ok, or why
+// not (unknown kernel, a kernel of the other backend, no CUDA device, no mode for the bins).
+Status check_kernel(const std::string& kernel, Backend backend, const video::FrameFormat& format);
+
+}  // namespace histeq::eq

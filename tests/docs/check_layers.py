@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Fails on an #include that goes up a layer (or sideways between siblings).
+
+core/:  cuda <- image <- {histogram, video, gl} <- equalize <- pipeline
+app/:   core <- common <- player <- commands <- main.cpp
+A file may include its own folder and any lower layer, never a higher one or a sibling of its own
+layer; core/ never includes app/, SDL or ImGui.
+
+  check_layers.py ROOT          check the tree at ROOT
+  check_layers.py --self-test   plant violations in a scratch tree and check they are caught
+"""
+import os
+import re
+import sys
+import tempfile
+
+CORE = {"cuda": 0, "image": 1, "histogram": 2, "video": 2, "gl": 2, "equalize": 3, "pipeline": 4}
+APP = {"common": 0, "player": 1, "commands": 2}
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
+SOURCES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".def")
+
+
+def layer_of(path):
+    """('core', 'video', 2) for core/video/frame.h; ('app', 'main', 3) for app/main.cpp; None elsewhere."""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[0] == "core" and parts[1] in CORE:
+        return ("core", parts[1], CORE[parts[1]])
+    if len(parts) >= 3 and parts[0] == "app" and parts[1] in APP:
+        return ("app", parts[1], APP[parts[1]])
+    if len(parts) == 2 and parts[0] == "app":
+        return ("app", "main", 3)
+    return None
+
+
+def violation(src, inc):
+    s = layer_of(src)
+    if s is None:
+        return None
+    if s[0] == "core":
+        if inc.startswith("app/"):
+            return "core includes app/"
+        if inc.startswith("SDL") or inc.startswith("imgui"):
+            return "core includes a UI library (" + inc + ")"
+    t = layer_of(inc) if inc.startswith(("core/", "app/")) else None
+    if t is None:
+        return None
+    if s[0] == "core" and t[0] == "app":
+        return "core includes app/"
+    if s[0] == "app" and t[0] == "core":
+        return None  # the app may use any of the core
+    if (s[0], s[1]) == (t[0], t[1]):
+        return None
+    if t[2] > s[2]:
+        return f"{s[0]}/{s[1]} (layer {s[2]}) includes {t[0]}/{t[1]} (layer {t[2]}): upward"
+    if t[2] == s[2]:
+        return f"{s[0]}/{s[1]} includes its sibling {t[0]}/{t[1]} (layer {t[2]})"
+    return None
+
+
+def check(root):
+    problems = []
+    for top in ("core", "app"):
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not name.endswith(SOURCES):
+                    continue
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, root).replace(os.sep, "/")
+                with open(full, encoding="utf-8", errors="replace") as f:
+                    for n, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if m:
+                            why = violation(rel, m.group(1))
+                            if why:
+                                problems.append(f"{rel}:{n}: #include \"{m.group(1)}\": {why}")
+    return problems
+
+
+def self_test():
+    planted = {
+        "core/video/frame.h": '#include "core/pipeline/stats.h"\n',      # upward
+        "core/histogram/h.h": '#include "core/video/frame.h"\n',         # sibling
+        "core/image/p.h": '#include "app/common/run_common.h"\n',        # core -> app
+        "core/gl/w.cpp": "#include <SDL.h>\n",                           # UI library in core
+        "app/player/p.cpp": '#include "app/commands/commands.h"\n',      # upward in app
+        "app/common/c.cpp": '#include "app/player/player.h"\n',          # upward in app
+        "core/pipeline/ok.cpp": '#include "core/video/frame.h"\n#include "core/cuda/status.h"\n',
+        "app/commands/ok.cpp": '#include "app/player/player.h"\n#include "core/pipeline/pipeline.h"\n',
+    }
+    with tempfile.TemporaryDirectory() as d:
+        for rel, text in planted.items():
+            os.makedirs(os.path.dirname(os.path.join(d, rel)), exist_ok=True)
+            with open(os.path.join(d, rel), "w") as f:
+                f.write(text)
+        found = {p.split(":")[0] for p in check(d)}
+    want = {k for k in planted if "ok." not in k}
+    if found != want:
+        print(f"self-test failed: caught {sorted(found)}, planted {sorted(want)}", file=sys.stderr)
+        return 1
+    print(f"self-test: all {len(want)} planted violations caught, the allowed includes passed")
+    return 0
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    if len(sys.argv) != 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    problems = check(sys.argv[1])
+    for p in problems:
+        print(p)
+    if problems:
+        print(f"{len(problems)} include(s) break the layers (see tests/docs/check_layers.py)", file=sys.stderr)
+        return 1
+    print("layers hold: no upward or sideways #include in core/ and app/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

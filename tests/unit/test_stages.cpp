@@ -1,0 +1,175 @@
+// The equalizer as a list of operations: the list decides the order and the timing rows, state kept
+// across frames sees every frame in order, and a seek resets it (CPU path; tests/gpu has the GPU's).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+
+#include "core/equalize/operation.h"
+#include "core/pipeline/pipeline.h"
+#include "core/video/source.h"
+
+namespace histeq::test {
+namespace {
+
+struct ProbeLog {
+  std::vector<int64_t> seen;
+  int resets = 0;
+  int breaks = 0;  // a frame that did not follow the previous one without a reset between
+};
+
+// Keeps the index of the last frame it saw: a stand-in for a temporal filter.
+class ContinuityProbe final : public eq::Operation {
+ public:
+  explicit ContinuityProbe(std::shared_ptr<ProbeLog> log) : log_(std::move(log)) {}
+  video::StageId stage() const override { return video::stage_id("probe"); }
+  bool stateful() const override { return true; }
+  Status run(eq::FrameContext& ctx, cudaStream_t) override {
+    if (last_ >= 0 && ctx.frame_index != last_ + 1) ++log_->breaks;
+    last_ = ctx.frame_index;
+    log_->seen.push_back(ctx.frame_index);
+    return Status::ok();
+  }
+  void reset() override {
+    last_ = -1;
+    ++log_->resets;
+  }
+
+ private:
+  std::shared_ptr<ProbeLog> log_;
+  int64_t last_ = -1;
+};
+
+class StopAfter final : public pipeline::Sink {
+ public:
+  StopAfter(std::atomic<bool>& stop, int n) : stop_(stop), n_(n) {}
+  std::vector<pipeline::FrameRecord> records;
+  Status consume(pipeline::PipelineFrame, pipeline::FrameRecord& rec) override {
+    records.push_back(rec);
+    if (n_ > 0 && static_cast<int>(records.size()) == n_) stop_ = true;
+    return Status::ok();
+  }
+
+ private:
+  std::atomic<bool>& stop_;
+  int n_;
+};
+
+TEST(Stages, TheListSetsTheOrderTheRowsAndTheStateAndASeekResetsIt) {
+  video::SyntheticOptions o;
+  o.width = 64;
+  o.height = 48;
+  o.fps = 10;
+  o.duration_s = 4;  // 40 frames
+  auto src = video::open_synthetic(o);
+  ASSERT_TRUE(src.is_ok());
+  auto log = std::make_shared<ProbeLog>();
+  pipeline::PipelineOptions po;
+  po.equalizer.cpu = true;
+  po.equalizer.make_operations = [log] {
+    eq::Operations ops = eq::standard_operations();
+    ops.push_back(std::make_unique<ContinuityProbe>(log));
+    return ops;
+  };
+  auto p = pipeline::Pipeline::create(po, (*src)->info());
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+
+  // The timing rows follow the list: histogram, lut, apply, then the probe, between the source's
+  // and the sinks' stages.
+  const std::vector<video::StageId> st = (*p)->stages();
+  auto at = [&](const char* name) { return std::find(st.begin(), st.end(), video::stage_id(name)) - st.begin(); };
+  EXPECT_LT(at("decode"), at("histogram"));
+  EXPECT_LT(at("histogram"), at("lut"));
+  EXPECT_LT(at("lut"), at("apply"));
+  EXPECT_LT(at("apply"), at("probe"));
+  EXPECT_LT(at("probe"), at("present"));
+
+  std::atomic<bool> stop{false};
+  StopAfter first(stop, 10);
+  EXPECT_EQ((*p)->run(**src, first, stop).code(), Code::cancelled);
+  EXPECT_EQ(log->resets, 0);
+  for (const auto& r : first.records) EXPECT_TRUE(r.timing.has(video::stage_id("probe")));
+
+  // A seek: the next run starts from a reset probe, and its frames follow each other again.
+  ASSERT_TRUE((*p)->seek(**src, 2.0).is_ok());
+  stop = false;
+  StopAfter second(stop, 0);
+  ASSERT_TRUE((*p)->run(**src, second, stop).is_ok());
+  EXPECT_EQ(log->resets, 1);
+  EXPECT_EQ(log->breaks, 0) << "the probe saw a jump without a reset";
+  ASSERT_FALSE(second.records.empty());
+  EXPECT_EQ(second.records.front().index, 20);
+  EXPECT_EQ(second.records.back().index, 39);
+
+  // The stats follow the list too: the probe's row comes after apply.
+  pipeline::RunStats stats;
+  for (const auto& r : second.records) stats.add(r);
+  const auto rows = pipeline::ordered_rows(stats.total(), st);
+  auto row = [&](int id) { return std::find(rows.begin(), rows.end(), id) - rows.begin(); };
+  EXPECT_LT(row(video::stage_id("apply")), row(video::stage_id("probe")));
+
+  // Another source: the pipeline resets before its first frame.
+  auto other = video::open_synthetic(o);
+  ASSERT_TRUE(other.is_ok());
+  StopAfter third(stop, 0);
+  ASSERT_TRUE((*p)->run(**other, third, stop).is_ok());
+  EXPECT_EQ(log->resets, 2);
+  EXPECT_EQ(log->breaks, 0);
+}
+
+TEST(Stages, AnEmptyListIsRefused) {
+  pipeline::EqualizerOptions eo;
+  eo.cpu = true;
+  eo.make_operations = [] { return eq::Operations{}; };
+  auto e = pipeline::Equalizer::create(eo, video::FrameFormat{64, 48, 8, 1, 1});
+  EXPECT_FALSE(e.is_ok());
+}
+
+TEST(Frames, WrapDescribesPlanesInAnyMemoryAndChecksThem) {
+  video::FrameFormat nv12{6, 4, 8, 1, 1, video::PlaneLayout::semi_planar};
+  EXPECT_EQ(nv12.plane_count(), 2);
+  EXPECT_EQ(nv12.plane_width(1), 6);  // 3 U,V pairs
+  EXPECT_EQ(nv12.plane_height(1), 2);
+  video::FrameFormat p010{6, 4, 10, 1, 1, video::PlaneLayout::semi_planar};
+  EXPECT_EQ(p010.sample_shift(), 6);
+  EXPECT_EQ(p010.storage_depth(), 16);
+  EXPECT_FALSE(video::validate(video::FrameFormat{6, 4, 8, 1, 0, video::PlaneLayout::semi_planar}).is_ok());
+
+  auto storage = std::make_shared<std::vector<uint8_t>>(6 * 4 + 6 * 2);
+  PlaneRef planes[2];
+  planes[0] = PlaneView<uint8_t>{storage->data(), 6, 4, 6, 8, MemoryKind::host};
+  planes[1] = PlaneView<uint8_t>{storage->data() + 24, 6, 2, 6, 8, MemoryKind::host};
+  auto f = video::Frame::wrap(nv12, MemoryKind::host, planes, 2, storage);
+  ASSERT_TRUE(f.is_ok()) << f.status().to_string();
+  EXPECT_EQ((*f)->plane_count(), 2);
+  EXPECT_EQ((*f)->plane(1).width, 6);
+  EXPECT_EQ(storage.use_count(), 2);  // the frame holds the storage
+  f.value().reset();
+  EXPECT_EQ(storage.use_count(), 1);
+
+  planes[1].width = 3;  // does not fit
+  EXPECT_FALSE(video::Frame::wrap(nv12, MemoryKind::host, planes, 2, storage).is_ok());
+  EXPECT_FALSE(video::Frame::wrap(nv12, MemoryKind::device, planes, 2, storage).is_ok());  // memory kind mismatch
+  EXPECT_FALSE(video::Frame::wrap(nv12, MemoryKind::host, planes, 1, storage).is_ok());    // too few planes
+
+  auto pool = video::FramePool::create(nv12, MemoryKind::host);
+  ASSERT_TRUE(pool.is_ok());
+  auto g = (*pool)->get();
+  ASSERT_TRUE(g.is_ok());
+  EXPECT_EQ((*g)->plane_count(), 2);
+  EXPECT_GE((*g)->plane(1).pitch, 6u);
+  EXPECT_EQ((*g)->format().describe(), "6x4 8-bit 4:2:0, NV12");
+}
+
+TEST(Frames, StageIdsAreInternedOncePerName) {
+  const video::StageId a = video::stage_id("a-test-stage");
+  EXPECT_EQ(video::stage_id("a-test-stage"), a);
+  EXPECT_STREQ(video::stage_name(a), "a-test-stage");
+  EXPECT_EQ(video::stage_id("decode"), video::stage::decode);
+  EXPECT_EQ(video::stage_id("present"), video::stage::present);
+  EXPECT_STREQ(video::stage_name(9999), "?");
+}
+
+}  // namespace
+}  // namespace histeq::test
