@@ -3,6 +3,10 @@
 # test suites, then the full `histeq bench` matrix. Expects the static binaries in .carry/bin and the
 # real clips in .carry/ (bench/prepare_device.sh makes them); writes everything under $OUT.
 #   bash bench/device_run.sh [tests|sweep|paper|kernels|bench|all]   kernels: tests, sweep, paper, bench
+#   bash bench/device_run.sh gpuvideo                  the GPU video path (issue 10) and the stage list
+#       (issue 12): GPU tests but the kernel matrix (NVDEC, GPU synthetic source, P010, stages, device
+#       frames, NVENC refusal, pipeline), play --headless on NVDEC and on the GPU source (1080p, 4K,
+#       8K), export timings GPU/CPU/passthrough with and without NVDEC, and concurrent streams
 #   bash bench/device_run.sh pipeline                  the video pipeline: GPU equalizer tests (GPU vs
 #       CPU bit-identical, on the real clip too), play --headless 1080p60 stage tables (real time and
 #       max speed, GPU and CPU), and the export benchmark's GPU and CPU paths (7 files)
@@ -70,6 +74,47 @@ if [[ $what == bench || $what == all ]]; then
   grep -E "^(size|1080p|1g) " "$out/bench_gpu.txt" | grep -v " padded " | cut -c1-100
   tail -3 "$out/bench_gpu.txt"
 fi
+if [[ $what == gpuvideo ]]; then
+  echo "== GPU tests (all but the kernel matrix, which kernels mode runs)"
+  HISTEQ_TEST_CLIP=.carry/real.mp4 HISTEQ_TEST_HEVC10=.carry/hevc10.mp4 timeout 200 "$bin/histeq_gpu_tests" --gtest_brief=1 \
+    --gtest_filter='-Matrix/*:*Weighted*' > "$out/gpu_tests.txt" 2>&1 || rc=1
+  grep -E "PASSED|FAILED|SKIPPED|tests ran|Failure|nvenc:" "$out/gpu_tests.txt" | head -40
+  echo "== GL tests"
+  timeout 60 "$bin/histeq_gl_tests" 2>&1 | grep -E "OK|PASSED|FAILED|SKIPPED" | tail -8
+  {
+    for args in "--max-speed" "--max-speed --synthetic-on cpu" "--max-speed --size 4k" "--max-speed --size 4k --synthetic-on cpu" \
+                "--size 4k" "--max-speed --size 7680x4320" "--size 7680x4320"; do
+      echo "### play --headless --quiet $args"
+      timeout 40 "$bin/histeq" play --headless --quiet --duration 5 $args 2>&1 | grep -E "decoded by|done in|^  (decode|upload|histogram|lut|apply|present) "
+    done
+    for clip in .carry/real600.mp4 .carry/real4k.mp4 .carry/real8k.mp4; do
+      [ -f "$clip" ] || continue
+      for hw in nvdec none; do
+        for speed in "--max-speed" ""; do
+          echo "### play --headless --quiet --hwdec $hw $speed $clip"
+          timeout 40 "$bin/histeq" play --headless --quiet --hwdec $hw $speed "$clip" 2>&1 | grep -E "decoded by|note|done in|^  (decode|convert|upload|histogram|lut|apply|present|latency) "
+        done
+      done
+    done
+  } > "$out/play.txt" 2>&1
+  cat "$out/play.txt"
+  echo "== export: wall time per path (3 rounds each), 600-frame 1080p60 clip, x264 veryfast"
+  {
+    for r in 1 2 3; do
+      for cfg in "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" "--hwdec none --passthrough" "--hwdec nvdec --passthrough"; do
+        s=$(date +%s.%N)
+        "$bin/histeq" export .carry/real600.mp4 -o /tmp/x.mp4 -y --preset veryfast --crf 20 --progress json $cfg > /tmp/x.json 2>/tmp/x.err || echo "FAILED $cfg: $(tail -1 /tmp/x.err)"
+        e=$(date +%s.%N)
+        echo "round $r | $cfg | wall $(echo "$e - $s" | bc) | $(grep '"event":"done"' /tmp/x.json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("open %.3f run %.3f fps %.1f" % (d["open_s"], d["elapsed_s"], d["fps"]))')"
+      done
+    done
+  } > "$out/export.txt" 2>&1
+  cat "$out/export.txt"
+  echo "== streams: concurrent 1080p60 players on the real clip (NVDEC, GPU equalizer)"
+  timeout 150 python3 bench/streams.py --histeq "$bin/histeq" --clip .carry/real600.mp4 --streams 1,8,16 --json "$out/streams.json" 2>&1 | tee "$out/streams.txt"
+  timeout 60 python3 bench/streams.py --histeq "$bin/histeq" --clip .carry/real600.mp4 --streams 8 --max-speed --json "$out/streams_max.json" 2>&1 | tee -a "$out/streams.txt"
+fi
+
 if [[ $what == pipeline ]]; then
   echo "== GPU equalizer and pipeline tests (LUT, apply, every GPU kernel, device frames, export GPU vs CPU)"
   HISTEQ_TEST_CLIP=.carry/real.mp4 "$bin/histeq_gpu_tests" --gtest_brief=1 \

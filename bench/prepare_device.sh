@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Builds the headless binaries against the static FFmpeg of ../shared/tools/static-ffmpeg.sh (the GPU
 # machine has no FFmpeg) and stages them, with real clips, in .carry/ for the device tool's `carry`:
-#   .carry/bin/{histeq,histeq_gpu_tests,histeq_unit_tests,histeq_gl_tests}, .carry/gl (EGL loaders)
+#   .carry/bin/{histeq,histeq_gpu_tests,histeq_gl_tests}, .carry/gl (EGL loaders)
 #   .carry/real.mp4      120 frames of bench/make_real_clip.sh (bench --input, the GPU export test)
 #   .carry/real600.mp4   600 frames, 1080p60: the export benchmark's clip (bench/export_bench.py)
+#   .carry/hevc10.mp4    2 s of 10-bit HEVC (NVDEC's P010 output)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-prefix=$(bash ../shared/tools/static-ffmpeg.sh)
+prefix=$(bash bench/static-ffmpeg.sh)  # ../shared/tools' build plus NVENC and the network inputs
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S . -B build-static -G Ninja -DHISTEQ_STATIC=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${HISTEQ_DEVICE_ARCH:-90}" >/dev/null
-ninja -C build-static histeq histeq_gpu_tests histeq_unit_tests histeq_gl_tests
+ninja -C build-static histeq histeq_gpu_tests histeq_gl_tests
+# The CPU tests run here (and in CI); the device gets what needs a GPU (64 MiB travel at most).
 mkdir -p .carry/bin
-for b in app/histeq tests/histeq_gpu_tests tests/histeq_unit_tests tests/histeq_gl_tests; do
+rm -f .carry/bin/histeq_unit_tests
+for b in app/histeq tests/histeq_gpu_tests tests/histeq_gl_tests; do
   strip -o ".carry/bin/$(basename $b)" "build-static/$b"
 done
 # The GL tests need an EGL/GL loader there (the NVIDIA driver brings only its vendor libraries):
@@ -29,6 +32,9 @@ if ldd .carry/bin/histeq | grep -E "libav|libsw|libx264"; then
   exit 1
 fi
 [ -f .carry/real.mp4 ] || bench/make_real_clip.sh .carry/real.mp4 120
+# 10-bit HEVC (Main 10): NVDEC decodes it into P010 device frames (Debian's ffmpeg CLI has libx265).
+[ -f .carry/hevc10.mp4 ] || ffmpeg -loglevel error -y -f lavfi -i "testsrc2=s=1280x720:r=30:d=2,format=yuv420p10le" \
+  -c:v libx265 -x265-params log-level=error -pix_fmt yuv420p10le .carry/hevc10.mp4
 if [ ! -f .carry/real600.mp4 ]; then
   if [ -f .cache/real1080p60_600.mp4 ]; then cp .cache/real1080p60_600.mp4 .carry/real600.mp4
   else bench/make_real_clip.sh .carry/real600.mp4 600 1920x1080 60; fi

@@ -63,6 +63,7 @@ struct ExportCliOptions {
   std::string codec = "libx264";
   int crf = -1;
   std::string preset;
+  std::string hwdec = "auto";        // --hwdec auto|nvdec|none (none with --cpu unless named)
   std::string progress = "auto";
   std::string stats_json;
   bool verbose = false;

@@ -34,6 +34,9 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_flag("-y,--overwrite", o.overwrite, "replace the output if it exists");
   e->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
   e->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
+  e->add_option("--hwdec", o.hwdec, "decode on the GPU: auto (NVDEC where the codec and GPU allow it), nvdec, none")
+      ->check(CLI::IsMember({"auto", "nvdec", "none"}))
+      ->capture_default_str();
   e->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
   e->add_option("-c,--codec", o.codec, "video encoder (any FFmpeg encoder: libx264, ffv1, mpeg4, ...)")->capture_default_str();
   e->add_option("--crf", o.crf, "constant rate factor (libx264: 0-51; default: the encoder's, 23 for libx264)");
@@ -63,7 +66,10 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   eo.crf = o.crf;
   eo.preset = o.preset;
   eo.pipeline.equalizer = o.eq;
+  eo.hwdec = hwdec_for(o.hwdec, o.eq);
+  const auto open_t0 = Clock::now();
   auto ex = pipeline::Exporter::open(eo);
+  const double open_s = std::chrono::duration<double>(Clock::now() - open_t0).count();
   if (!ex) {
     if (mode == ProgressMode::json) print_json({{"event", "error"}, {"message", ex.status().to_string()}});
     return fail(ex.status().to_string());
@@ -78,11 +84,13 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
                 {"output_description", plan.output_description},
                 {"format", plan.format.describe()},
                 {"equalizer", describe_equalizer(plan.equalizer)},
+                {"decoder", plan.decoder},
                 {"frames_expected", plan.frames_hint},
                 {"notes", plan.notes}});
   } else if (mode != ProgressMode::none) {
-    std::fprintf(stderr, "histeq: %s -> %s\n  %s\n  -> %s; %s\n", o.input.c_str(), o.output.c_str(),
-                 plan.input_description.c_str(), plan.output_description.c_str(), describe_equalizer(plan.equalizer).c_str());
+    std::fprintf(stderr, "histeq: %s -> %s\n  %s, decoded by %s\n  -> %s; %s\n", o.input.c_str(), o.output.c_str(),
+                 plan.input_description.c_str(), plan.decoder.c_str(), plan.output_description.c_str(),
+                 describe_equalizer(plan.equalizer).c_str());
   }
 
   // Progress: %, fps and ETA from the frame count when the container gives it, else from the duration.
@@ -162,6 +170,7 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
                 {"repaired_timestamps", sc.repaired_timestamps},
                 {"copied_packets", r.copied_packets},
                 {"elapsed_s", r.elapsed_s},
+                {"open_s", open_s},
                 {"fps", r.elapsed_s > 0 ? r.frames_out / r.elapsed_s : 0}});
   } else if (mode != ProgressMode::none) {
     std::fprintf(stderr, "histeq: wrote %s: %lld frames in, %lld out, %lld packets copied, %.2f s (%.1f fps)\n", o.output.c_str(),

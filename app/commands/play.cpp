@@ -16,6 +16,7 @@
 #if HISTEQ_HAVE_GUI
 #include "app/player/player.h"
 #endif
+#include "core/cuda/device.h"
 #include "core/pipeline/pacer.h"
 #include "core/pipeline/pipeline.h"
 #include "core/video/file_source.h"
@@ -36,7 +37,8 @@ class HeadlessSink final : public pipeline::Sink {
 
   Status consume(pipeline::PipelineFrame f, pipeline::FrameRecord& rec) override {
     if (realtime_) {
-      const auto plan = pacer_.plan(f.frame->time_s, now_ns());
+      const int64_t capture = f.frame->timing.capture_ns;
+      const auto plan = capture > 0 ? pacer_.plan_live(capture, now_ns()) : pacer_.plan(f.frame->time_s, now_ns());
       if (plan.drop) {
         rec.dropped = true;
         tick_();
@@ -67,7 +69,8 @@ class HeadlessSink final : public pipeline::Sink {
 void add_play_command(CLI::App& app, PlayOptions& o) {
   CLI::App* p = app.add_subcommand("play", "equalize a video, a webcam or the built-in synthetic source and show it in a window "
                                            "with a timing overlay (headless without a display: paced, timed, a stage table each second)");
-  p->add_option("input", o.input, "video file (default: the built-in synthetic source)");
+  p->add_option("input", o.input, "video file, network URL (udp://, rtp://, rtsp://, srt://, http(s):// HLS, ...) or - for "
+                                  "standard input (default: the built-in synthetic source)");
   p->add_flag("--headless", o.headless, "no window: present frames on schedule without drawing them");
   o.webcam_opt = p->add_option("--webcam", o.webcam, "capture from a V4L2 webcam (default /dev/video0)")->expected(0, 1);
   p->add_option("--size", o.size, "synthetic source size: WxH, 720p, 1080p, 4k")->capture_default_str();
@@ -77,6 +80,14 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_flag("--max-speed", o.max_speed, "as fast as possible instead of at the source's frame rate");
   p->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
   p->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
+  p->add_option("--hwdec", o.hwdec, "decode on the GPU: auto (NVDEC where the codec and GPU allow it), nvdec, none")
+      ->check(CLI::IsMember({"auto", "nvdec", "none"}))
+      ->capture_default_str();
+  p->add_option("--live-timeout", o.live_timeout, "live inputs: seconds without data after which the stream has stopped")
+      ->capture_default_str();
+  p->add_option("--synthetic-on", o.synthetic_on, "where the built-in source is drawn: auto (the GPU when the equalizer runs there), gpu, cpu")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu"}))
+      ->capture_default_str();
   p->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
   p->add_option("--stats-json", o.stats_json, "write every frame's stage times and the summary to this JSON file");
   p->add_flag("-q,--quiet", o.quiet, "no table each second, only the summary");
@@ -101,6 +112,8 @@ Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& o, co
   if (webcam || !path.empty()) {
     video::FileSourceOptions fo;
     fo.webcam = webcam && path.empty();
+    fo.hwdec = hwdec_for(o.hwdec, o.eq);
+    fo.live_timeout_s = o.live_timeout;
     auto s = video::FileSource::open(fo.webcam ? (o.webcam.empty() ? "/dev/video0" : o.webcam) : path, fo);
     if (!s) return s.status();
     return std::unique_ptr<video::Source>(std::move(s.value()));
@@ -110,6 +123,7 @@ Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& o, co
   so.fps = o.fps;
   so.bit_depth = o.bit_depth;
   so.duration_s = o.duration == -1 ? 10.0 : o.duration;  // the synthetic source's own length
+  so.on_gpu = o.synthetic_on == "gpu" || (o.synthetic_on == "auto" && !o.eq.cpu && cuda::have_device());
   return video::open_synthetic(so);
 }
 
@@ -163,8 +177,10 @@ int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
 
   const double fps = info.frame_rate.valid() ? info.frame_rate.value() : 30.0;
   const bool realtime = !o.max_speed;
-  std::printf("histeq play: %s\n  -> %s; %s, headless\n", info.description.c_str(), describe_equalizer(eq).c_str(),
-              realtime ? "at the source's rate" : "as fast as possible");
+  std::printf("histeq play: %s\n  decoded by %s\n  -> %s; %s, headless\n", info.description.c_str(), info.decoder.c_str(),
+              describe_equalizer(eq).c_str(), realtime ? "at the source's rate" : "as fast as possible");
+  if (!info.decode_note.empty() && video::parse_hwdec(o.hwdec).value() != video::HwDecode::none && !o.eq.cpu && cuda::have_device())
+    std::fprintf(stderr, "histeq: note: %s\n", info.decode_note.c_str());
   std::fflush(stdout);
 
   // The per-second table covers the frames of the last second (at least 30).
@@ -198,6 +214,8 @@ int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   const bool interrupted = s.code() == Code::cancelled;
   if (!s && !interrupted) return fail(s.to_string());
+  // A live stream that stopped or ended by itself: said in one line; the run's figures follow.
+  if (s.is_ok() && !source->end_note().empty()) std::fprintf(stderr, "histeq: %s: %s\n", info.name.c_str(), source->end_note().c_str());
 
   std::printf("histeq play: %s%.2f s: %s\n%s", interrupted ? "interrupted after " : "done in ", wall,
               counters(stats.frames(), wall).c_str(), format_stage_table(stats.total(), (*pipe)->stages(), false).c_str());

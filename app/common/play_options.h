@@ -24,6 +24,9 @@ struct PlayOptions {
   double duration = -1;              // -1: the whole input (synthetic: 10 s); 0: no limit
   bool max_speed = false;
   pipeline::EqualizerOptions eq;
+  std::string hwdec = "auto";        // --hwdec auto|nvdec|none (none with --cpu unless named)
+  std::string synthetic_on = "auto"; // --synthetic-on auto|gpu|cpu: where the built-in source is drawn
+  double live_timeout = 5.0;         // live inputs: the stream has stopped after this long without data
   std::string stats_json;
   bool quiet = false, verbose = false;
   std::string kernel_sequence;       // switch kernels live: "all" or K1,K2,...

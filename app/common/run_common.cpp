@@ -104,6 +104,7 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   j["source"] = {{"name", source.name},
                  {"description", source.description},
                  {"format", source.format.describe()},
+                 {"decoder", source.decoder},
                  {"frame_rate", source.frame_rate.value()}};
   j["equalizer"] = {{"backend", eq.backend == Backend::gpu ? "gpu" : "cpu"},
                     {"kernel", eq.kernel},
@@ -171,6 +172,13 @@ void forward_ffmpeg_log(bool verbose) {
   if (!verbose) return;
   video::set_log_forward([](int, const std::string& line) { std::fprintf(stderr, "histeq: ffmpeg: %s\n", line.c_str()); },
                          24 /* AV_LOG_WARNING */);
+}
+
+video::HwDecode hwdec_for(const std::string& option, const pipeline::EqualizerOptions& eq) {
+  auto h = video::parse_hwdec(option);
+  if (!h) return video::HwDecode::none;  // CLI11 checked the choices
+  if (*h == video::HwDecode::auto_ && eq.cpu) return video::HwDecode::none;
+  return *h;
 }
 
 Status parse_size(const std::string& s, int& w, int& h) {

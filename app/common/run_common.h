@@ -10,6 +10,7 @@
 #include "core/cuda/status.h"
 #include "core/pipeline/equalizer.h"
 #include "core/pipeline/stats.h"
+#include "core/video/hw_decode.h"
 #include "core/video/source.h"
 
 namespace histeq::app {
@@ -52,6 +53,10 @@ std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq);
 
 // --verbose: FFmpeg's warnings and errors go to stderr as "histeq: ffmpeg: ...".
 void forward_ffmpeg_log(bool verbose);
+
+// --hwdec as asked ("auto", "nvdec", "none"): "auto" means none when the equalizer runs on the CPU
+// (--cpu), since the frames would only come back to the host.
+video::HwDecode hwdec_for(const std::string& option, const pipeline::EqualizerOptions& eq);
 
 // "1920x1080", "1080p", "720p", "4k" -> width, height.
 Status parse_size(const std::string& s, int& width, int& height);

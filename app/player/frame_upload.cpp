@@ -1,5 +1,7 @@
 #include "app/player/frame_upload.h"
 
+#include "core/image/deinterleave.h"
+
 namespace histeq::app::player {
 namespace {
 
@@ -20,10 +22,10 @@ gl::FrameGeometry FrameUploader::geometry(const video::FrameFormat& f) {
   gl::FrameGeometry g;
   g.width = f.width;
   g.height = f.height;
-  g.chroma_width = f.plane_width(1);
-  g.chroma_height = f.plane_height(1);
+  g.chroma_width = f.chroma_width();
+  g.chroma_height = f.chroma_height();
   g.bytes_per_sample = f.bytes_per_sample();
-  g.bit_depth = f.bit_depth;
+  g.bit_depth = f.storage_depth();  // P010: 16 (values in the high bits)
   return g;
 }
 
@@ -36,25 +38,59 @@ gl::ColorInfo FrameUploader::color(const video::ColorTags& tags, int height) {
   return c;
 }
 
-Status FrameUploader::put(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r) {
-  if (f.format().layout != video::PlaneLayout::planar)
-    return HISTEQ_ERROR(Code::unsupported, "the player shows planar frames; " + f.format().describe() + " is not");
-  HISTEQ_TRY(r.configure(geometry(f.format())));
-  if (f.on_device()) return put_device(f, input_luma, r);
-  const PlaneRef y = f.plane(0);
-  const PlaneRef before = input_luma && !input_luma->on_device() ? *input_luma : y;
-  path_ = "host upload (glTexSubImage2D)";
-  return r.upload(y, before, f.plane(1), f.plane(2));
+// The frame's chroma as two planes: planar frames as they are; NV12/P010 split into scratch planes
+// in the frame's memory (on the device, a kernel on stream_).
+Status FrameUploader::chroma(const video::Frame& f, PlaneRef& u, PlaneRef& v) {
+  if (f.format().layout == video::PlaneLayout::planar) {
+    u = f.plane(1);
+    v = f.plane(2);
+    return Status::ok();
+  }
+  const video::FrameFormat& fmt = f.format();
+  const size_t pitch = static_cast<size_t>(fmt.chroma_width()) * fmt.bytes_per_sample();
+  const size_t bytes = pitch * static_cast<size_t>(fmt.chroma_height());
+  for (cuda::Buffer* b : {&split_[0], &split_[1]}) {
+    if (b->bytes() < bytes || b->kind() != f.memory()) {
+      auto a = cuda::Buffer::allocate(f.memory(), bytes);
+      if (!a) return a.status();
+      *b = std::move(a.value());
+    }
+  }
+  PlaneRef planes[2];
+  for (int i = 0; i < 2; ++i) {
+    planes[i].data = split_[i].data();
+    planes[i].width = fmt.chroma_width();
+    planes[i].height = fmt.chroma_height();
+    planes[i].pitch = pitch;
+    planes[i].bytes_per_sample = fmt.bytes_per_sample();
+    planes[i].bit_depth = fmt.storage_depth();
+    planes[i].memory = f.memory();
+  }
+  u = planes[0];
+  v = planes[1];
+  return deinterleave_uv(f.plane(1), u, v, stream_.get());
 }
 
-Status FrameUploader::put_device(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r) {
-  const PlaneRef before = input_luma && input_luma->on_device() ? *input_luma : f.plane(0);
-  const PlaneRef planes[4] = {f.plane(0), before, f.plane(1), f.plane(2)};
-  if (stream_.get() == nullptr) {
+Status FrameUploader::put(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r) {
+  HISTEQ_TRY(r.configure(geometry(f.format())));
+  if (f.on_device() && stream_.get() == nullptr) {
     auto s = cuda::Stream::create();
     if (!s) return s.status();
     stream_ = std::move(s.value());
   }
+  PlaneRef u, v;
+  HISTEQ_TRY(chroma(f, u, v));
+  if (f.on_device()) return put_device(f, input_luma, u, v, r);
+  const PlaneRef y = f.plane(0);
+  const PlaneRef before = input_luma && !input_luma->on_device() ? *input_luma : y;
+  path_ = "host upload (glTexSubImage2D)";
+  return r.upload(y, before, u, v);
+}
+
+Status FrameUploader::put_device(const video::Frame& f, const PlaneRef* input_luma, const PlaneRef& u, const PlaneRef& v,
+                                 gl::VideoRenderer& r) {
+  const PlaneRef before = input_luma && input_luma->on_device() ? *input_luma : f.plane(0);
+  const PlaneRef planes[4] = {f.plane(0), before, u, v};
   if (!interop_failed_) {
     const Status s = r.write_from_device(planes[0], planes[1], planes[2], planes[3], stream_.get());
     if (s.is_ok()) {

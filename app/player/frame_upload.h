@@ -4,6 +4,7 @@
 //     another GPU or a software renderer, e.g. a remote display), the planes go through host
 //     memory instead, once said in path();
 //   - CPU path: the host planes, with glTexSubImage2D.
+// NV12/P010 frames (NVDEC) have their UV plane split into U and V first (on the GPU for device frames).
 // Thread: the GL context's.
 #pragma once
 
@@ -27,13 +28,16 @@ class FrameUploader {
   static gl::ColorInfo color(const video::ColorTags& tags, int height);
 
  private:
-  Status put_device(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r);
+  Status put_device(const video::Frame& f, const PlaneRef* input_luma, const PlaneRef& u, const PlaneRef& v,
+                    gl::VideoRenderer& r);
+  Status chroma(const video::Frame& f, PlaneRef& u, PlaneRef& v);
   Status through_host(const PlaneRef (&dev)[4], gl::VideoRenderer& r);
 
   std::string path_;
   bool interop_failed_ = false;
   cuda::Stream stream_;
   cuda::Buffer staging_[4];  // pinned, for the fallback
+  cuda::Buffer split_[2];    // NV12/P010: the U and V planes split out of the UV plane
 };
 
 }  // namespace histeq::app::player

@@ -216,7 +216,8 @@ int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::st
     sequence_ = std::move(seq.value());
     if (sequence_.front() != eq_.kernel) request_kernel(sequence_.front());
   }
-  std::printf("histeq play: %s\n  -> %s; window %dx%d (%s)%s\n", info_.description.c_str(), describe_equalizer(eq_).c_str(),
+  std::printf("histeq play: %s\n  decoded by %s\n  -> %s; window %dx%d (%s)%s\n", info_.description.c_str(),
+              info_.decoder.c_str(), describe_equalizer(eq_).c_str(),
               window_->fb_width(), window_->fb_height(), window_->gl_description().c_str(),
               window_->vsync() ? ", vsync" : "");
   std::fflush(stdout);
@@ -257,7 +258,8 @@ int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::st
     } else if (after_ == After::open && pending_) {
       commit(std::move(*pending_));
       pending_.reset();
-      std::printf("histeq play: %s\n  -> %s\n", info_.description.c_str(), describe_equalizer(eq_).c_str());
+      std::printf("histeq play: %s\n  decoded by %s\n  -> %s\n", info_.description.c_str(), info_.decoder.c_str(),
+                  describe_equalizer(eq_).c_str());
       std::fflush(stdout);
     }
     after_ = After::none;
@@ -298,7 +300,8 @@ Status Player::consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) {
   step_ = false;
   const bool realtime = !o_.max_speed && !stepping;
   if (waited || stepping || !pacer_) pacer_.emplace(interval_s_);  // the media clock restarts here
-  pipeline::Pacer::Plan plan = pacer_->plan(f->time_s, now_ns());
+  const int64_t capture = f->timing.capture_ns;  // live sources: shown when they come, a backlog dropped
+  pipeline::Pacer::Plan plan = capture > 0 ? pacer_->plan_live(capture, now_ns()) : pacer_->plan(f->time_s, now_ns());
   if (realtime) {
     if (plan.drop) {  // more than a frame interval behind: showing it would only add delay
       rec.dropped = true;
@@ -527,7 +530,9 @@ void Player::request_seek(double t) {
 void Player::request_open(const std::string& path) {
   if (after_ == After::quit) return;
   // Everything that can fail happens now, while the current video plays on.
-  auto src = video::FileSource::open(path);
+  video::FileSourceOptions fo;
+  fo.hwdec = hwdec_for(o_.hwdec, o_.eq);
+  auto src = video::FileSource::open(path, fo);
   if (!src) {
     say(src.status().to_string(), true);
     return;
@@ -565,6 +570,7 @@ void Player::start_export(const std::string& output) {
   eo.pipeline.equalizer = o_.eq;
   eo.pipeline.equalizer.kernel = target_kernel();
   eo.pipeline.equalizer.strength = strength_;
+  eo.hwdec = hwdec_for(o_.hwdec, o_.eq);
   if (Status s = export_.start(eo); !s) {
     say(s.to_string(), true);
   } else {
@@ -576,7 +582,7 @@ void Player::start_export(const std::string& output) {
 OverlayState Player::state() {
   OverlayState s;
   const int64_t now = now_ns();
-  s.source = keep_numbers_with_units(info_.description);
+  s.source = keep_numbers_with_units(info_.description + "; decoded by " + info_.decoder);
   s.format = keep_numbers_with_units(info_.format.describe() + ", " + color_name(FrameUploader::color(info_.color, info_.format.height)));
   s.equalizer = keep_numbers_with_units(describe_equalizer(eq_));
   // The renderer's short name ("llvmpipe", "NVIDIA H200"): its full description is the tooltip.

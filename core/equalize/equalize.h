@@ -32,7 +32,9 @@ Status build_lut(const uint32_t* counts, int bins, uint32_t weight, uint16_t* lu
 // plane[x, y] = lut[plane[x, y]] for samples < bins (others unchanged), in place, host plane.
 // Only the `width` samples of each row are touched, never the padding.
 Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins);
-Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins);
+// 16-bit samples; `shift` > 0 for samples stored in the high bits (P010: shift 6): the table is
+// indexed by v >> shift and its entry goes back to the high bits (the low bits are kept).
+Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins, int shift = 0);
 
 namespace detail {
 // The 8-bit host apply has an AVX-512 VBMI path, chosen at run time; tests compare it with the
@@ -47,6 +49,6 @@ Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint16
 // GPU: apply d_lut to a device plane in place, on `stream`. Any pitch and alignment; 16-byte
 // vector accesses where the rows allow them. Only the `width` samples of each row are touched.
 Status apply_lut_gpu(const PlaneView<uint8_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream);
-Status apply_lut_gpu(const PlaneView<uint16_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream);
+Status apply_lut_gpu(const PlaneView<uint16_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream, int shift = 0);
 
 }  // namespace histeq::eq

@@ -79,8 +79,10 @@ bool cpu_has_vbmi() { return false; }
 #endif
 
 template <class T>
-Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool allow_simd) {
+Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool allow_simd, int shift = 0) {
   HISTEQ_TRY(validate_lut_args(bins, 0));
+  if (shift < 0 || shift >= 16 || (sizeof(T) == 1 && shift != 0))
+    return HISTEQ_ERROR(Code::invalid_argument, "sample shift out of range");
   if (p.memory == MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "apply_lut needs a host plane");
   if (p.empty()) return Status::ok();
   if (p.data == nullptr || lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane or LUT");
@@ -102,11 +104,13 @@ Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool all
   } else {
     (void)allow_simd;
     const uint32_t n = static_cast<uint32_t>(bins);
+    const uint32_t low = (1u << shift) - 1u;
     for (int y = 0; y < p.height; ++y) {
       T* row = p.row(y);
       for (int x = 0; x < p.width; ++x) {
         const uint32_t v = row[x];
-        if (v < n) row[x] = lut[v];
+        const uint32_t i = v >> shift;
+        if (i < n) row[x] = static_cast<T>((static_cast<uint32_t>(lut[i]) << shift) | (v & low));
       }
     }
   }
@@ -123,6 +127,8 @@ Status apply_lut_scalar(const PlaneView<uint8_t>& plane, const uint16_t* lut, in
 }  // namespace detail
 
 Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins) { return apply_host(plane, lut, bins, true); }
-Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins) { return apply_host(plane, lut, bins, true); }
+Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins, int shift) {
+  return apply_host(plane, lut, bins, true, shift);
+}
 
 }  // namespace histeq::eq

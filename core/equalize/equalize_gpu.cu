@@ -39,7 +39,7 @@ constexpr int kUnitBytes = 16;
 // bins map to themselves), 16-bit ones only [0, bins).
 template <class T>
 __global__ void __launch_bounds__(kApplyThreads)
-    apply_kernel(PlaneView<T> p, const uint16_t* __restrict__ lut, int bins, uint32_t units_per_row, bool vector_ok) {
+    apply_kernel(PlaneView<T> p, const uint16_t* __restrict__ lut, int bins, uint32_t units_per_row, bool vector_ok, int shift) {
   constexpr int kTable = sizeof(T) == 1 ? 256 : kMaxBins;
   constexpr int kPerUnit = kUnitBytes / static_cast<int>(sizeof(T));
   __shared__ T s_lut[kTable];
@@ -51,9 +51,11 @@ __global__ void __launch_bounds__(kApplyThreads)
   const int y = static_cast<int>(unit / units_per_row);
   const int x0 = static_cast<int>(unit % units_per_row) * kPerUnit;
   T* row = p.row(y);
+  const uint32_t low = (1u << shift) - 1u;
   auto map = [&](uint32_t v) -> uint32_t {
     if (sizeof(T) == 1) return s_lut[v];
-    return v < static_cast<uint32_t>(bins) ? static_cast<uint32_t>(s_lut[v]) : v;
+    const uint32_t i = v >> shift;  // P010: values in the high bits
+    return i < static_cast<uint32_t>(bins) ? (static_cast<uint32_t>(s_lut[i]) << shift) | (v & low) : v;
   };
   if (vector_ok && x0 + kPerUnit <= p.width) {
     uint4 w = *reinterpret_cast<const uint4*>(row + x0);
@@ -77,8 +79,10 @@ __global__ void __launch_bounds__(kApplyThreads)
 }
 
 template <class T>
-Status apply_device(const PlaneView<T>& p, const uint16_t* d_lut, int bins, cudaStream_t stream) {
+Status apply_device(const PlaneView<T>& p, const uint16_t* d_lut, int bins, cudaStream_t stream, int shift = 0) {
   HISTEQ_TRY(validate_lut_args(bins, 0));
+  if (shift < 0 || shift >= 16 || (sizeof(T) == 1 && shift != 0))
+    return HISTEQ_ERROR(Code::invalid_argument, "sample shift out of range");
   if (p.empty()) return Status::ok();
   if (p.memory != MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "apply_lut_gpu needs a device plane");
   if (p.data == nullptr || d_lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane or LUT");
@@ -89,7 +93,7 @@ Status apply_device(const PlaneView<T>& p, const uint16_t* d_lut, int bins, cuda
   const uint64_t units = static_cast<uint64_t>(units_per_row) * static_cast<uint64_t>(p.height);
   const uint64_t blocks = (units + kApplyThreads - 1) / kApplyThreads;
   if (blocks > 0x7FFFFFFFull) return HISTEQ_ERROR(Code::unsupported, "plane too large for apply_lut_gpu");
-  apply_kernel<T><<<static_cast<unsigned>(blocks), kApplyThreads, 0, stream>>>(p, d_lut, bins, units_per_row, vector_ok);
+  apply_kernel<T><<<static_cast<unsigned>(blocks), kApplyThreads, 0, stream>>>(p, d_lut, bins, units_per_row, vector_ok, shift);
   HISTEQ_CUDA_TRY_LAUNCH();
   return Status::ok();
 }
@@ -111,8 +115,8 @@ Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint16
 Status apply_lut_gpu(const PlaneView<uint8_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream) {
   return apply_device(plane, d_lut, bins, stream);
 }
-Status apply_lut_gpu(const PlaneView<uint16_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream) {
-  return apply_device(plane, d_lut, bins, stream);
+Status apply_lut_gpu(const PlaneView<uint16_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream, int shift) {
+  return apply_device(plane, d_lut, bins, stream, shift);
 }
 
 }  // namespace histeq::eq

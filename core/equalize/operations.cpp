@@ -63,8 +63,9 @@ class ApplyOp final : public Operation {
     if (ctx.luma.bytes_per_sample == 1)
       return gpu ? apply_lut_gpu(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, stream)
                  : apply_lut(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins);
-    return gpu ? apply_lut_gpu(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, stream)
-               : apply_lut(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins);
+    const int shift = ctx.format->sample_shift();  // P010: the table maps v >> 6
+    return gpu ? apply_lut_gpu(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, stream, shift)
+               : apply_lut(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, shift);
   }
 
  private:
@@ -90,8 +91,6 @@ Status check_kernel(const std::string& name, Backend backend, const video::Frame
                                                     ", but this equalizer runs on the " + (gpu ? "CPU" : "GPU"));
   if (gpu && !cuda::have_device())
     return HISTEQ_ERROR(Code::no_device, "kernel '" + name + "' needs a CUDA device and none is available");
-  if (format.sample_shift() != 0)
-    return HISTEQ_ERROR(Code::unsupported, "equalizing " + format.describe() + " frames (samples in the high bits) is not supported");
   const int bins = format.bins();
   if (e->info.supports(format.bytes_per_sample(), bins)) return Status::ok();
   std::string ok;

@@ -163,6 +163,11 @@ class EqualizerImpl final : public Equalizer {
 
   Status submit(FramePtr frame, std::vector<PipelineFrame>& done) override {
     if (passthrough()) {
+      if (frame->on_device() && opts_.download) {  // a device frame (NVDEC) for a host sink
+        auto h = to_host(*frame);
+        if (!h) return h.status();
+        frame = std::move(h.value());
+      }
       done.push_back({std::move(frame), {}});
       return Status::ok();
     }
@@ -234,6 +239,7 @@ class EqualizerImpl final : public Equalizer {
   Status submit_gpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done);
   Status retire(std::vector<PipelineFrame>& done);
   Result<FramePtr> host_frame_for_download();
+  Result<FramePtr> to_host(const Frame& device_frame);
 
   EqualizerInfo info_;
   EqualizerOptions opts_;
@@ -306,15 +312,10 @@ Status EqualizerImpl::init() {
 Status EqualizerImpl::submit_cpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done) {
   Slot& s = slots_[0];
   s.settings = std::move(settings);
-  if (frame->on_device()) {
-    // A device frame on the CPU path: its planes come down first (timed as the download).
-    const int64_t a = now_ns();
-    auto h = host_frame_for_download();
+  if (frame->on_device()) {  // a device frame on the CPU path: its planes come down first
+    auto h = to_host(*frame);
     if (!h) return h.status();
-    for (int i = 0; i < frame->plane_count(); ++i) HISTEQ_TRY(copy_to(frame->plane(i), (*h)->plane(i), nullptr));
-    (*h)->copy_props_from(*frame);
     frame = std::move(h.value());
-    frame->timing.set(video::stage::download, (now_ns() - a) / 1e6);
   }
   s.in = std::move(frame);
   const PlaneRef y = s.in->plane(0);
@@ -350,6 +351,18 @@ Result<FramePtr> EqualizerImpl::host_frame_for_download() {
     host_pool_ = std::move(p.value());
   }
   return host_pool_->get();
+}
+
+// A device frame brought down whole into a host frame, synchronously, timed as the download.
+Result<FramePtr> EqualizerImpl::to_host(const Frame& d) {
+  const int64_t a = now_ns();
+  auto h = host_frame_for_download();
+  if (!h) return h.status();
+  for (int i = 0; i < d.plane_count(); ++i) HISTEQ_TRY(copy_to(d.plane(i), (*h)->plane(i), nullptr));
+  HISTEQ_CUDA_TRY(cudaStreamSynchronize(nullptr));  // the copies are asynchronous into pinned memory
+  (*h)->copy_props_from(d);
+  (*h)->timing.set(video::stage::download, (now_ns() - a) / 1e6);
+  return h;
 }
 
 Status EqualizerImpl::submit_gpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done) {

@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <vector>
 
+#include "core/cuda/device.h"
 #include "core/video/file_source.h"
 #include "core/video/writer.h"
 
@@ -95,13 +97,28 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
     if (!opts.overwrite) return m.fail_out("already exists (use -y to overwrite it)", Code::invalid_argument);
   }
 
-  auto src = video::FileSource::open(opts.input);
+  video::FileSourceOptions so;
+  so.hwdec = opts.hwdec;
+  so.frames_held = 2 * opts.pipeline.queue_frames + std::max(2, opts.pipeline.equalizer.frames_in_flight) + 2;
+  auto src = video::FileSource::open(opts.input, so);
   if (!src) return src.status();
   m.src = std::move(src.value());
+  m.plan.decoder = m.src->info().decoder;
+  // The decoder chosen is said in the plan; why NVDEC was not used is a note where it was asked for
+  // by name, or could have been used (auto with a GPU).
+  const bool nvdec_expected = opts.hwdec == video::HwDecode::nvdec || (opts.hwdec == video::HwDecode::auto_ && cuda::have_device());
+  if (nvdec_expected && !m.src->info().decode_note.empty()) m.plan.notes.push_back(m.src->info().decode_note);
 
-  auto fmt = video::choose_format(opts.codec, m.src->native(), m.plan.notes);
+  // The encoder's layout. NVDEC frames (NV12/P010) go to an encoder that takes them as they are;
+  // otherwise the writer converts them (swscale, no resampling). Software frames are converted by
+  // the source into the layout chosen for the encoder.
+  const video::FrameFormat& decoded = m.src->info().format;
+  const bool gpu_frames = decoded.layout == video::PlaneLayout::semi_planar;
+  Result<video::FrameFormat> fmt = gpu_frames && video::encoder_takes(opts.codec, decoded)
+                                       ? Result<video::FrameFormat>(decoded)
+                                       : video::choose_format(opts.codec, m.src->native(), m.plan.notes);
   if (!fmt) return fmt.status();
-  HISTEQ_TRY(m.src->set_output_format(*fmt));
+  if (!gpu_frames) HISTEQ_TRY(m.src->set_output_format(*fmt));
 
   // The temporary file: same folder (so the final rename is atomic), unique, hidden, and with the
   // permissions a newly created file would get.
@@ -146,7 +163,7 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   const video::SourceInfo& si = m.src->info();
   m.plan.input_description = si.description;
   m.plan.output_description = m.writer->description();
-  m.plan.format = *fmt;
+  m.plan.format = m.src->info().format;
   m.plan.equalizer = m.pipeline->equalizer();
   m.plan.stages = m.pipeline->stages();
   m.plan.frames_hint = si.frames_hint;

@@ -15,6 +15,7 @@
 
 #include "core/cuda/status.h"
 #include "core/pipeline/pipeline.h"
+#include "core/video/hw_decode.h"
 #include "core/video/source.h"
 
 namespace histeq::pipeline {
@@ -25,6 +26,7 @@ struct ExportOptions {
   std::string codec = "libx264";
   int crf = -1;               // -1: the encoder's default
   std::string preset;         // "": the encoder's default
+  video::HwDecode hwdec = video::HwDecode::none;  // NVDEC: frames decoded on the GPU (video/hw_decode.h)
   PipelineOptions pipeline;   // kernel, --cpu, strength, passthrough, queue depth
 };
 
@@ -34,7 +36,8 @@ struct ExportPlan {
   video::FrameFormat format;       // what the pipeline processes
   EqualizerInfo equalizer;
   std::vector<video::StageId> stages;  // the timing rows, in order (Pipeline::stages())
-  std::vector<std::string> notes;  // changes of layout, streams left out
+  std::vector<std::string> notes;  // changes of layout, streams left out, the decoder chosen
+  std::string decoder;             // "software" or "NVDEC (...)"
   int64_t frames_hint = 0;         // expected frames (exact when frames_exact)
   bool frames_exact = false;
   double duration_s = 0;

@@ -55,6 +55,7 @@ std::vector<video::StageId> Pipeline::stages() const {
   for (video::StageId id : impl_->eq->stages()) v.push_back(id);
   v.push_back(video::stage::encode);
   v.push_back(video::stage::present);
+  v.push_back(video::stage::glass);
   return v;
 }
 
@@ -179,7 +180,9 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
       abort_all();
       break;
     }
-    rec.timing.latency_ms = static_cast<float>((now_ns() - start) / 1e6);
+    const int64_t end = now_ns();
+    rec.timing.latency_ms = static_cast<float>((end - start) / 1e6);
+    if (rec.timing.capture_ns > 0) rec.timing.set(video::stage::glass, (end - rec.timing.capture_ns) / 1e6);
     ++m.frames_out;
     if (stats != nullptr) stats->add(rec);
   }

@@ -9,12 +9,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <cctype>
 #include <thread>
 
 #include "core/video/av_util.h"
 
 extern "C" {
 #include <libavdevice/avdevice.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
 #include <libswscale/swscale.h>
 }
@@ -48,7 +50,22 @@ std::string stream_summary(const AVFormatContext* fmt) {
   return s.empty() ? "no streams" : s;
 }
 
+std::string seconds(double s) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%.3g s", s);
+  return b;
+}
+
 }  // namespace
+
+bool is_stream_url(const std::string& path) {
+  if (path == "-") return true;
+  const size_t colon = path.find("://");
+  if (colon == std::string::npos || colon == 0) return false;
+  for (size_t i = 0; i < colon; ++i)
+    if (!std::isalnum(static_cast<unsigned char>(path[i])) && path[i] != '+' && path[i] != '-' && path[i] != '.') return false;
+  return path.compare(0, colon, "file") != 0;
+}
 
 struct FileSource::Impl {
   std::string path;
@@ -62,6 +79,8 @@ struct FileSource::Impl {
   AvFramePtr frame;
   SwsContext* sws = nullptr;
   const AVCodec* codec = nullptr;
+  std::unique_ptr<HwDecoder> hw;  // NVDEC, when attached
+  bool have_pending = false;      // `frame` holds a decoded frame not handed out yet (open()'s probe)
   int vindex = -1;
   bool full_range = false;       // the decoder's format is a yuvj* one
   bool draining = false, started = false, ended = false;
@@ -81,14 +100,34 @@ struct FileSource::Impl {
     log.disown(sws);
     sws_freeContext(sws);
     log.disown(dec.get());
-    dec.reset();
+    frame.reset();
+    dec.reset();  // before the hardware device it decodes on
+    hw.reset();
     log.disown(fmt);
     avformat_close_input(&fmt);
   }
 
   Status fail(const std::string& cause, Code code = Code::io_error) const { return HISTEQ_ERROR(code, path + ": " + cause); }
 
-  static int interrupt_cb(void* opaque) { return static_cast<Impl*>(opaque)->interrupted.load() ? 1 : 0; }
+  // Live inputs: when data last came (steady ns), so that a stopped stream is noticed.
+  std::atomic<int64_t> last_data_ns{0};
+  bool timed_out = false;
+  std::string end_note;              // live: why the input ended
+  int64_t first_arrival_ns = 0;      // live: steady time the first frame arrived
+  int64_t first_pts_ns = 0;          // live: its media time
+  int wallclock_pts = -1;            // live: 1 when the stream's timestamps are wall-clock times, 0 not, -1 undecided
+
+  static int interrupt_cb(void* opaque) {
+    auto* m = static_cast<Impl*>(opaque);
+    if (m->interrupted.load()) return 1;
+    if (m->info.live && m->last_data_ns.load() > 0 && now_ns() - m->last_data_ns.load() > m->opts.live_timeout_s * 1e9) {
+      m->timed_out = true;
+      return 1;
+    }
+    return 0;
+  }
+  bool is_stream() const { return opts.webcam || is_stream_url(path); }
+  void stamp_capture(Frame& f) ;
 
   // open(): probe -> open_decoder -> describe.
   Status check_path(const AVInputFormat** ifmt) const;
@@ -98,9 +137,11 @@ struct FileSource::Impl {
   Status check_index_fits() const;
   Status open_decoder();
   void describe();
+  Status probe_hardware_output();
 
-  // next(): decode_one (receive, else read and send a packet) -> stamp -> convert.
+  // next(): decode_one (receive, else read and send a packet) -> stamp -> convert (or wrap a GPU frame).
   enum class Step { frame, retry, need_input, end };
+  Result<Step> decode_one();
   Result<Step> receive();
   Status read_and_send();
   Status send_video_packet();
@@ -123,6 +164,7 @@ Status FileSource::Impl::check_path(const AVInputFormat** ifmt) const {
     if (!S_ISCHR(st.st_mode)) return fail("not a webcam (not a character device)", Code::invalid_argument);
     return Status::ok();
   }
+  if (is_stream_url(path)) return Status::ok();  // FFmpeg's protocols say what is wrong with a URL
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return fail("no such file", Code::not_found);
     return fail(std::strerror(errno));
@@ -141,7 +183,22 @@ Status FileSource::Impl::probe() {
   fmt->interrupt_callback = {&Impl::interrupt_cb, this};
   log.own(fmt);
   const LogScope::Active active(log);  // the demuxer's probe logs through contexts made inside the call
-  if (int e = avformat_open_input(&fmt, path.c_str(), ifmt, nullptr); e < 0) return unopenable(e);
+  AVDictionary* o = nullptr;
+  if (is_stream()) {
+    // Live: start fast (a short probe); network reads time out. The packets of the probe are kept
+    // (fflags nobuffer would drop them, and with them the first key frame of a long GOP): frames
+    // that come out late are dropped by the player's pacer, so the backlog does not last.
+    info.live = true;
+    last_data_ns = now_ns();
+    av_dict_set(&o, "probesize", "500000", 0);
+    av_dict_set(&o, "analyzeduration", "500000", 0);
+    av_dict_set_int(&o, "timeout", static_cast<int64_t>(opts.live_timeout_s * 1e6), 0);  // µs (udp, tcp, http)
+    av_dict_set(&o, "rtsp_transport", "tcp", 0);
+  }
+  const std::string url = path == "-" ? "pipe:0" : path;
+  const int opened = avformat_open_input(&fmt, url.c_str(), ifmt, &o);
+  av_dict_free(&o);
+  if (opened < 0) return unopenable(opened);
   if (int e = avformat_find_stream_info(fmt, nullptr); e < 0)
     return fail("cannot read the stream layout: " + log.describe_failure(e));
   HISTEQ_TRY(find_video_stream());
@@ -165,8 +222,11 @@ Status FileSource::Impl::unopenable(int e) const {
     }
     return fail("not a video file this FFmpeg can read (unrecognised or invalid data)");
   }
-  if (e == AVERROR_EXIT) return fail("interrupted", Code::cancelled);
-  return fail(opts.webcam ? "cannot open the webcam: " + log.describe_failure(e) : log.describe_failure(e));
+  if (e == AVERROR_EXIT) return fail(timed_out ? "no stream: nothing came for " + seconds(opts.live_timeout_s) : "interrupted",
+                                      timed_out ? Code::io_error : Code::cancelled);
+  if (opts.webcam) return fail("cannot open the webcam: " + log.describe_failure(e));
+  if (is_stream_url(path)) return fail("cannot open the stream: " + log.describe_failure(e));
+  return fail(log.describe_failure(e));
 }
 
 Status FileSource::Impl::find_video_stream() {
@@ -223,8 +283,19 @@ Status FileSource::Impl::open_decoder() {
   if (int e = avcodec_parameters_to_context(dec.get(), vs->codecpar); e < 0) return fail("bad codec parameters: " + av_error(e));
   dec->thread_count = opts.decoder_threads;
   dec->pkt_timebase = vs->time_base;
+  if (info.live) {
+    // Frame threads hold a frame per thread before the first comes out (250 ms at 60 fps with 16
+    // threads): a live input decodes with slice threads and low delay instead.
+    dec->thread_type = FF_THREAD_SLICE;
+    dec->flags |= AV_CODEC_FLAG_LOW_DELAY;
+  }
   dec->opaque = &log;  // frame-threaded decoders log through copies of this context (LogScope)
   log.own(dec.get());
+  if (opts.hwdec != HwDecode::none) {
+    std::string why;
+    hw = HwDecoder::attach(dec.get(), codec, opts.hwdec, opts.frames_held, why);
+    if (!hw) info.decode_note = why;
+  }
   if (int e = avcodec_open2(dec.get(), codec, nullptr); e < 0)
     return fail(std::string("cannot open the ") + codec->name + " decoder: " + log.describe_failure(e), Code::unsupported);
   if (dec->width <= 0 || dec->height <= 0) return fail("the video stream has no frame size");
@@ -253,9 +324,10 @@ void FileSource::Impl::describe() {
 
   info.name = path;
   info.format = natural_format(base, dec->width, dec->height);
+  info.decoder = "software";
   info.time_base = to_rational(vs->time_base);
   info.frame_rate = to_rational(av_guess_frame_rate(fmt, const_cast<AVStream*>(vs), nullptr));
-  info.live = opts.webcam;
+  info.live = is_stream();
   info.color = native.color;
   const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(base);
   if (d != nullptr && (d->flags & AV_PIX_FMT_FLAG_RGB || d->nb_components < 3)) {
@@ -283,6 +355,45 @@ void FileSource::Impl::describe() {
   if (info.duration_s > 0) {
     std::snprintf(desc, sizeof(desc), ", %.1f s", info.duration_s);
     info.description += desc;
+  }
+}
+
+// With NVDEC attached, whether frames really come out on the GPU is known only once the decoder
+// has chosen its output (a profile or size NVDEC refuses makes FFmpeg decode in software): decode
+// the first frame now, keep it for the first next(), and describe what comes out.
+Status FileSource::Impl::probe_hardware_output() {
+  if (!hw) return Status::ok();
+  const LogScope::Active active(log);
+  auto step = decode_one();
+  if (!step) return step.status();
+  if (*step != Step::frame) return Status::ok();  // nothing decodable: next() reports it
+  have_pending = true;
+  if (HwDecoder::is_hw_frame(frame.get())) {
+    auto f = HwDecoder::format_of(frame.get());
+    if (f) {
+      info.format = *f;
+      info.decoder = "NVDEC (" + hw->device_name() + ")";
+      info.decode_note.clear();
+      return Status::ok();
+    }
+    info.decode_note = "software decode: " + f.status().message();
+  } else {
+    info.decode_note = std::string("software decode: NVDEC refused this ") + codec->name + " stream (" + native.pix_fmt_name +
+                       ", " + std::to_string(native.width) + "x" + std::to_string(native.height) + ")";
+  }
+  hw.reset();  // frames are software frames from here on (a hardware frame already decoded is converted)
+  return Status::ok();
+}
+
+// The next decoded frame into `frame`, reading packets as the decoder needs them.
+Result<FileSource::Impl::Step> FileSource::Impl::decode_one() {
+  for (;;) {
+    if (interrupted) return fail("interrupted", Code::cancelled);
+    auto step = receive();
+    if (!step) return step.status();
+    if (*step == Step::frame || *step == Step::end) return *step;
+    if (*step == Step::retry) continue;
+    HISTEQ_TRY(read_and_send());
   }
 }
 
@@ -341,7 +452,16 @@ Result<FileSource::Impl::Step> FileSource::Impl::receive() {
 // data is counted and skipped; the end of the file starts the decoder's drain.
 Status FileSource::Impl::read_and_send() {
   int e = av_read_frame(fmt, pkt.get());
+  const bool silent = info.live && now_ns() - last_data_ns.load() > opts.live_timeout_s * 0.9e9;
+  if ((e == AVERROR_EXIT && timed_out) || (info.live && (e == AVERROR(ETIMEDOUT) || e == AVERROR(EIO) || (e < 0 && silent)))) {
+    // A live stream that went silent: the input ends here (what was decoded is kept), said once.
+    end_note = "the stream stopped: nothing came for " + seconds(opts.live_timeout_s);
+    draining = true;
+    (void)avcodec_send_packet(dec.get(), nullptr);
+    return Status::ok();
+  }
   if (e == AVERROR_EOF || (e < 0 && fmt->pb != nullptr && avio_feof(fmt->pb) && e != AVERROR(EAGAIN))) {
+    if (info.live && end_note.empty()) end_note = "the stream ended";
     if (e != AVERROR_EOF) {  // the last packet was cut off
       ++consecutive_read_errors;
       ++read_errors_since_video;
@@ -372,6 +492,7 @@ Status FileSource::Impl::read_and_send() {
     return Status::ok();
   }
   consecutive_read_errors = 0;
+  last_data_ns = now_ns();
   if (pkt->stream_index == vindex) return send_video_packet();
   Status hs = packet_handler ? packet_handler(pkt.get()) : Status::ok();
   av_packet_unref(pkt.get());
@@ -412,9 +533,37 @@ Status FileSource::Impl::stamp(Frame& f, int64_t t0, int64_t t1) {
   f.index = frames++;
   f.damaged = in->decode_error_flags != 0 || (in->flags & AV_FRAME_FLAG_CORRUPT);
   if (f.damaged) ++damaged;
-  f.timing.start_ns = t0;
-  f.timing.set(stage::decode, (t1 - t0) / 1e6);
+  // A live frame starts when its data arrived, not when the decode thread began to wait for it.
+  const int64_t start = info.live ? std::max(t0, std::min(t1, last_data_ns.load())) : t0;
+  f.timing.start_ns = start;
+  f.timing.set(stage::decode, (t1 - start) / 1e6);
+  if (info.live) stamp_capture(f);
   return Status::ok();
+}
+
+// The capture time of a live frame, on the steady clock. Wall-clock timestamps (a camera's, or a
+// producer's that stamps capture times) are used as they are; MPEG-TS keeps 33 bits of 90 kHz
+// ticks, so times there are compared modulo 2^33 ticks (26.5 hours). Other streams count from the
+// first frame's arrival: then the figure is the delay added since that frame.
+void FileSource::Impl::stamp_capture(Frame& f) {
+  const int64_t now = now_ns();
+  const double tb = av_q2d(to_av(info.time_base));
+  const double media_s = static_cast<double>(f.pts) * tb;
+  const double wall_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double wrap_s = 8589934592.0 / 90000.0;
+  double behind = wall_s - media_s;
+  const bool ts = fmt->iformat != nullptr && std::strcmp(fmt->iformat->name, "mpegts") == 0;
+  if (ts) behind = std::fmod(std::fmod(behind, wrap_s) + wrap_s, wrap_s);
+  if (wallclock_pts < 0) wallclock_pts = behind >= -0.5 && behind < 30.0 ? 1 : 0;  // decided on the first frame
+  if (wallclock_pts == 1 && behind >= -0.5 && behind < 30.0) {
+    f.timing.capture_ns = now - static_cast<int64_t>(std::max(0.0, behind) * 1e9);
+    return;
+  }
+  if (first_arrival_ns == 0) {
+    first_arrival_ns = f.timing.start_ns;
+    first_pts_ns = static_cast<int64_t>(media_s * 1e9);
+  }
+  f.timing.capture_ns = first_arrival_ns + (static_cast<int64_t>(media_s * 1e9) - first_pts_ns);
 }
 
 Status FileSource::Impl::convert(const AVFrame* in, Frame& out) {
@@ -472,6 +621,7 @@ Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& path, co
   HISTEQ_TRY(m.probe());
   HISTEQ_TRY(m.open_decoder());
   m.describe();
+  HISTEQ_TRY(m.probe_hardware_output());
   return s;
 }
 
@@ -480,6 +630,7 @@ const NativeVideo& FileSource::native() const { return impl_->native; }
 AVFormatContext* FileSource::format_context() const { return impl_->fmt; }
 int FileSource::video_stream_index() const { return impl_->vindex; }
 void FileSource::interrupt() { impl_->interrupted = true; }
+std::string FileSource::end_note() const { return impl_->ended ? impl_->end_note : ""; }
 
 bool FileSource::can_seek() const {
   const Impl& s = *impl_;
@@ -499,6 +650,8 @@ Status FileSource::seek(double time_s) {
   s.first_pts = origin;  // unchanged once a frame was read; else times count from the stream's start
   if (int e = av_seek_frame(s.fmt, s.vindex, target, AVSEEK_FLAG_BACKWARD); e < 0) return s.fail("cannot seek: " + s.log.describe_failure(e));
   avcodec_flush_buffers(s.dec.get());
+  if (s.have_pending) av_frame_unref(s.frame.get());
+  s.have_pending = false;
   // Half a frame of slack, so that a target between two frames' timestamps lands on the later one.
   s.skip_before_pts = target - s.frame_duration_tb() / 2;
   s.draining = s.ended = false;
@@ -537,28 +690,49 @@ Result<FramePtr> FileSource::next(FramePool& pool) {
   s.started = true;
   const LogScope::Active active(s.log);
   const int64_t t0 = now_ns();
-  for (;;) {
-    if (s.interrupted) return s.fail("interrupted", Code::cancelled);
-    auto step = s.receive();
+  if (s.have_pending) {
+    s.have_pending = false;  // open() decoded it
+  } else {
+    auto step = s.decode_one();
     if (!step) return step.status();
-    if (*step == Impl::Step::frame) break;
     if (*step == Impl::Step::end) {
       HISTEQ_TRY(s.end_of_input());
       return FramePtr();
     }
-    if (*step == Impl::Step::retry) continue;
-    HISTEQ_TRY(s.read_and_send());
   }
   const int64_t t1 = now_ns();
+  AVFrame* in = s.frame.get();
+  if (s.hw && HwDecoder::is_hw_frame(in)) {
+    // NVDEC: the frame stays on the GPU, as it is (no convert stage).
+    auto fmt = HwDecoder::format_of(in);
+    Result<FramePtr> out = fmt ? (*fmt == s.info.format ? s.hw->wrap(in, *fmt)
+                                                        : Result<FramePtr>(s.fail("the stream changed to " + fmt->describe() +
+                                                                                  " during playback", Code::unsupported)))
+                               : Result<FramePtr>(fmt.status());
+    if (out) HISTEQ_TRY(s.stamp(**out, t0, t1));
+    av_frame_unref(in);
+    return out;
+  }
+  if (HwDecoder::is_hw_frame(in)) {
+    // NVDEC was given up after open()'s probe decoded this one on the GPU: bring it to the host.
+    AvFramePtr sw(av_frame_alloc());
+    if (!sw || av_hwframe_transfer_data(sw.get(), in, 0) < 0) {
+      av_frame_unref(in);
+      return s.fail("cannot copy a GPU frame to the host");
+    }
+    (void)av_frame_copy_props(sw.get(), in);
+    av_frame_unref(in);
+    av_frame_move_ref(in, sw.get());
+  }
   auto out = pool.get();
   if (!out) {
-    av_frame_unref(s.frame.get());
+    av_frame_unref(in);
     return out.status();
   }
   Frame& f = **out;
   HISTEQ_TRY(s.stamp(f, t0, t1));
-  const Status cs = s.convert(s.frame.get(), f);
-  av_frame_unref(s.frame.get());
+  const Status cs = s.convert(in, f);
+  av_frame_unref(in);
   HISTEQ_TRY(cs);
   f.timing.set(stage::convert, (now_ns() - t1) / 1e6);
   return std::move(out.value());

@@ -1,6 +1,16 @@
-// FileSource: a video file or a V4L2 webcam through FFmpeg. Demuxes and decodes (FFmpeg's own
+// FileSource: a video file, a V4L2 webcam, a network stream or standard input through FFmpeg. Demuxes and decodes (FFmpeg's own
 // decoder threads), then converts each frame into the pipeline's planar YUV layout: 8-bit 4:2:0 and
 // other supported layouts are copied as they are; anything else goes through swscale.
+//
+// Live inputs (webcam, network, stdin) cannot seek and run at their own pace: the pipeline drops
+// frames rather than fall behind. Their frames carry a capture time (FrameTiming::capture_ns) for
+// the glass-to-glass latency: the stream's own timestamps when they are wall-clock times (cameras,
+// producers that stamp capture times; MPEG-TS's 33-bit wrap is undone), else the arrival of the
+// first frame plus the stream's time since it.
+//
+// With hardware decoding the decoder's first frame is decoded by open() (so that info().format says
+// what comes out: NV12/P010 on the device, or the software layout when NVDEC refused the stream)
+// and handed out by the first next().
 //
 // Damaged input is decoded past: packets the demuxer flags or cannot read and packets the decoder
 // rejects are skipped and counted; frames decoded with concealed errors are kept and counted.
@@ -11,6 +21,7 @@
 #include <memory>
 #include <string>
 
+#include "core/video/hw_decode.h"
 #include "core/video/source.h"
 
 struct AVFormatContext;
@@ -21,7 +32,18 @@ namespace histeq::video {
 struct FileSourceOptions {
   bool webcam = false;      // `path` is a V4L2 device opened through libavdevice
   int decoder_threads = 0;  // 0: FFmpeg's choice (as many as cores)
+  // NVDEC (hw_decode.h): frames come out on the GPU (NV12/P010 device frames) when the codec, the
+  // stream and the machine allow it; otherwise software decoding, said in SourceInfo::decode_note.
+  HwDecode hwdec = HwDecode::none;
+  int frames_held = 16;     // NVDEC: frames the pipeline may hold at once (the decoder's pool grows by this)
+  // Live inputs (a webcam, a network URL, standard input): a stream that sends nothing for this
+  // long has stopped; the input then ends (next() gives nullptr) and end_note() says why.
+  double live_timeout_s = 5.0;
 };
+
+// Whether `path` names a network stream (any FFmpeg URL: udp://, rtp://, rtsp://, srt://, tcp://,
+// http(s)://, ...) or standard input ("-"), rather than a file.
+bool is_stream_url(const std::string& path);
 
 // The video stream as the decoder gives it.
 struct NativeVideo {
@@ -41,6 +63,7 @@ class FileSource final : public Source {
   Result<FramePtr> next(FramePool& pool) override;
   SourceCounters counters() const override;  // any thread
   void interrupt() override;
+  std::string end_note() const override;
   bool can_seek() const override;  // a file on seekable storage (not a webcam, not a pipe)
   // av_seek_frame to the key frame at or before the time, a decoder flush, then the frames before
   // the time are decoded and skipped.

@@ -23,6 +23,8 @@ struct SourceInfo {
   double duration_s = 0;     // when known, else 0
   bool live = false;         // a camera: it runs at its own pace; frames are dropped when the pipeline lags
   ColorTags color;           // what the frames carry
+  std::string decoder;       // "software", "NVDEC (NVIDIA H100 80GB HBM3)", "synthetic (GPU)", ...
+  std::string decode_note;   // why the decoder is what it is, when it is not what was asked for ("" otherwise)
 };
 
 struct SourceCounters {
@@ -43,6 +45,9 @@ class Source {
   virtual SourceCounters counters() const = 0;
   // Makes a blocked or later next() return `cancelled` soon. Any thread.
   virtual void interrupt() {}
+  // Why the input ended, for a live input ("the stream stopped: nothing came for 5 s", "the stream
+  // ended"); "" for a file that simply ended, or while it has not ended. After next() gave nullptr.
+  virtual std::string end_note() const { return ""; }
 
   // Whether seek() can work (files on seekable storage and the synthetic source; not cameras).
   virtual bool can_seek() const { return false; }
@@ -64,6 +69,8 @@ struct SyntheticOptions {
   double fps = 60.0;
   double duration_s = 10.0;  // frames = round(duration * fps); <= 0: endless
   int bit_depth = 8;         // 8 or 10; 4:2:0
+  bool on_gpu = false;       // drawn on the GPU into device frames (the same pictures; needs a CUDA device)
+  int threads = 0;           // CPU: threads drawing rows; 0 = from the frame size and the cores
 };
 Result<std::unique_ptr<Source>> open_synthetic(const SyntheticOptions& opts);
 

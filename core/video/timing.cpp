@@ -16,7 +16,8 @@ struct Table {
   std::atomic<int> count{0};
 
   Table() {
-    for (const char* n : {"decode", "convert", "upload", "download", "encode", "present"}) names[count.fetch_add(1)] = n;
+    for (const char* n : {"decode", "convert", "upload", "download", "encode", "present", "glass-to-glass"})
+      names[count.fetch_add(1)] = n;
   }
 };
 

@@ -36,13 +36,15 @@ constexpr StageId upload = 2;    // host -> device (GPU); CUDA events
 constexpr StageId download = 3;  // device -> host (GPU, when the sink needs host frames)
 constexpr StageId encode = 4;    // encoder + muxer (export)
 constexpr StageId present = 5;   // the sink's presentation work (play)
-constexpr int kPredefined = 6;
+constexpr StageId glass = 6;     // live sources: capture -> end of the sink's work (glass-to-glass latency)
+constexpr int kPredefined = 7;
 }  // namespace stage
 
 struct FrameTiming {
   // Milliseconds per stage id; NaN where the stage did not run for this frame.
   std::array<float, kMaxStages> ms;
   int64_t start_ns = 0;                                        // steady clock when the source began on it
+  int64_t capture_ns = 0;                                      // live sources: steady-clock time of capture (0: unknown)
   float latency_ms = std::numeric_limits<float>::quiet_NaN();  // start -> end of the sink's work
 
   FrameTiming() { ms.fill(std::numeric_limits<float>::quiet_NaN()); }

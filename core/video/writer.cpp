@@ -4,10 +4,12 @@
 #include <cstring>
 #include <mutex>
 
+#include "core/cuda/device.h"
 #include "core/video/av_util.h"
 
 extern "C" {
 #include <libavutil/opt.h>
+#include <libswscale/swscale.h>
 }
 
 namespace histeq::video {
@@ -33,6 +35,13 @@ std::string pix_name(int f) {
 }
 
 }  // namespace
+
+bool encoder_takes(const std::string& codec, const FrameFormat& f) {
+  const AVCodec* c = avcodec_find_encoder_by_name(codec.c_str());
+  if (c == nullptr || c->type != AVMEDIA_TYPE_VIDEO) return false;
+  const bool odd_ok = c->id == AV_CODEC_ID_FFV1 || c->id == AV_CODEC_ID_RAWVIDEO;
+  return (odd_ok || !odd_along_subsampled_axis(f)) && encoder_takes(c, f.av_pix_fmt());
+}
 
 Result<FrameFormat> choose_format(const std::string& codec, const NativeVideo& native, std::vector<std::string>& notes) {
   const AVCodec* c = avcodec_find_encoder_by_name(codec.c_str());
@@ -86,6 +95,8 @@ struct VideoWriter::Impl {
   AvCodecPtr enc;
   AvPacketPtr pkt;
   AvFramePtr wrapper;           // for frames that are not FFmpeg frames (Frame::wrap)
+  std::unique_ptr<FramePool> convert_pool;  // frames of another layout (NV12/P010 from NVDEC) become `format`
+  SwsContext* sws = nullptr;
   AVRational in_tb{1, 1};       // the decoded stream's time base (Frame::pts)
   int video_out = -1;
   std::vector<int> map;         // input stream -> output stream, -1: not copied
@@ -98,6 +109,8 @@ struct VideoWriter::Impl {
   std::string describe;
 
   ~Impl() {
+    log.disown(sws);
+    sws_freeContext(sws);
     log.disown(enc.get());
     enc.reset();
     if (oc != nullptr) {
@@ -119,6 +132,8 @@ struct VideoWriter::Impl {
   Status add_copied_streams(const VideoInput& input, std::vector<std::string>& notes);
   Status write_header();
   void make_description();
+
+  Result<FramePtr> convert(const Frame& f);
 
   Status write(AVPacket* p) {  // takes p's reference
     std::lock_guard<std::mutex> l(mux_mu);
@@ -220,6 +235,15 @@ Status VideoWriter::Impl::open_encoder(const VideoInput& input) {
   if (e < 0) {
     if (!opts.preset.empty() && e == AVERROR(EINVAL) && log.last_error().find("preset") != std::string::npos)
       return HISTEQ_ERROR(Code::invalid_argument, "--preset '" + opts.preset + "': " + log.last_error());
+    const std::string name = codec->name;
+    if (name.size() > 6 && name.compare(name.size() - 6, 6, "_nvenc") == 0) {
+      // NVENC: say which of "no NVIDIA driver", "a GPU without the encoder engine" it is.
+      auto dev = cuda::have_device() ? cuda::device_info() : Result<cuda::DeviceInfo>(HISTEQ_ERROR(Code::no_device, ""));
+      const std::string where = dev ? "this GPU (" + dev->name + ") has no usable NVENC encoder"
+                                    : std::string("there is no NVIDIA GPU with a driver here");
+      return fail("--codec " + name + ": " + where + " (" + log.describe_failure(e) + "); use a software encoder such as libx264",
+                  Code::unsupported);
+    }
     return fail(std::string("cannot open the ") + codec->name + " encoder: " + log.describe_failure(e), Code::unsupported);
   }
   return Status::ok();
@@ -354,11 +378,52 @@ Status VideoWriter::write_copied(AVPacket* p) {
   return m.write(p);
 }
 
-Status VideoWriter::encode(const Frame& f) {
+// A frame of another layout than the encoder's (same size): NV12/P010 from NVDEC for an encoder
+// that takes yuv420p(10), through swscale, without resampling (point chroma at equal subsampling).
+Result<FramePtr> VideoWriter::Impl::convert(const Frame& f) {
+  const FrameFormat& in = f.format();
+  if (in.width != format.width || in.height != format.height)
+    return HISTEQ_ERROR(Code::invalid_argument, "frame size differs from the encoder's");
+  if (!convert_pool) {
+    auto p = FramePool::create(format, MemoryKind::host);
+    if (!p) return p.status();
+    convert_pool = std::move(p.value());
+  }
+  log.disown(sws);
+  sws = sws_getCachedContext(sws, in.width, in.height, static_cast<AVPixelFormat>(in.av_pix_fmt()), format.width, format.height,
+                             static_cast<AVPixelFormat>(format.av_pix_fmt()), SWS_POINT, nullptr, nullptr, nullptr);
+  if (sws == nullptr) return fail("cannot convert " + in.describe() + " frames to " + format.describe());
+  log.own(sws);
+  auto out = convert_pool->get();
+  if (!out) return out.status();
+  const uint8_t* src[4] = {nullptr, nullptr, nullptr, nullptr};
+  int src_ls[4] = {0, 0, 0, 0};
+  uint8_t* dst[4] = {nullptr, nullptr, nullptr, nullptr};
+  int dst_ls[4] = {0, 0, 0, 0};
+  for (int i = 0; i < f.plane_count(); ++i) {
+    src[i] = static_cast<const uint8_t*>(f.plane(i).data);
+    src_ls[i] = static_cast<int>(f.plane(i).pitch);
+  }
+  for (int i = 0; i < (*out)->plane_count(); ++i) {
+    dst[i] = static_cast<uint8_t*>(const_cast<void*>((*out)->plane(i).data));
+    dst_ls[i] = static_cast<int>((*out)->plane(i).pitch);
+  }
+  if (sws_scale(sws, src, src_ls, 0, in.height, dst, dst_ls) <= 0) return fail("pixel format conversion failed");
+  (*out)->copy_props_from(f);
+  return out;
+}
+
+Status VideoWriter::encode(const Frame& frame) {
   Impl& m = *impl_;
-  if (f.format() != m.format) return HISTEQ_ERROR(Code::invalid_argument, "frame format differs from the encoder's");
-  if (f.on_device()) return HISTEQ_ERROR(Code::invalid_argument, "the encoder takes host frames, not device frames");
+  if (frame.on_device()) return HISTEQ_ERROR(Code::invalid_argument, "the encoder takes host frames, not device frames");
   const LogScope::Active active(m.log);
+  FramePtr converted;
+  if (frame.format() != m.format) {
+    auto c = m.convert(frame);
+    if (!c) return c.status();
+    converted = std::move(c.value());
+  }
+  const Frame& f = converted ? *converted : frame;
   AVFrame* av = av_frame_of(f);
   if (av == nullptr) {
     // A wrapped frame: describe its planes to FFmpeg (not reference-counted, so the encoder copies

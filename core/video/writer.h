@@ -37,6 +37,8 @@ struct WriterOptions {
 // subsampled chroma become 4:4:4 for encoders other than ffv1/rawvideo (H.264 cannot code half a
 // chroma sample). Each change adds a line to `notes`.
 Result<FrameFormat> choose_format(const std::string& codec, const NativeVideo& native, std::vector<std::string>& notes);
+// Whether the encoder named `codec` takes frames of `format` as they are (odd sizes included).
+bool encoder_takes(const std::string& codec, const FrameFormat& format);
 
 // What the written video takes from its input.
 struct VideoInput {
@@ -59,7 +61,8 @@ class VideoWriter {
 
   // Copies a packet of the input (FileSource's packet handler); ignores streams not copied.
   Status write_copied(AVPacket* pkt);
-  // Encodes a frame (its pts in the input's time base) and writes the packets that come out.
+  // Encodes a host frame (its pts in the input's time base) and writes the packets that come out.
+  // A frame of another layout of the same size (NV12/P010 from NVDEC) is converted first.
   Status encode(const Frame& frame);
   // Drains the encoder, writes the trailer and closes the file.
   Status finish();

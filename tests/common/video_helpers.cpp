@@ -72,7 +72,8 @@ double ks_to_uniform(const FrameCopy& f) {
   return worst;
 }
 
-Status write_synthetic_clip(const std::string& path, const video::SyntheticOptions& opts, const std::string& codec) {
+Status write_synthetic_clip(const std::string& path, const video::SyntheticOptions& opts, const std::string& codec,
+                            const video::FrameFormat* as) {
   auto src = video::open_synthetic(opts);
   if (!src) return src.status();
   const video::SourceInfo& info = (*src)->info();
@@ -87,7 +88,7 @@ Status write_synthetic_clip(const std::string& path, const video::SyntheticOptio
   wo.temp_path = path;
   wo.codec = codec;
   std::vector<std::string> notes;
-  auto w = video::VideoWriter::open(wo, in, info.format, notes);
+  auto w = video::VideoWriter::open(wo, in, as != nullptr ? *as : info.format, notes);
   if (!w) return w.status();
   for (;;) {
     auto f = (*src)->next(**pool);

@@ -31,8 +31,10 @@ void reference_equalize(FrameCopy& f, uint32_t weight);
 // perfectly flat).
 double ks_to_uniform(const FrameCopy& f);
 
-// Writes a synthetic clip with `codec` (ffv1: lossless) to `path`.
-Status write_synthetic_clip(const std::string& path, const video::SyntheticOptions& opts, const std::string& codec = "ffv1");
+// Writes a synthetic clip with `codec` (ffv1: lossless) to `path`; in the layout `as` when given
+// (e.g. 4:4:4; the writer converts), else the source's.
+Status write_synthetic_clip(const std::string& path, const video::SyntheticOptions& opts, const std::string& codec = "ffv1",
+                            const video::FrameFormat* as = nullptr);
 
 // Every frame of a file, decoded.
 Result<std::vector<FrameCopy>> read_frames(const std::string& path);

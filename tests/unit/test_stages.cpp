@@ -173,3 +173,46 @@ TEST(Frames, StageIdsAreInternedOncePerName) {
 
 }  // namespace
 }  // namespace histeq::test
+
+namespace histeq::test {
+namespace {
+
+// P010 keeps its 10-bit values in the high bits: the CPU equalizer gives the planar 10-bit result,
+// shifted up (the low bits stay zero).
+TEST(Frames, P010EqualizesAsPlanarTenBitOnTheCpu) {
+  const int w = 37, h = 21;
+  video::FrameFormat p010{w, h, 10, 1, 1, video::PlaneLayout::semi_planar};
+  video::FrameFormat planar{w, h, 10, 1, 1};
+  auto pp = video::FramePool::create(p010, MemoryKind::host);
+  auto lp = video::FramePool::create(planar, MemoryKind::host);
+  ASSERT_TRUE(pp.is_ok() && lp.is_ok());
+  auto a = (*pp)->get();
+  auto b = (*lp)->get();
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      const uint16_t v = static_cast<uint16_t>((x * 37 + y * 11) % 300 + 200);  // low contrast, 10-bit
+      (*b)->plane16(0).row(y)[x] = v;
+      (*a)->plane16(0).row(y)[x] = static_cast<uint16_t>(v << 6);
+    }
+  pipeline::EqualizerOptions eo;
+  eo.cpu = true;
+  auto ea = pipeline::Equalizer::create(eo, p010);
+  auto eb = pipeline::Equalizer::create(eo, planar);
+  ASSERT_TRUE(ea.is_ok()) << ea.status().to_string();
+  ASSERT_TRUE(eb.is_ok());
+  std::vector<pipeline::PipelineFrame> da, db;
+  ASSERT_TRUE((*ea)->submit(std::move(a.value()), da).is_ok());
+  ASSERT_TRUE((*eb)->submit(std::move(b.value()), db).is_ok());
+  const auto A = da.at(0).frame->plane16(0), B = db.at(0).frame->plane16(0);
+  int changed = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      ASSERT_EQ(A.row(y)[x], B.row(y)[x] << 6) << x << "," << y;
+      changed += B.row(y)[x] != static_cast<uint16_t>((x * 37 + y * 11) % 300 + 200);
+    }
+  EXPECT_GT(changed, w * h / 2) << "the test picture should be stretched";
+}
+
+}  // namespace
+}  // namespace histeq::test

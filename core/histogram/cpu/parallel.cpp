@@ -4,85 +4,22 @@
 // The threads are a pool kept by the kernel instance, so a video frame does not pay for thread
 // creation; chunks are ranges of samples (not rows), so a single tall or wide row still splits.
 #include <algorithm>
-#include <condition_variable>
-#include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "core/histogram/cpu/cpu_common.h"
+#include "core/image/fork_join.h"
 #include "core/histogram/policy.h"
 
 namespace histeq::hist {
 namespace {
-
-// A fork/join pool: run(n, f) calls f(0..n-1), f(0) on the caller, the rest on workers, and returns
-// when all are done.
-class ForkJoin {
- public:
-  explicit ForkJoin(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
-  }
-  ~ForkJoin() {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      quit_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  int size() const { return static_cast<int>(threads_.size()) + 1; }
-
-  void run(int n, const std::function<void(int)>& f) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      job_ = &f;
-      jobs_ = n;
-      pending_ = n - 1;
-      ++generation_;
-    }
-    cv_.notify_all();
-    f(0);
-    std::unique_lock<std::mutex> l(mu_);
-    done_cv_.wait(l, [&] { return pending_ == 0; });
-    job_ = nullptr;
-  }
-
- private:
-  void loop(int index) {
-    uint64_t seen = 0;
-    for (;;) {
-      const std::function<void(int)>* job;
-      {
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [&] { return quit_ || generation_ != seen; });
-        if (quit_) return;
-        seen = generation_;
-        if (index >= jobs_) continue;
-        job = job_;
-      }
-      (*job)(index);
-      std::lock_guard<std::mutex> l(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
-    }
-  }
-
-  std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable cv_, done_cv_;
-  const std::function<void(int)>* job_ = nullptr;
-  int jobs_ = 0;
-  int pending_ = 0;
-  uint64_t generation_ = 0;
-  bool quit_ = false;
-};
 
 class CpuParallel final : public Kernel {
  public:
   CpuParallel(const KernelInfo& info, KernelOptions opts) : Kernel(info, opts) {
     int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (opts.max_blocks > 0) n = std::min(n, opts.max_blocks);
-    pool_ = std::make_unique<ForkJoin>(n - 1);
+    pool_ = std::make_unique<image::ForkJoin>(n - 1);
   }
 
   Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t) override {
@@ -107,7 +44,7 @@ class CpuParallel final : public Kernel {
   }
 
  private:
-  std::unique_ptr<ForkJoin> pool_;
+  std::unique_ptr<image::ForkJoin> pool_;
   std::vector<uint32_t> private_;
 };
 

@@ -1,0 +1,152 @@
+#include "core/video/hw_decode.h"
+
+#include "core/cuda/check.h"
+#include "core/cuda/device.h"
+#include "core/video/av_util.h"
+
+extern "C" {
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_cuda.h>
+}
+
+namespace histeq::video {
+namespace {
+
+// 4:2:0 of 8 or 10 bits: what comes out of NVDEC as NV12/P010, the layouts the pipeline takes.
+bool nvdec_layout(AVPixelFormat sw) {
+  switch (sw) {
+    case AV_PIX_FMT_YUV420P:
+    case AV_PIX_FMT_YUVJ420P:
+    case AV_PIX_FMT_YUV420P10:
+    case AV_PIX_FMT_NV12:
+    case AV_PIX_FMT_P010:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// FFmpeg asks which output format to use (at the start and at every stream change). CUDA frames
+// where NVDEC decodes into a layout we take; else the decoder's own software format, which makes
+// FFmpeg decode in software (the source converts those frames; see FileSource).
+AVPixelFormat pick_format(AVCodecContext* ctx, const AVPixelFormat* fmts) {
+  const AVPixelFormat* first_sw = nullptr;
+  bool cuda = false;
+  for (const AVPixelFormat* p = fmts; *p != AV_PIX_FMT_NONE; ++p) {
+    if (*p == AV_PIX_FMT_CUDA) cuda = true;
+    const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*p);
+    if (first_sw == nullptr && d != nullptr && !(d->flags & AV_PIX_FMT_FLAG_HWACCEL)) first_sw = p;
+  }
+  if (cuda && nvdec_layout(ctx->sw_pix_fmt)) return AV_PIX_FMT_CUDA;
+  return first_sw != nullptr ? *first_sw : fmts[0];
+}
+
+}  // namespace
+
+const char* hwdec_name(HwDecode h) noexcept {
+  switch (h) {
+    case HwDecode::none: return "none";
+    case HwDecode::nvdec: return "nvdec";
+    default: return "auto";
+  }
+}
+
+Result<HwDecode> parse_hwdec(const std::string& s) {
+  if (s == "none" || s == "no") return HwDecode::none;
+  if (s == "nvdec" || s == "cuda") return HwDecode::nvdec;
+  if (s == "auto" || s == "yes") return HwDecode::auto_;
+  return HISTEQ_ERROR(Code::invalid_argument, "--hwdec must be auto, nvdec or none, not '" + s + "'");
+}
+
+HwDecoder::~HwDecoder() {
+  av_buffer_unref(&device_ctx_);
+  if (stream_ != nullptr) (void)cudaStreamDestroy(stream_);
+}
+
+std::unique_ptr<HwDecoder> HwDecoder::attach(AVCodecContext* dec, const AVCodec* codec, HwDecode mode, int frames_held,
+                                             std::string& note) {
+  if (mode == HwDecode::none) return nullptr;
+  bool has_hwaccel = false;
+  for (int i = 0;; ++i) {
+    const AVCodecHWConfig* cfg = avcodec_get_hw_config(codec, i);
+    if (cfg == nullptr) break;
+    if (cfg->device_type == AV_HWDEVICE_TYPE_CUDA && (cfg->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX)) has_hwaccel = true;
+  }
+  if (!has_hwaccel) {
+    note = std::string("software decode: this FFmpeg has no NVDEC decoder for ") + codec->name;
+    return nullptr;
+  }
+  if (!cuda::have_device()) {
+    note = "software decode: no CUDA device for NVDEC";
+    return nullptr;
+  }
+  if (!nvdec_layout(dec->pix_fmt) && dec->pix_fmt != AV_PIX_FMT_NONE) {
+    const char* n = av_get_pix_fmt_name(dec->pix_fmt);
+    note = std::string("software decode: NVDEC output is 4:2:0 8/10-bit, the stream is ") + (n ? n : "?");
+    return nullptr;
+  }
+  std::unique_ptr<HwDecoder> h(new HwDecoder());
+  const int e = av_hwdevice_ctx_create(&h->device_ctx_, AV_HWDEVICE_TYPE_CUDA, nullptr, nullptr, AV_CUDA_USE_PRIMARY_CONTEXT);
+  if (e < 0) {
+    note = "software decode: cannot open the CUDA device for NVDEC (" + detail::av_error(e) + ")";
+    return nullptr;
+  }
+  if (cudaStreamCreateWithFlags(&h->stream_, cudaStreamNonBlocking) != cudaSuccess) {
+    (void)cudaGetLastError();
+    h->stream_ = nullptr;
+    note = "software decode: cannot create a CUDA stream for NVDEC";
+    return nullptr;
+  }
+  // The decoder's copies out of its surfaces run on our stream, so wrap() can wait for exactly them.
+  auto* device = reinterpret_cast<AVHWDeviceContext*>(h->device_ctx_->data);
+  static_cast<AVCUDADeviceContext*>(device->hwctx)->stream = static_cast<CUstream>(h->stream_);
+  dec->hw_device_ctx = av_buffer_ref(h->device_ctx_);
+  if (dec->hw_device_ctx == nullptr) {
+    note = "software decode: out of memory";
+    return nullptr;
+  }
+  dec->get_format = pick_format;
+  // The pool must hold the frames the pipeline keeps while the decoder goes on: queues and frames in flight.
+  dec->extra_hw_frames = frames_held;
+  auto info = cuda::device_info();
+  h->device_ = info ? info->name : "CUDA device";
+  return h;
+}
+
+bool HwDecoder::is_hw_frame(const AVFrame* f) noexcept { return f->format == AV_PIX_FMT_CUDA && f->hw_frames_ctx != nullptr; }
+
+Result<FrameFormat> HwDecoder::format_of(const AVFrame* f) {
+  if (!is_hw_frame(f)) return HISTEQ_ERROR(Code::invalid_argument, "not a GPU frame");
+  const auto* frames = reinterpret_cast<const AVHWFramesContext*>(f->hw_frames_ctx->data);
+  FrameFormat fmt;
+  fmt.width = f->width;
+  fmt.height = f->height;
+  fmt.layout = PlaneLayout::semi_planar;
+  if (frames->sw_format == AV_PIX_FMT_NV12) fmt.bit_depth = 8;
+  else if (frames->sw_format == AV_PIX_FMT_P010) fmt.bit_depth = 10;
+  else {
+    const char* n = av_get_pix_fmt_name(frames->sw_format);
+    return HISTEQ_ERROR(Code::unsupported, std::string("NVDEC gave ") + (n ? n : "?") + " frames (NV12 or P010 expected)");
+  }
+  return fmt;
+}
+
+Result<FramePtr> HwDecoder::wrap(const AVFrame* f, const FrameFormat& format) {
+  HISTEQ_CUDA_TRY(cudaStreamSynchronize(stream_));
+  AVFrame* ref = av_frame_clone(f);
+  if (ref == nullptr) return HISTEQ_ERROR(Code::out_of_memory, "cannot reference a decoded frame");
+  std::shared_ptr<AVFrame> owner(ref, [](AVFrame* p) { av_frame_free(&p); });
+  PlaneRef planes[2];
+  for (int i = 0; i < 2; ++i) {
+    planes[i].data = ref->data[i];
+    planes[i].width = format.plane_width(i);
+    planes[i].height = format.plane_height(i);
+    planes[i].pitch = static_cast<size_t>(ref->linesize[i]);
+    planes[i].bytes_per_sample = format.bytes_per_sample();
+    planes[i].bit_depth = format.storage_depth();
+    planes[i].memory = MemoryKind::device;
+  }
+  return Frame::wrap(format, MemoryKind::device, planes, 2, std::shared_ptr<const void>(owner, ref));
+}
+
+}  // namespace histeq::video
