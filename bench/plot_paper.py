@@ -4,7 +4,12 @@
     python3 bench/plot_paper.py DIR
 
 Grouped bars of effective GB/s per input (Nugteren's figures 8, 14, 15 and the course sweep, log
-scale where the spread spans orders of magnitude), and GB/s against sigma for Xu's figure 9.
+scale where the spread spans orders of magnitude), GB/s against sigma for Xu's figure 9, and for
+the predictability experiment the time per content per kernel (each kernel a line over the
+contents, its max/min in the legend: a flat line is a kernel whose time does not depend on the
+picture). The predictability plot also works on any `histeq bench --csv` file:
+
+    python3 bench/plot_paper.py --predictability results.csv out.png
 Needs matplotlib (Debian: python3-matplotlib).
 """
 import csv
@@ -86,9 +91,41 @@ def sigma_plot(rows, title, out):
     plt.close(fig)
 
 
+def predictability_plot(rows, title, out):
+    rows = [r for r in rows if r["kernel"] != "read_ceiling"]
+    groups = list(dict.fromkeys((r["size"], r.get("bits", "8")) for r in rows))
+    fig, axes = plt.subplots(len(groups), 1, figsize=(10, 3.8 * len(groups)), squeeze=False)
+    for ax, (size, bits) in zip(axes[:, 0], groups):
+        sel = [r for r in rows if r["size"] == size and r.get("bits", "8") == bits]
+        inputs = list(dict.fromkeys(r["input"] for r in sel))
+        for k in dict.fromkeys(r["kernel"] for r in sel):
+            ys = []
+            for inp in inputs:
+                v = [float(r["median_us"]) for r in sel if r["kernel"] == k and r["input"] == inp]
+                ys.append(v[0] if v else float("nan"))
+            good = [y for y in ys if y == y]
+            ratio = max(good) / min(good) if good else float("nan")
+            ax.plot(range(len(inputs)), ys, marker="o", label=f"{k} (max/min {ratio:.2f})")
+        ax.set_xticks(range(len(inputs)))
+        ax.set_xticklabels(inputs, rotation=30, ha="right")
+        ax.set_ylabel("median time per frame (us)")
+        ax.set_ylim(bottom=0)
+        ax.set_title(f"{title} - {size}" + ("" if bits == "8" else f", {bits}-bit"))
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--predictability":
+        rows = read(sys.argv[2])
+        predictability_plot(rows, f"Time per content ({device_of(sys.argv[2])})", sys.argv[3])
+        print("plot: " + sys.argv[3])
+        return
     if len(sys.argv) != 2:
-        sys.exit("usage: plot_paper.py DIR")
+        sys.exit("usage: plot_paper.py DIR | plot_paper.py --predictability CSV PNG")
     d = sys.argv[1]
     titles = {
         "nugteren_fig8": ("Nugteren fig. 8: method1 extensions", False),
@@ -109,6 +146,8 @@ def main():
         out = os.path.join(d, stem + ".png")
         if stem == "xu_fig9":
             sigma_plot(rows, f"Xu fig. 9: collision vs collision_reduced, 1024 bins ({dev})", out)
+        elif stem == "predictability":
+            predictability_plot(rows, f"Predictability: time per content ({dev})", out)
         else:
             title, log = titles.get(stem, (stem, False))
             bars(rows, f"{title} ({dev})", out, log=log)

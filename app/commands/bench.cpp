@@ -62,16 +62,9 @@ int run_matrix(const BenchOptions& o, Engine& eng) {
                                    [](const NamedKernel& k) { return k.kernel->info().backend == Backend::cpu; });
   eng.set_options({o.runs, o.warmup, o.cpu_budget_s, any_cpu});
 
-  std::vector<InputSpec> inputs;
-  for (const auto& s : o.inputs) {
-    auto in = parse_input(s);
-    if (!in) return fail(in.status().message(), 2);
-    if (in->real && eng.frame_count() == 0) {
-      std::printf("note: input 'real' skipped: give a video or image file with --input\n");
-      continue;
-    }
-    inputs.push_back(*in);
-  }
+  auto parsed = parse_inputs(o.inputs, eng.frame_count());
+  if (!parsed) return fail(parsed.status().message(), 2);
+  const std::vector<InputSpec> inputs = std::move(parsed.value());
   std::vector<SizeSpec> sizes;
   for (const auto& s : o.quick ? std::vector<std::string>{"1080p", "1921x1081"} : o.sizes) {
     auto sp = parse_size(s);
@@ -90,13 +83,16 @@ int run_matrix(const BenchOptions& o, Engine& eng) {
       for (const auto& input : inputs) run_case(eng, {size, pk == "padded", 1, 8, o.bins, input, o.weighted}, "", labelled, rows);
     }
   }
+  const auto table = fill_predictability(rows);
+  print_predictability(table);
   const std::string cmd = command_line(o);
   const std::string dev = eng.gpu() ? eng.device().name : "none";
   if (!o.csv.empty())
     if (Status s = write_csv(o.csv, rows, cmd, dev); !s) return fail(s.to_string());
   if (!o.json.empty())
-    if (Status s = write_json(o.json, rows, cmd, eng.gpu() ? &eng.device() : nullptr); !s) return fail(s.to_string());
+    if (Status s = write_json(o.json, rows, cmd, eng.gpu() ? &eng.device() : nullptr, table); !s) return fail(s.to_string());
   std::printf("\nx_cub = cub median / kernel median (>1: faster than cub); x_ceil = GB/s / read-ceiling GB/s.\n");
+  std::printf("max/min = the slowest input's median / the fastest's (1.00: the same time whatever the picture).\n");
   if (std::any_of(rows.begin(), rows.end(), [](const Row& r) { return !r.m.ok(); }))
     return fail("some kernels FAILED or errored (see the status column)");
   return 0;
@@ -109,7 +105,7 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   b->add_option("-k,--kernel", o.kernels, "kernels to run (default: all that support --bins, aliases excluded); repeat or comma-separate")
       ->delimiter(',');
   b->add_option("--bins", o.bins, "histogram bins over the 8-bit inputs (a power of two, 2..256)")->capture_default_str();
-  b->add_option("--inputs", o.inputs, "contents: uniform, degenerate, natural, real, gaussian:SIGMA, colours:N")
+  b->add_option("--inputs", o.inputs, "contents: uniform, degenerate, natural, real, gaussian:SIGMA (gaussian8 = gaussian:8), colours:N")
       ->delimiter(',')->capture_default_str();
   b->add_option("--sizes", o.sizes, "sizes: 1080p, 4k, 8k, 1g (32768x32768 = 1 GiB), WxH")->delimiter(',')->capture_default_str();
   b->add_option("--pitches", o.pitches, "tight and/or padded")->delimiter(',')->capture_default_str();
@@ -127,6 +123,11 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   b->add_option("--paper", o.paper_dir,
                 "reproduce the papers' comparisons (Nugteren fig. 8/14/15, Xu fig. 9, the course sweep) into DIR: CSV + PNG");
   b->add_option("files", o.files, "--paper: video or image files whose frames are the real inputs");
+  b->add_option("--experiments", o.experiments, "--paper: only these experiments (comma-separated ids)")->delimiter(',');
+  b->add_flag("--equalize", o.equalize,
+              "time the whole equalization per frame (histogram + LUT + apply): fused method2_tuned vs the unfused "
+              "kernels, 8- and 10-bit (--depths), 1080p and 4k unless --sizes is given");
+  b->add_option("--depths", o.depths, "--equalize: bit depths (8, 10)")->delimiter(',')->capture_default_str();
 }
 
 int run_bench(const BenchOptions& o) {
@@ -134,6 +135,10 @@ int run_bench(const BenchOptions& o) {
   if (hist::bins_log2(o.bins) < 1 || o.bins > 256) return fail("--bins must be a power of two from 2 to 256", 2);
   if (!o.paper_dir.empty() && !o.input_file.empty()) return fail("--paper takes its videos as arguments, not --input", 2);
   if (o.paper_dir.empty() && !o.files.empty()) return fail("unexpected argument '" + o.files[0] + "' (files go with --paper)", 2);
+  if (!o.paper_dir.empty() && o.equalize) return fail("--paper and --equalize are separate runs", 2);
+  if (o.paper_dir.empty() && !o.experiments.empty()) return fail("--experiments goes with --paper", 2);
+  for (int d : o.depths)
+    if (d < 8 || d > 10) return fail("--depths must be 8, 9 or 10", 2);
   auto eng = Engine::create({o.runs, o.warmup, o.cpu_budget_s, false});
   if (!eng) return fail(eng.status().to_string());
   if ((*eng)->gpu()) {
@@ -154,6 +159,7 @@ int run_bench(const BenchOptions& o) {
   }
   (*eng)->set_frames(std::move(frames));
   if (!o.paper_dir.empty()) return run_bench_paper(o, **eng);
+  if (o.equalize) return run_bench_equalize(o, **eng);
   return run_matrix(o, **eng);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -9,6 +10,7 @@
 #include <thread>
 #include <ctime>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -102,19 +104,36 @@ Result<InputSpec> parse_input(const std::string& s) {
     in.real = true;
     return in;
   }
-  const auto colon = s.find(':');
-  auto p = synth::parse_pattern(s.substr(0, colon));
+  // "gaussian8" is "gaussian:8"
+  std::string spec = s;
+  if (s.size() > 8 && s.compare(0, 8, "gaussian") == 0 && std::isdigit(static_cast<unsigned char>(s[8]))) spec = "gaussian:" + s.substr(8);
+  const auto colon = spec.find(':');
+  auto p = synth::parse_pattern(spec.substr(0, colon));
   if (!p) return HISTEQ_ERROR(Code::invalid_argument, "unknown input '" + s + "' (uniform, degenerate, natural, real, gaussian:SIGMA, colours:N)");
   in.pattern = *p;
   if (colon != std::string::npos) {
     char* end = nullptr;
-    const unsigned long v = std::strtoul(s.c_str() + colon + 1, &end, 10);
-    if (end == s.c_str() + colon + 1 || *end != '\0') return HISTEQ_ERROR(Code::invalid_argument, "bad parameter in input '" + s + "'");
+    const unsigned long v = std::strtoul(spec.c_str() + colon + 1, &end, 10);
+    if (end == spec.c_str() + colon + 1 || *end != '\0') return HISTEQ_ERROR(Code::invalid_argument, "bad parameter in input '" + s + "'");
     in.value = static_cast<uint32_t>(v);
   } else if (in.pattern == synth::Pattern::gaussian || in.pattern == synth::Pattern::colours) {
     return HISTEQ_ERROR(Code::invalid_argument, "input '" + s + "' needs a parameter, e.g. gaussian:32 or colours:5");
   }
   return in;
+}
+
+Result<std::vector<InputSpec>> parse_inputs(const std::vector<std::string>& names, size_t real_frames) {
+  std::vector<InputSpec> inputs;
+  for (const auto& s : names) {
+    auto in = parse_input(s);
+    if (!in) return in.status();
+    if (in->real && real_frames == 0) {
+      std::printf("note: input 'real' skipped: give a video or image file with --input\n");
+      continue;
+    }
+    inputs.push_back(*in);
+  }
+  return inputs;
 }
 
 Stats summarize(std::vector<double> us) {
@@ -433,8 +452,7 @@ void print_row(const Row& r) {
   std::fflush(stdout);
 }
 
-bool run_case(Engine& eng, const CaseSpec& spec, const std::string& experiment, const std::vector<LabelledKernel>& kernels,
-              std::vector<Row>& rows) {
+Row row_for(const CaseSpec& spec, const std::string& experiment) {
   Row base;
   base.experiment = experiment;
   base.size = spec.size.name;
@@ -444,6 +462,12 @@ bool run_case(Engine& eng, const CaseSpec& spec, const std::string& experiment, 
   base.bits = spec.bit_depth;
   base.bins = spec.bins;
   base.input = spec.input.name;
+  return base;
+}
+
+bool run_case(Engine& eng, const CaseSpec& spec, const std::string& experiment, const std::vector<LabelledKernel>& kernels,
+              std::vector<Row>& rows) {
+  Row base = row_for(spec, experiment);
   CaseData cd;
   if (Status s = eng.build(spec, cd); !s) {
     base.kernel = "*";
@@ -514,19 +538,21 @@ Status write_file(const std::string& path, const std::function<void(std::ostream
 Status write_csv(const std::string& path, const std::vector<Row>& rows, const std::string& command, const std::string& device) {
   return write_file(path, [&](std::ostream& f) {
     f << "# " << command << "\n# device: " << device << "\n";
-    f << "experiment,size,width,height,pitch_kind,pitch,bits,bins,input,kernel,backend,status,buffers,runs,median_us,p99_us,gbps,x_cub,x_ceiling\n";
+    f << "experiment,size,width,height,pitch_kind,pitch,bits,bins,input,kernel,backend,status,buffers,runs,median_us,p99_us,gbps,x_cub,"
+         "x_ceiling,p99_over_median,maxmin_across_inputs\n";
     for (const auto& r : rows) {
       std::string status = r.m.status;
       std::replace(status.begin(), status.end(), ',', ';');
       f << r.experiment << ',' << r.size << ',' << r.width << ',' << r.height << ',' << r.pitch_kind << ',' << r.pitch << ','
         << r.bits << ',' << r.bins << ',' << r.input << ',' << r.kernel << ',' << r.backend << ',' << status << ','
         << r.buffers << ',' << r.m.t.runs << ',' << r.m.t.median_us << ',' << r.m.t.p99_us << ',' << r.m.gbps << ','
-        << r.x_cub << ',' << r.x_ceiling << '\n';
+        << r.x_cub << ',' << r.x_ceiling << ',' << r.p99_over_median << ',' << r.maxmin_across_inputs << '\n';
     }
   });
 }
 
-Status write_json(const std::string& path, const std::vector<Row>& rows, const std::string& command, const cuda::DeviceInfo* d) {
+Status write_json(const std::string& path, const std::vector<Row>& rows, const std::string& command, const cuda::DeviceInfo* d,
+                  const std::vector<Predictability>& predictability) {
   nlohmann::json j;
   j["command"] = command;
   const std::time_t now = std::time(nullptr);
@@ -545,9 +571,69 @@ Status write_json(const std::string& path, const std::vector<Row>& rows, const s
                             {"pitch_kind", r.pitch_kind}, {"pitch", r.pitch}, {"bits", r.bits}, {"bins", r.bins},
                             {"input", r.input}, {"kernel", r.kernel}, {"backend", r.backend}, {"status", r.m.status},
                             {"buffers", r.buffers}, {"runs", r.m.t.runs}, {"median_us", r.m.t.median_us},
-                            {"p99_us", r.m.t.p99_us}, {"gbps", r.m.gbps}, {"x_cub", r.x_cub}, {"x_ceiling", r.x_ceiling}});
+                            {"p99_us", r.m.t.p99_us}, {"gbps", r.m.gbps}, {"x_cub", r.x_cub}, {"x_ceiling", r.x_ceiling},
+                            {"p99_over_median", r.p99_over_median}, {"maxmin_across_inputs", r.maxmin_across_inputs}});
+  }
+  j["predictability"] = nlohmann::json::array();
+  for (const auto& p : predictability) {
+    j["predictability"].push_back({{"experiment", p.experiment}, {"size", p.size}, {"pitch_kind", p.pitch_kind},
+                                   {"bits", p.bits}, {"kernel", p.kernel}, {"inputs", p.inputs},
+                                   {"min_median_us", p.min_median_us}, {"max_median_us", p.max_median_us},
+                                   {"max_over_min", p.max_over_min}, {"worst_p99_over_median", p.worst_p99_over_median},
+                                   {"fastest_input", p.fastest_input}, {"slowest_input", p.slowest_input},
+                                   {"worst_p99_input", p.worst_p99_input}});
   }
   return write_file(path, [&](std::ostream& f) { f << j.dump(2) << '\n'; });
+}
+
+std::vector<Predictability> fill_predictability(std::vector<Row>& rows) {
+  std::vector<Predictability> table;
+  auto key = [](const Row& r) { return r.experiment + '|' + r.size + '|' + r.pitch_kind + '|' + std::to_string(r.bits) + '|' + r.kernel; };
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<Row*>> groups;
+  for (auto& r : rows) {
+    if (!r.m.ok() || r.m.t.median_us <= 0) continue;
+    r.p99_over_median = r.m.t.p99_us / r.m.t.median_us;
+    const std::string k = key(r);
+    if (!groups.count(k)) order.push_back(k);
+    groups[k].push_back(&r);
+  }
+  for (const auto& k : order) {
+    const auto& g = groups[k];
+    Predictability p;
+    p.experiment = g[0]->experiment;
+    p.size = g[0]->size;
+    p.pitch_kind = g[0]->pitch_kind;
+    p.bits = g[0]->bits;
+    p.kernel = g[0]->kernel;
+    p.inputs = static_cast<int>(g.size());
+    p.min_median_us = p.max_median_us = g[0]->m.t.median_us;
+    p.fastest_input = p.slowest_input = p.worst_p99_input = g[0]->input;
+    for (const Row* r : g) {
+      if (r->m.t.median_us < p.min_median_us) p.min_median_us = r->m.t.median_us, p.fastest_input = r->input;
+      if (r->m.t.median_us > p.max_median_us) p.max_median_us = r->m.t.median_us, p.slowest_input = r->input;
+      if (r->p99_over_median > p.worst_p99_over_median) p.worst_p99_over_median = r->p99_over_median, p.worst_p99_input = r->input;
+    }
+    p.max_over_min = p.inputs >= 2 ? p.max_median_us / p.min_median_us : 0;
+    for (Row* r : g) r->maxmin_across_inputs = p.max_over_min;
+    table.push_back(p);
+  }
+  return table;
+}
+
+void print_predictability(const std::vector<Predictability>& table) {
+  std::printf("\npredictability: per kernel and size, the medians over the inputs (max/min) and the worst p99/median\n");
+  std::printf("%-10s %-6s %4s %-22s %6s %10s %10s %8s %-12s %9s %-12s\n", "size", "pitch", "bits", "kernel", "inputs",
+              "min_med_us", "max_med_us", "max/min", "slowest", "p99/med", "(input)");
+  for (const auto& p : table) {
+    char mm[16];
+    if (p.max_over_min > 0) std::snprintf(mm, sizeof(mm), "%.3f", p.max_over_min);
+    else std::snprintf(mm, sizeof(mm), "-");
+    std::printf("%-10s %-6s %4d %-22s %6d %10.1f %10.1f %8s %-12s %9.3f %-12s\n", p.size.c_str(), p.pitch_kind.c_str(), p.bits,
+                p.kernel.c_str(), p.inputs, p.min_median_us, p.max_median_us, mm, p.slowest_input.c_str(), p.worst_p99_over_median,
+                p.worst_p99_input.c_str());
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace histeq::app::bench

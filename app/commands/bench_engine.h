@@ -45,8 +45,12 @@ struct InputSpec {
   synth::Pattern pattern = synth::Pattern::uniform;
   uint32_t value = 77;               // degenerate value, gaussian sigma, colour count
 };
-// "uniform", "degenerate", "natural", "real", "gaussian:SIGMA", "colours:N".
+// "uniform", "degenerate", "natural", "real", "gaussian:SIGMA" (or "gaussianSIGMA", e.g. "gaussian8":
+// samples drawn from a Gaussian of standard deviation SIGMA around mid-grey), "colours:N".
 Result<InputSpec> parse_input(const std::string& s);
+
+// Parses the --inputs list; 'real' is left out (with a note on stdout) when there are no frames.
+Result<std::vector<InputSpec>> parse_inputs(const std::vector<std::string>& names, size_t real_frames);
 
 struct CaseSpec {
   SizeSpec size;
@@ -102,7 +106,22 @@ struct Row {
   int buffers = 0;
   Measurement m;
   double x_cub = 0, x_ceiling = 0;
+  // Predictability (fill_predictability): this run's p99 / median, and over the inputs of its
+  // group (same experiment, size, pitch, bits and kernel) the largest median / the smallest.
+  double p99_over_median = 0, maxmin_across_inputs = 0;
 };
+
+// One line of the predictability table: a kernel at one size, over the inputs it ran on.
+struct Predictability {
+  std::string experiment, size, pitch_kind, kernel;
+  int bits = 8, inputs = 0;
+  double min_median_us = 0, max_median_us = 0, max_over_min = 0, worst_p99_over_median = 0;
+  std::string slowest_input, fastest_input, worst_p99_input;
+};
+// Fills p99_over_median and maxmin_across_inputs of every ok row and returns the table (groups of
+// at least one input; max_over_min needs two).
+std::vector<Predictability> fill_predictability(std::vector<Row>& rows);
+void print_predictability(const std::vector<Predictability>& table);
 // Writes a file through `path`.tmp renamed over `path` when complete (no half-written results);
 // the temporary file is removed on failure.
 Status write_file(const std::string& path, const std::function<void(std::ostream&)>& body);
@@ -110,8 +129,10 @@ void print_header();
 void print_row(const Row& r);
 // Writes rows as CSV / JSON (through a temporary file renamed when complete). `command` and the
 // device are recorded in both.
+// The predictability columns are in both; the JSON also has the table ("predictability").
 Status write_csv(const std::string& path, const std::vector<Row>& rows, const std::string& command, const std::string& device);
-Status write_json(const std::string& path, const std::vector<Row>& rows, const std::string& command, const cuda::DeviceInfo* device);
+Status write_json(const std::string& path, const std::vector<Row>& rows, const std::string& command, const cuda::DeviceInfo* device,
+                  const std::vector<Predictability>& predictability = {});
 // Fills x_cub and x_ceiling of rows[first..] from the "cub" and "read_ceiling" rows among them.
 void fill_ratios(std::vector<Row>& rows, size_t first);
 
@@ -120,6 +141,8 @@ struct LabelledKernel {
   hist::Kernel* kernel;  // its name and options: run_case measures a fresh instance per case
 };
 class Engine;
+// A row with the case's fields filled in (experiment, size, pitch, bits, bins, input).
+Row row_for(const CaseSpec& spec, const std::string& experiment);
 // Builds one case, measures the read ceiling (GPU) and every kernel on it, fills the ratios,
 // prints the rows and appends them. Returns false if any row is not ok (a case that cannot be
 // built gives one error row).
@@ -147,6 +170,10 @@ class Engine {
   Status build(const CaseSpec& spec, CaseData& out);
   // The read ceiling on the case's buffers (GPU only); gbps counts the bytes it read.
   Measurement ceiling(const CaseData& cd);
+  // Times launch(i) (i = the buffer to use, rotating) like a kernel: warm-up, batches behind a spin,
+  // CUDA events around each run. For work other than a histogram (bench --equalize).
+  Result<Stats> time_launches(const std::function<Status(size_t)>& launch, size_t buffers) { return time_gpu(launch, buffers); }
+  cudaStream_t stream() const { return stream_.get(); }
   // Checks `k` against the reference on the first and last buffer, then times it.
   Measurement measure(hist::Kernel& k, const CaseData& cd);
 

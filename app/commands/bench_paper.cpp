@@ -8,12 +8,16 @@
 //   xu_fig9          collision vs collision_reduced on Gaussian data, sigma swept from 0 to
 //                    uniform, 1024 bins over 10-bit samples (Xu et al., fig. 9)
 //   course_colours   the course report's atomics baselines on 1, 2, 5 and 256 distinct colours
+//   predictability   time per content per kernel (the default method2_tuned, method2, cub,
+//                    block_atomic) at 1080p and 4K: uniform, degenerate, natural, Gaussian
+//                    (sigma 8) and every real frame given (issue 9: max/min across contents)
 //
 // Inputs follow each paper: Nugteren's are 2048x2048 8-bit "real images" (here: frames from the
 // videos given, each its own input), uniform random and degenerate; the course used 640x426 and
 // 3840x2160 random arrays. DIR receives one CSV per experiment with every measurement, a
 // summary.csv with each kernel's mean GB/s, relative performance and standard deviation across
 // inputs (table 2's columns), and PNG plots drawn by bench/plot_paper.py (python3-matplotlib).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -75,6 +79,17 @@ std::vector<Experiment> experiments(size_t real_frames) {
                     {{"640x426", 640, 426}, {"4k", 3840, 2160}}, 1, 8, 256, {}};
   for (int n : {1, 2, 5, 256}) course.inputs.push_back(*parse_input("colours:" + std::to_string(n)));
   e.push_back(course);
+  Experiment pred{"predictability", "Predictability: time per content per kernel", false,
+                  {"method2_tuned", "method2", "cub", "block_atomic"}, {{"1080p", 1920, 1080}, {"4k", 3840, 2160}}, 1, 8, 256, {}};
+  for (const char* in : {"uniform", "degenerate", "natural", "gaussian8"}) pred.inputs.push_back(*parse_input(in));
+  for (size_t f = 0; f < real_frames; ++f) {
+    InputSpec r;
+    r.name = "real" + std::to_string(f + 1);
+    r.real = true;
+    r.frame = static_cast<int>(f);
+    pred.inputs.push_back(r);
+  }
+  e.push_back(pred);
   return e;
 }
 
@@ -134,7 +149,18 @@ int run_bench_paper(const BenchOptions& o, bench::Engine& eng) {
   for (const auto& a : o.argv) cmd += (cmd.empty() ? "" : " ") + a;
   std::vector<Summary> sums;
   bool failed = false;
-  for (const Experiment& ex : experiments(eng.frame_count())) {
+  const auto all = experiments(eng.frame_count());
+  for (const auto& id : o.experiments) {
+    bool known = false;
+    for (const auto& ex : all) known |= ex.id == id;
+    if (!known) {
+      std::string ids;
+      for (const auto& ex : all) ids += (ids.empty() ? "" : ", ") + ex.id;
+      return fail("unknown experiment '" + id + "' (" + ids + ")", 2);
+    }
+  }
+  for (const Experiment& ex : all) {
+    if (!o.experiments.empty() && std::find(o.experiments.begin(), o.experiments.end(), ex.id) == o.experiments.end()) continue;
     std::printf("\n== %s: %s\n", ex.id.c_str(), ex.title.c_str());
     std::map<std::string, std::unique_ptr<hist::Kernel>> kernels;
     for (const auto& name : ex.kernels) {
@@ -155,6 +181,8 @@ int run_bench_paper(const BenchOptions& o, bench::Engine& eng) {
       for (const auto& input : ex.inputs)
         failed |= !run_case(eng, {size, false, ex.bytes_per_sample, ex.bit_depth, ex.bins, input, ex.weighted}, ex.id, labelled, rows);
     }
+    const auto table = fill_predictability(rows);
+    if (ex.id == "predictability") print_predictability(table);
     if (Status s = write_csv(dir + "/" + ex.id + ".csv", rows, cmd, eng.device().name); !s) return fail(s.to_string());
 
     // Aggregates per kernel: over every input, and (Nugteren's table 2) over the real images only.

@@ -28,7 +28,7 @@ int run_info(bool markdown = false);
 // histeq bench
 struct BenchOptions {
   std::vector<std::string> kernels;                  // empty: all
-  std::vector<std::string> inputs{"uniform", "degenerate", "natural", "real"};
+  std::vector<std::string> inputs{"uniform", "degenerate", "natural", "real", "gaussian8"};
   std::vector<std::string> sizes{"1080p", "4k", "8k", "1g", "1921x1081"};
   std::vector<std::string> pitches{"tight", "padded"};
   std::string input_file;                            // real frames; without it "real" is skipped
@@ -42,11 +42,15 @@ struct BenchOptions {
   std::string csv, json;
   std::string paper_dir;                             // --paper DIR: reproduce the papers' comparisons
   std::vector<std::string> files;                    // --paper: videos whose frames are the real inputs
+  std::vector<std::string> experiments;              // --paper: only these experiments (empty: all)
+  bool equalize = false;                             // --equalize: the whole equalization per frame
+  std::vector<int> depths{8, 10};                    // --equalize: bit depths
   std::vector<std::string> argv;                     // the command line, recorded in the outputs
 };
 void add_bench_command(CLI::App& app, BenchOptions& opts);
 int run_bench(const BenchOptions& opts);
-int run_bench_paper(const BenchOptions& opts, bench::Engine& engine);  // bench_paper.cpp
+int run_bench_paper(const BenchOptions& opts, bench::Engine& engine);     // bench_paper.cpp
+int run_bench_equalize(const BenchOptions& opts, bench::Engine& engine);  // bench_equalize.cpp
 
 // histeq play (PlayOptions: app/common/play_options.h, shared with the player window)
 void add_play_command(CLI::App& app, PlayOptions& opts);

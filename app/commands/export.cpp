@@ -32,7 +32,7 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("input", o.input, "the video to read")->required();
   e->add_option("-o,--output", o.output, "the file to write; its extension picks the container (.mp4, .mkv, .mov, ...)")->required();
   e->add_flag("-y,--overwrite", o.overwrite, "replace the output if it exists");
-  e->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
+  e->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2_tuned on a GPU, fused with the LUT and apply; cpu_parallel on the CPU)");
   e->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
   e->add_option("--hwdec", o.hwdec, "decode on the GPU: auto (NVDEC where the codec and GPU allow it), nvdec, none")
       ->check(CLI::IsMember({"auto", "nvdec", "none"}))

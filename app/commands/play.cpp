@@ -78,7 +78,7 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_option("--bit-depth", o.bit_depth, "synthetic source bit depth: 8 or 10")->capture_default_str();
   p->add_option("--duration", o.duration, "seconds of video to play (synthetic default 10; 0 = no limit)");
   p->add_flag("--max-speed", o.max_speed, "as fast as possible instead of at the source's frame rate");
-  p->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
+  p->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2_tuned on a GPU, fused with the LUT and apply; cpu_parallel on the CPU)");
   p->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
   p->add_option("--hwdec", o.hwdec, "decode on the GPU: auto (NVDEC where the codec and GPU allow it), nvdec, none")
       ->check(CLI::IsMember({"auto", "nvdec", "none"}))

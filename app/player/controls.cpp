@@ -99,6 +99,8 @@ std::vector<KernelChoice> kernel_menu(Backend backend, const video::FrameFormat&
     const Status s = pipeline::Equalizer::check_kernel(e.info.name, backend, format);
     c.usable = s.is_ok();
     if (!c.usable) c.why_not = s.message();
+    c.is_default = e.info.name == pipeline::default_kernel(backend);
+    if (c.is_default) c.why_default = pipeline::default_kernel_reason(backend);
     menu.push_back(std::move(c));
   }
   return menu;

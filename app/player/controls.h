@@ -60,6 +60,8 @@ struct KernelChoice {
   std::string name, description, source;  // source: "Nugteren et al. 2011, §7.3"
   bool usable = false;
   std::string why_not;                     // when !usable
+  bool is_default = false;                 // the equalizer's default for this backend
+  std::string why_default;                 // when is_default: why (pipeline::default_kernel_reason)
 };
 std::vector<KernelChoice> kernel_menu(Backend backend, const video::FrameFormat& format);
 // The usable names of a menu, in registry order.

@@ -248,12 +248,14 @@ void Overlay::main_panel(const OverlayState& s, OverlayActions& out) {
     for (const auto& k : s.kernels) {
       ImGui::BeginDisabled(!k.usable);
       const bool selected = k.name == s.kernel_shown;
-      if (ImGui::Selectable(k.name.c_str(), selected) && k.usable && !selected) out.kernel = k.name;
+      const std::string item = k.is_default ? k.name + " (default)" : k.name;
+      if (ImGui::Selectable(item.c_str(), selected) && k.usable && !selected) out.kernel = k.name;
       ImGui::EndDisabled();
       if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
         ImGui::BeginTooltip();
         ImGui::PushTextWrapPos(420);
         ImGui::TextUnformatted(k.description.c_str());
+        if (k.is_default) ImGui::TextColored(kDim, "%s", k.why_default.c_str());
         if (!k.source.empty()) ImGui::TextColored(kDim, "%s", k.source.c_str());
         if (!k.usable) ImGui::TextColored(kAmber, "%s", k.why_not.c_str());
         ImGui::PopTextWrapPos();
@@ -267,6 +269,7 @@ void Overlay::main_panel(const OverlayState& s, OverlayActions& out) {
     if (k.name == s.kernel_shown) {
       ImGui::PushTextWrapPos(wrap);
       ImGui::TextColored(kDim, "%s", k.description.c_str());
+      if (k.is_default) ImGui::TextColored(kDim, "%s", k.why_default.c_str());
       ImGui::PopTextWrapPos();
       if (ImGui::IsItemHovered() && !k.source.empty()) ImGui::SetTooltip("%s", k.source.c_str());
     }

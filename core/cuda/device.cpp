@@ -9,7 +9,28 @@
 
 namespace histeq::cuda {
 
+namespace {
+
+// The primary context is shared with FFmpeg's CUDA device (NVDEC, hw_decode.h), which retains it
+// only when its flags are CU_CTX_SCHED_BLOCKING_SYNC ("Primary context already active with
+// incompatible flags" otherwise). The flags must be set before anything creates the context, so
+// the first question about devices sets them; on a context already made they stay as they are.
+void set_context_flags_once() noexcept {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+      (void)cudaGetLastError();
+      return;
+    }
+    if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) (void)cudaGetLastError();
+  });
+}
+
+}  // namespace
+
 int device_count() noexcept {
+  set_context_flags_once();
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
     (void)cudaGetLastError();

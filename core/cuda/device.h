@@ -25,7 +25,9 @@ struct DeviceInfo {
   int runtime_version = 0;  // e.g. 13000
 };
 
-// Number of usable CUDA devices; 0 (not an error) when there is no driver or no GPU.
+// Number of usable CUDA devices; 0 (not an error) when there is no driver or no GPU. The first call
+// also sets the device's context flags to blocking sync (before any context exists), which the
+// NVDEC decoder needs to share the primary context with the CUDA runtime (video/hw_decode.h).
 int device_count() noexcept;
 
 // True when at least one usable device exists.

@@ -3,10 +3,13 @@
 #include <cstdlib>
 
 #include "core/cuda/check.h"
+#include "core/cuda/device.h"
 
 namespace histeq::cuda {
 
+// Whatever may create the CUDA context first sets its flags first (device.h: NVDEC shares it).
 Result<Stream> Stream::create(bool non_blocking) {
+  (void)device_count();
   Stream s;
   HISTEQ_CUDA_TRY(cudaStreamCreateWithFlags(&s.s_, non_blocking ? cudaStreamNonBlocking : cudaStreamDefault));
   return s;
@@ -19,6 +22,7 @@ void Stream::reset() noexcept {
 }
 
 Result<Event> Event::create(bool timing) {
+  (void)device_count();
   Event e;
   HISTEQ_CUDA_TRY(cudaEventCreateWithFlags(&e.e_, timing ? cudaEventDefault : cudaEventDisableTiming));
   return e;
@@ -54,6 +58,7 @@ const char* memory_kind_name(MemoryKind k) noexcept {
 }
 
 Result<Buffer> Buffer::allocate(MemoryKind kind, size_t bytes) {
+  if (kind != MemoryKind::host) (void)device_count();
   Buffer b;
   b.kind_ = kind;
   b.bytes_ = bytes;

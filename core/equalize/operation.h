@@ -56,6 +56,7 @@ struct FrameContext {
   int bins = 256;                 // 2^format->bit_depth
   uint32_t* counts = nullptr;     // `bins` counters in the luma's memory: written by the histogram stage
   uint16_t* lut = nullptr;        // `bins` entries in the luma's memory: written by the LUT stage, read by apply
+  bool equalized = false;         // the luma is already equalized (by the fused operation): counts and lut hold its histogram and LUT
 };
 
 class Operation {
@@ -70,6 +71,13 @@ class Operation {
     (void)backend, (void)slots, (void)format;
     return Status::ok();
   }
+  // Whether it works on this frame: an operation that another one has already done for this frame
+  // (the fused equalization does the histogram, the LUT and the apply in one launch) sits out,
+  // and its timing row stays empty for the frame. Asked just before its turn.
+  virtual bool active(const FrameContext& ctx) const {
+    (void)ctx;
+    return true;
+  }
   // Works on one frame (see the header comment for streams and memory).
   virtual Status run(FrameContext& ctx, cudaStream_t stream) = 0;
   // Forgets what earlier frames left (the next frame does not follow the last one).
@@ -80,8 +88,14 @@ using Operations = std::vector<std::unique_ptr<Operation>>;
 
 // The standard equalization: histogram (the kernel named by Settings::kernel; instances are made
 // at the first frame that asks for them and kept, one per slot) -> LUT (lut.h's formula with
-// Settings::weight) -> apply (in place). Bit-identical on the CPU and the GPU.
+// Settings::weight) -> apply (in place). Bit-identical on the CPU and the GPU. On the GPU, when
+// the kernel is the fused path's (kFusedKernel) and the samples are not in the high bits, a first
+// operation "equalize" does all three in one launch (fused_gpu.h) and the three sit out: the same
+// frames, one launch instead of three.
 Operations standard_operations();
+
+// The kernel whose frames the GPU equalizes in one fused launch (the default GPU kernel).
+constexpr const char* kFusedKernel = "method2_tuned";
 
 // Whether `kernel` can serve the histogram stage for frames of `format` on `backend`: ok, or why
 // not (unknown kernel, a kernel of the other backend, no CUDA device, no mode for the bins).

@@ -2,6 +2,7 @@
 
 #include "core/cuda/device.h"
 #include "core/equalize/equalize.h"
+#include "core/equalize/fused_gpu.h"
 #include "core/equalize/operation.h"
 #include "core/histogram/histogram.h"
 
@@ -13,6 +14,38 @@ PlaneView<T> writable(const PlaneRef& r) {
   return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
 }
 
+// Histogram -> LUT -> apply in one launch (fused_gpu.h), for the fused kernel on the GPU. One
+// FusedEqualizer per slot: instances share nothing, and a slot's frames are ordered on its stream.
+class FusedOp final : public Operation {
+ public:
+  video::StageId stage() const override { return id_; }
+  Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
+    fused_.clear();
+    usable_ = backend == Backend::gpu && format.sample_shift() == 0;
+    if (!usable_) return Status::ok();
+    for (int i = 0; i < slots; ++i) {
+      auto f = FusedEqualizer::create();
+      if (!f) return f.status();
+      fused_.push_back(std::move(f.value()));
+    }
+    return Status::ok();
+  }
+  bool active(const FrameContext& ctx) const override { return usable_ && ctx.settings->kernel == kFusedKernel; }
+  Status run(FrameContext& ctx, cudaStream_t stream) override {
+    FusedEqualizer& fe = fused_.at(static_cast<size_t>(ctx.slot));
+    const FusedOutputs out{ctx.counts, ctx.lut};  // the side data and the displays read them
+    if (ctx.luma.bytes_per_sample == 1) HISTEQ_TRY(fe.run(writable<uint8_t>(ctx.luma), ctx.settings->weight, stream, out));
+    else HISTEQ_TRY(fe.run(writable<uint16_t>(ctx.luma), ctx.settings->weight, stream, out));
+    ctx.equalized = true;
+    return Status::ok();
+  }
+
+ private:
+  video::StageId id_ = video::stage_id("equalize");
+  bool usable_ = false;
+  std::vector<FusedEqualizer> fused_;
+};
+
 // The luma histogram by a registry kernel. Instances are made at the first frame that names them
 // and kept per slot (a kernel instance may hold scratch memory that one stream uses, e.g. cub's),
 // so a live switch waits for nothing and switching back costs nothing; a slot with a frame in
@@ -20,6 +53,7 @@ PlaneView<T> writable(const PlaneRef& r) {
 class HistogramOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
+  bool active(const FrameContext& ctx) const override { return !ctx.equalized; }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
     (void)backend, (void)format;
     kernels_.clear();
@@ -46,6 +80,7 @@ class HistogramOp final : public Operation {
 class LutOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
+  bool active(const FrameContext& ctx) const override { return !ctx.equalized; }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     if (ctx.backend == Backend::gpu) return build_lut_gpu(ctx.counts, ctx.bins, ctx.settings->weight, ctx.lut, stream);
     return build_lut(ctx.counts, ctx.bins, ctx.settings->weight, ctx.lut);
@@ -58,6 +93,7 @@ class LutOp final : public Operation {
 class ApplyOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
+  bool active(const FrameContext& ctx) const override { return !ctx.equalized; }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     const bool gpu = ctx.backend == Backend::gpu;
     if (ctx.luma.bytes_per_sample == 1)
@@ -76,6 +112,7 @@ class ApplyOp final : public Operation {
 
 Operations standard_operations() {
   Operations ops;
+  ops.push_back(std::make_unique<FusedOp>());
   ops.push_back(std::make_unique<HistogramOp>());
   ops.push_back(std::make_unique<LutOp>());
   ops.push_back(std::make_unique<ApplyOp>());

@@ -38,6 +38,62 @@ struct Method2 {
   static constexpr int kMinUnitsPerThread = 16;
 };
 
+// method2_tuned (kernels/method2_tuned.cuh, .cu): the hot loop's shape. kBits: counter width (8, 16
+// or 32 bits: lanes per SM vs flushes and instructions per sample); kIlp: samples of one lane
+// read-modified-written together (independent loads, no atomics); kUnroll: 16-byte loads per stage;
+// kPrefetch: the next stage is loaded before the current one is counted.
+template <int kBits_, int kIlp_, int kUnroll_, bool kPrefetch_>
+struct Method2TunedLoop {
+  static constexpr int kBits = kBits_;
+  static constexpr int kIlp = kIlp_;
+  static constexpr int kUnroll = kUnroll_;
+  static constexpr bool kPrefetch = kPrefetch_;
+  static_assert(kBits == 8 || kBits == 16 || kBits == 32, "counters are 8, 16 or 32 bits");
+  static_assert(kIlp == 1 || kIlp == 2 || kIlp == 4, "ILP groups of 1, 2 or 4 samples");
+  static_assert(kUnroll >= 1 && kUnroll <= 16, "1..16 loads per stage");
+};
+
+// method2_tuned and the fused equalizer (core/equalize/fused_gpu.cuh). "sweep 1/2": the harness of
+// bench/sweep/ on an H100 (docs/performance.md "method2_tuned sweeps"; docs/results/issue9/). Every
+// instance measured was data-independent (max/min of the medians over contents <= 1.01), so the
+// choice is by speed only.
+struct Method2Tuned {
+  // 8-bit planes (256 bins: the direct layout; fewer bins: the generic one). sweep 2, worst content
+  // median at 1 GiB / 8192^2: 16-bit counters, pairs (K=2), 4 loads double-buffered 529 / 42.0 us;
+  // K=1 537 / 42.7; K=4 704 / 53.1; 8-bit counters (28 warps, flushes) 547 / 43.9; 32-bit counters
+  // (7 warps) 738 / 55.2 at best; without double buffering 614 / 49.9.
+  using Loop8 = Method2TunedLoop<16, 2, 4, true>;
+  // 16-bit planes (10-bit video): 16-bit counters (32-bit ones leave one warp per SM at 1024 bins),
+  // groups of 4 samples (three counting warps per SM, one per scheduler: ILP must come from inside
+  // the warp). sweep 2, fused 10-bit: this loop 21.9 / 42.6 us at 1080p / 4K; K=2 21.9 / 43.4;
+  // 8-bit counters (6 warps) 21.7 / 41.7: within 2%, and no flushes.
+  using Loop16 = Method2TunedLoop<16, 4, 4, true>;
+  // Grid: warps per SM grow until each lane has this many 16-byte units, up to what the counters
+  // allow; then blocks (<= 1 per SM). See m2t::plan_for. sweep 1 (1080p, warps per SM swept with
+  // one block per SM): 8 warps best (9.97 us; 4: 11.0, 14: 10.7), which 4 units per lane gives
+  // (127 blocks x 8 warps); at 4K and above every value from 1 to 32 gives the largest block.
+  static constexpr int kUnitsPerLane8 = 4;
+  static constexpr int kUnitsPerLane16 = 4;
+  // Device-wide merge: every block adds every bin to a 32-bit accumulator with fire-and-forget
+  // atomics, bins adjacent, so that the last block reads and clears it in 16-byte words. sweep 1
+  // (4K / 8192^2): adjacent 13.60 / 45.63 us, 32 words apart 13.68 / 46.13, per-block partials
+  // summed by the last block 48.37 at 8192^2.
+  static constexpr int kAccStride = 1;
+  // Planes up to L2 / kL2PrefetchFractionDen are prefetched into L2 by the bulk copy engine at the
+  // start of the kernel (m2t::L2Prefetch): a few counting warps (10-bit: 3 per SM) cannot keep
+  // enough loads in flight (sweep 1: 10-bit 4K at 0.56 TB/s). Not A/B-swept on the final loop.
+  static constexpr int kL2PrefetchFractionDen = 2;
+  // The fused equalizer: threads per block (the counting warps plus warps that only apply; not
+  // swept: sweep 1's fused kernel, whose blocks had only the counting warps, applied a 10-bit 4K
+  // frame in 3 warps per SM and took 72 us), units per lane (counting plan, as above) and 16-byte
+  // units per apply stage (sweep 2: 4 loads 13.94 / 22.48 us at 1080p / 4K, 8 loads 14.40 / 21.97).
+  static constexpr int kFusedThreads = 512;
+  static constexpr int kFusedUnitsPerLane8 = 4;
+  static constexpr int kFusedUnitsPerLane16 = 4;
+  static constexpr int kFusedApplyUnroll8 = 8;
+  static constexpr int kFusedApplyUnroll16 = 8;
+};
+
 // Nugteren et al. 2011 §7, mappings 1, 2 and 4 (method2_mappings.cu): the same kernel as Method2
 // with another counter layout or block size. 16-bit counters: the same pass bound as Method2.
 struct Method2Map1 {                   // layout 1 (plain 16-bit [bin][thread] array), 32 threads

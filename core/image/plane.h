@@ -83,7 +83,7 @@ class Plane {
     Plane p;
     p.buf_ = std::move(buf.value());
     p.view_ = {static_cast<T*>(p.buf_.data()), width, height, pitch_bytes, bit_depth, kind};
-    return p;
+    return Result<Plane>(std::move(p));  // explicit: nvcc's front end does not move implicitly here
   }
 
   const PlaneView<T>& view() const noexcept { return view_; }

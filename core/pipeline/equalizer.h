@@ -79,9 +79,14 @@ struct PipelineFrame {
   SideData side;
 };
 
-// The kernel an equalizer uses when none is named: method2 on the GPU (thread-private counters, no
-// atomics in its hot loop: its time does not depend on the picture), cpu_parallel on the CPU.
+// The kernel an equalizer uses when none is named: method2_tuned on the GPU (Nugteren's thread-
+// private counters tuned for Hopper: no atomics and no data-dependent branch in its hot loop, a
+// merge that never skips a bin, so its time does not depend on the picture (max/min across
+// contents <= 1.01 on the H100, docs/performance.md), 2x method2's speed, and the fused
+// one-launch equalization), cpu_parallel on the CPU.
 const char* default_kernel(Backend backend) noexcept;
+// Why it is the default, in one sentence, for displays.
+const char* default_kernel_reason(Backend backend) noexcept;
 
 class Equalizer {
  public:

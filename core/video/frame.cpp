@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "core/cuda/device.h"
 #include "core/video/av_util.h"
 
 extern "C" {
@@ -23,6 +24,7 @@ void free_pinned(void*, uint8_t* data) { (void)cudaFreeHost(data); }
 void free_host(void*, uint8_t* data) { std::free(data); }
 
 AVBufferRef* alloc_pinned(void*, size_t size) {
+  (void)cuda::device_count();  // the context's flags before the context (cuda/device.h)
   void* p = nullptr;
   if (cudaMallocHost(&p, size) != cudaSuccess) {
     (void)cudaGetLastError();
@@ -36,6 +38,7 @@ AVBufferRef* alloc_pinned(void*, size_t size) {
 void free_device(void*, uint8_t* data) { (void)cudaFree(data); }
 
 AVBufferRef* alloc_device(void*, size_t size) {
+  (void)cuda::device_count();
   void* p = nullptr;
   if (cudaMalloc(&p, size) != cudaSuccess) {
     (void)cudaGetLastError();

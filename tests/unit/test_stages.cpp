@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <memory>
 
 #include "core/equalize/operation.h"
@@ -212,6 +213,45 @@ TEST(Frames, P010EqualizesAsPlanarTenBitOnTheCpu) {
       changed += B.row(y)[x] != static_cast<uint16_t>((x * 37 + y * 11) % 300 + 200);
     }
   EXPECT_GT(changed, w * h / 2) << "the test picture should be stretched";
+}
+
+}  // namespace
+}  // namespace histeq::test
+
+namespace histeq::test {
+namespace {
+
+// The CPU draws the built-in picture by rows in parallel: any number of threads, the same frames.
+TEST(Frames, TheSyntheticSourceDrawsTheSameFramesOnAnyNumberOfThreads) {
+  for (int depth : {8, 10}) {
+    video::SyntheticOptions o;
+    o.width = 643;
+    o.height = 361;
+    o.bit_depth = depth;
+    o.fps = 4;
+    o.duration_s = 7;  // the fade to one value included
+    o.threads = 1;
+    auto one = video::open_synthetic(o);
+    o.threads = 3;
+    auto three = video::open_synthetic(o);
+    ASSERT_TRUE(one.is_ok() && three.is_ok());
+    auto pool = video::FramePool::create((*one)->info().format, MemoryKind::host);
+    ASSERT_TRUE(pool.is_ok());
+    for (int n = 0;; ++n) {
+      auto a = (*one)->next(**pool);
+      auto b = (*three)->next(**pool);
+      ASSERT_TRUE(a.is_ok() && b.is_ok());
+      if (!a.value()) break;
+      for (int i = 0; i < 3; ++i) {
+        const PlaneRef pa = (*a)->plane(i), pb = (*b)->plane(i);
+        for (int y = 0; y < pa.height; ++y)
+          ASSERT_EQ(std::memcmp(static_cast<const uint8_t*>(pa.data) + y * pa.pitch, static_cast<const uint8_t*>(pb.data) + y * pb.pitch,
+                                pa.row_bytes()),
+                    0)
+              << depth << "-bit frame " << n << " plane " << i << " row " << y;
+      }
+    }
+  }
 }
 
 }  // namespace
