@@ -2,6 +2,8 @@
 // FFmpeg's log for --verbose.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <atomic>
 #include <future>
 #include <string>
@@ -18,11 +20,16 @@ namespace histeq::app {
 int fail(const std::string& message, int code = 1);
 
 // SIGINT, SIGTERM and SIGHUP set the returned flag; a second one ends the process at once, after
-// removing the file named by set_signal_cleanup(). SIGPIPE is ignored. Idempotent.
+// removing the files named by set_signal_cleanup() and add_signal_cleanup(). SIGPIPE is ignored.
+// Idempotent.
 const std::atomic<bool>& install_stop_signals();
 // The file a hard stop (second signal) must remove; "" for none. Not thread-safe: call it from the
 // main thread while no other thread changes it.
 void set_signal_cleanup(const std::string& path);
+// For several files at once (a batch's temporary files): registers `path` and returns its slot,
+// or -1 when all slots are taken (that file is then left by a hard stop). Thread-safe.
+int add_signal_cleanup(const std::string& path);
+void remove_signal_cleanup(int slot);
 
 // The table: one row per stage that ran, in the pipeline's order (Pipeline::stages()), then the
 // latency; columns last/avg/p50/p99/max in ms (`with_last` = false drops the "last" column, for
@@ -44,6 +51,10 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
                         const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats,
                         const std::vector<video::StageId>& order, double wall_s,
                         const std::vector<std::pair<std::string, int64_t>>& counters);
+
+// Writes `j` to `path` through a temporary file renamed when complete: never a half-written file
+// under the name. Errors name the file.
+Status write_json_file(const std::string& path, const nlohmann::json& j);
 
 // When the equalizer may run on the GPU, creates the CUDA context on a thread of its own (a few
 // hundred ms on a large GPU) while FFmpeg opens the input and the encoder. The future's destructor

@@ -21,6 +21,11 @@ namespace histeq::video {
 struct FileSourceOptions {
   bool webcam = false;      // `path` is a V4L2 device opened through libavdevice
   int decoder_threads = 0;  // 0: FFmpeg's choice (as many as cores)
+  // A seek positions the demuxer at the video key frame this many seconds before its target (the
+  // frames up to the target are still decoded and skipped), so that packets of the other streams
+  // that belong at the target but lie before its key frame in the file are read too: a trimmed
+  // export cuts its audio from them.
+  double seek_preroll_s = 0;
 };
 
 // The video stream as the decoder gives it.
@@ -42,9 +47,20 @@ class FileSource final : public Source {
   SourceCounters counters() const override;  // any thread
   void interrupt() override;
   bool can_seek() const override;  // a file on seekable storage (not a webcam, not a pipe)
-  // av_seek_frame to the key frame at or before the time, a decoder flush, then the frames before
-  // the time are decoded and skipped.
+  // av_seek_frame to the key frame at or before the time (less the preroll), a decoder flush, then
+  // the frames before the time are decoded and skipped: the next frame is the first one whose
+  // timestamp is at or after the time, to the tick (what ffmpeg's -ss gives when it re-encodes).
   Status seek(double time_s) override;
+  // The stream time (seconds, the container's clock) of media time 0 (Frame::time_s = 0): the first
+  // frame's timestamp once one was decoded or a seek fixed it, else the video stream's start. Other
+  // streams of the file (AudioSource) use it to share the video's time axis. Any thread.
+  double time_origin_s() const;
+  // After the video stopped early (a trimmed export's end): reads on, handing the other streams'
+  // packets to the packet handler and skipping video packets, until every audio stream that the
+  // handler takes has given a packet at or after media time `until_s`, the packets get 10 s past
+  // it (no file interleaves further apart) or the input ends. The audio that belongs before the
+  // end but lies behind the last video frame in the file is then not lost. On the next() thread.
+  Status read_other_streams(double until_s);
 
   const NativeVideo& native() const;
   // The layout frames are converted to; default natural_format(native). Only before the first next().
