@@ -56,6 +56,8 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv);
 // The source `play` reads: `path` when given (a file, or the webcam with --webcam), else the
 // synthetic source configured by the options.
 Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& opts, const std::string& path);
+// --start, --duration, --end into opts.range (and the synthetic source's length).
+Status parse_play_range(PlayOptions& opts);
 
 // histeq export: one file (IN -o OUT) or a batch (several inputs or a folder, -o DIR/).
 struct ExportCliOptions {

@@ -126,7 +126,8 @@ std::string describe_equalizer(const pipeline::EqualizerInfo& e) {
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
                         const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats,
                         const std::vector<video::StageId>& order, double wall_s,
-                        const std::vector<std::pair<std::string, int64_t>>& counters) {
+                        const std::vector<std::pair<std::string, int64_t>>& counters,
+                        const std::function<void(nlohmann::json&)>& extend) {
   using nlohmann::json;
   json j;
   j["command"] = argv;
@@ -152,6 +153,8 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
     for (int r = 0; r < video::kMaxStages; ++r)
       if (rec.timing.has(r)) f[pipeline::row_name(r)] = rec.timing.get(r);
     if (rec.timing.latency_ms == rec.timing.latency_ms) f["latency"] = rec.timing.latency_ms;
+    if (rec.presented_ns != 0) f["presented_ns"] = rec.presented_ns;
+    if (rec.av_offset_ms == rec.av_offset_ms) f["av_offset_ms"] = rec.av_offset_ms;
     if (rec.late) f["late"] = true;
     if (rec.dropped) f["dropped"] = true;
     if (rec.damaged) f["damaged"] = true;
@@ -167,6 +170,7 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   json c = {{"frames", stats.frames()}, {"late", stats.late()}, {"dropped_behind", stats.dropped()}, {"wall_s", wall_s}};
   for (const auto& [k, v] : counters) c[k] = v;
   j["counters"] = std::move(c);
+  if (extend) extend(j);
   return write_json_file(path, j);
 }
 

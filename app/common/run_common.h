@@ -5,6 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <string>
 #include <vector>
@@ -46,11 +47,12 @@ std::string counters_line(int64_t frames, double secs, const pipeline::RunStats&
 std::string describe_equalizer(const pipeline::EqualizerInfo& e);
 
 // Writes the run: command line, source, equalizer, per-frame stage times, whole-run summary and
-// counters. Errors name the file.
+// counters; `extend` may add sections (the player's audio). Errors name the file.
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
                         const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats,
                         const std::vector<video::StageId>& order, double wall_s,
-                        const std::vector<std::pair<std::string, int64_t>>& counters);
+                        const std::vector<std::pair<std::string, int64_t>>& counters,
+                        const std::function<void(nlohmann::json&)>& extend = {});
 
 // Writes `j` to `path` through a temporary file renamed when complete: never a half-written file
 // under the name. Errors name the file.

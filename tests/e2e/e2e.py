@@ -529,6 +529,22 @@ def case_trim_mistakes():
         r = histeq("export", clip, "-o", out, *args)
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
         no_output_left(out)
+    r = histeq("play", "--headless", "--max-speed", clip, "--start", "3")
+    one_line_error(r, clip, "past the end")
+
+
+def case_trim_play():
+    clip = low_contrast_clip("tp.mp4", seconds=3)
+    js = path("tp.json")
+    r = histeq("play", "--headless", "--max-speed", clip, "--start", "0:01", "--duration", "1.5", "--stats-json", js)
+    assert r.returncode == 0, r.stderr
+    times = [f["time_s"] for f in json.load(open(js))["frames"]]
+    assert len(times) == 45 and abs(times[0] - 1.0) < 1e-6 and times[-1] < 2.5, (len(times), times[:2], times[-1:])
+    # The synthetic source keeps --duration 0 (no end) and takes --start.
+    r = histeq("play", "--headless", "--max-speed", "--size", "160x90", "--start", "1", "--end", "2", "--stats-json", js)
+    assert r.returncode == 0, r.stderr
+    j = json.load(open(js))
+    assert j["counters"]["frames"] == 60 and abs(j["frames"][0]["time_s"] - 1.0) < 1e-9, j["counters"]
 
 
 # --- batch export --------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 // Everyday use (issue 11), on the CPU: times as ffmpeg takes them, trimmed exports (frame-exact),
-// batch planning (folders, names, jobs) and a batch with a bad file.
+// the player's sound source (decoded, resampled, laid on a timeline, sought to the sample) and
+// its audio clock and sync rule, batch planning (folders, names, jobs) and a batch with a bad file.
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -11,8 +12,10 @@
 #include <fstream>
 #include <set>
 
+#include "app/player/audio_clock.h"
 #include "core/pipeline/batch.h"
 #include "core/pipeline/export.h"
+#include "core/video/audio_source.h"
 #include "core/video/file_source.h"
 #include "core/video/media_time.h"
 #include "tests/common/video_helpers.h"
@@ -166,6 +169,130 @@ TEST(FileSeekExact, ATimeBetweenFramesLandsOnTheLaterOne) {
   }
   EXPECT_NEAR((*src)->time_origin_s(), 0.0, 1e-9);
   std::remove(path.c_str());
+}
+
+// --- the player's sound ------------------------------------------------------------------------
+
+// A 16-bit PCM WAV of `seconds` at `rate`, mono: silence with bursts of a 1 kHz tone (20 ms,
+// amplitude 0.8) starting at each of `bursts` (seconds).
+void write_wav(const std::string& path, int rate, double seconds, const std::vector<double>& bursts) {
+  const int n = static_cast<int>(seconds * rate);
+  std::vector<int16_t> s(static_cast<size_t>(n), 0);
+  for (double b : bursts) {
+    const int first = static_cast<int>(std::lround(b * rate));
+    for (int i = 0; i < rate / 50 && first + i < n; ++i)
+      s[static_cast<size_t>(first + i)] = static_cast<int16_t>(std::lround(0.8 * 32767 * std::sin(2 * M_PI * 1000.0 * i / rate + M_PI / 2)));
+  }
+  std::ofstream f(path, std::ios::binary);
+  auto u32 = [&](uint32_t v) { f.write(reinterpret_cast<const char*>(&v), 4); };
+  auto u16 = [&](uint16_t v) { f.write(reinterpret_cast<const char*>(&v), 2); };
+  f.write("RIFF", 4);
+  u32(36 + 2 * static_cast<uint32_t>(n));
+  f.write("WAVEfmt ", 8);
+  u32(16);
+  u16(1);  // PCM
+  u16(1);  // mono
+  u32(static_cast<uint32_t>(rate));
+  u32(static_cast<uint32_t>(rate) * 2);
+  u16(2);
+  u16(16);
+  f.write("data", 4);
+  u32(2 * static_cast<uint32_t>(n));
+  f.write(reinterpret_cast<const char*>(s.data()), static_cast<std::streamsize>(s.size() * 2));
+}
+
+// The times (seconds from `from`) where bursts begin in interleaved stereo samples at `rate`.
+std::vector<double> onsets(const std::vector<float>& v, int rate, double from) {
+  std::vector<double> out;
+  int64_t last = -1000000;
+  for (size_t i = 0; i < v.size() / 2; ++i) {
+    if (std::fabs(v[2 * i]) < 0.4 || std::fabs(v[2 * i + 1]) < 0.4) continue;
+    if (static_cast<int64_t>(i) - last > rate / 10) out.push_back(from + static_cast<double>(i) / rate);
+    last = static_cast<int64_t>(i);
+  }
+  return out;
+}
+
+std::vector<float> read_all(video::AudioSource& a) {
+  std::vector<float> v;
+  for (;;) {
+    auto r = a.read(v, 1000);
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    if (!r.is_ok() || *r == 0) break;
+  }
+  return v;
+}
+
+TEST(AudioSource, ResamplesAndSeeksToTheSample) {
+  const std::string path = temp_path("bursts.wav");
+  write_wav(path, 44100, 3.0, {0.5, 1.25, 2.5});
+  auto a = video::AudioSource::open(path, {48000, 2});
+  ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+  EXPECT_NE((*a)->info().description.find("pcm_s16le 44.1 kHz mono"), std::string::npos) << (*a)->info().description;
+  ASSERT_TRUE((*a)->seek(0).is_ok());
+  std::vector<float> v = read_all(**a);
+  EXPECT_NEAR(static_cast<double>(v.size()) / 2 / 48000, 3.0, 2e-3);  // 44.1 kHz became 48 kHz, all of it
+  const double tol = 4.0 / 48000;  // the resampler's filter spreads an edge over a few samples
+  auto on = onsets(v, 48000, 0);
+  ASSERT_EQ(on.size(), 3u);
+  EXPECT_NEAR(on[0], 0.5, tol);
+  EXPECT_NEAR(on[1], 1.25, tol);
+  EXPECT_NEAR(on[2], 2.5, tol);
+  EXPECT_TRUE((*a)->ended());
+  // A seek lands on the sample: the bursts keep their times, whatever the target.
+  for (double t : {1.0, 1.2, 0.49}) {
+    ASSERT_TRUE((*a)->seek(t).is_ok());
+    EXPECT_DOUBLE_EQ((*a)->position_s(), t);
+    v = read_all(**a);
+    on = onsets(v, 48000, t);
+    ASSERT_FALSE(on.empty()) << t;
+    EXPECT_NEAR(on.front(), t <= 0.5 ? 0.5 : t <= 1.25 ? 1.25 : 2.5, tol) << t;
+    EXPECT_NEAR(static_cast<double>(v.size()) / 2 / 48000, 3.0 - t, 2e-3) << t;
+  }
+  // Past the end: nothing.
+  ASSERT_TRUE((*a)->seek(5).is_ok());
+  EXPECT_TRUE(read_all(**a).empty());
+  std::remove(path.c_str());
+}
+
+TEST(AudioSource, FilesWithoutSoundSaySo) {
+  const std::string path = temp_path("silent.mkv");
+  ASSERT_TRUE(write_synthetic_clip(path, clip(10)).is_ok());
+  auto a = video::AudioSource::open(path, {48000, 2});
+  ASSERT_FALSE(a.is_ok());
+  EXPECT_EQ(a.status().code(), Code::not_found);
+  EXPECT_NE(a.status().message().find("no audio stream"), std::string::npos);
+  EXPECT_EQ(video::AudioSource::open(temp_path("nope.wav"), {48000, 2}).status().code(), Code::not_found);
+  std::remove(path.c_str());
+}
+
+TEST(AudioClock, RunsOnWhatTheDeviceTookAndStandsWhenNothingCame) {
+  using app::player::AudioClock;
+  AudioClock c(48000, 0.010);
+  EXPECT_TRUE(std::isnan(c.at(0)));
+  c.on_callback(1'000'000'000, 2.0, 480);  // 10 ms of samples from 2.0 s
+  EXPECT_NEAR(c.at(1'000'000'000), 1.990, 1e-9);  // less the device's latency
+  EXPECT_NEAR(c.at(1'004'000'000), 1.994, 1e-9);
+  EXPECT_NEAR(c.at(1'050'000'000), 2.000, 1e-9);  // never past what was handed over
+  c.on_callback(1'010'000'000, 2.010, 0);           // an underrun: the clock stands
+  EXPECT_NEAR(c.at(1'030'000'000), 2.000, 1e-9);
+  c.on_callback(1'040'000'000, 2.010, 480);
+  EXPECT_NEAR(c.at(1'045'000'000), 2.005, 1e-9);
+  c.on_callback(1'050'000'000, 2.020, 0);  // paused: silence, nothing timed
+  EXPECT_NEAR(c.at(1'090'000'000), 2.010, 1e-9);
+  c.reset();
+  EXPECT_TRUE(std::isnan(c.at(1'100'000'000)));
+}
+
+TEST(AudioClock, TheVideoFollowsTheSound) {
+  using app::player::SyncAction;
+  using app::player::sync_action;
+  const double frame = 1 / 30.0;
+  EXPECT_EQ(sync_action(1.0, 1.0, frame, 0), SyncAction::show);
+  EXPECT_EQ(sync_action(1.0, 0.99, frame, 0), SyncAction::wait);       // ahead of the sound: wait
+  EXPECT_EQ(sync_action(1.0, 0.99, frame, 0.02), SyncAction::show);    // within the slack
+  EXPECT_EQ(sync_action(1.0, 1.03, frame, 0), SyncAction::show);       // late by less than a frame
+  EXPECT_EQ(sync_action(1.0, 1.04, frame, 0), SyncAction::drop);       // the sound passed it by more
 }
 
 // --- batches -----------------------------------------------------------------------------------
