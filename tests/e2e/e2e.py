@@ -617,6 +617,19 @@ def case_batch_export_inputs_and_mistakes():
         assert r.returncode == 2 and "--device" in r.stderr, r.stderr
 
 
+def case_report_single_file():
+    clip = low_contrast_clip("rs.mp4", seconds=1)
+    out, report = path("rs_eq.mp4"), path("rs.json")
+    r = histeq("export", clip, "-o", out, "--report", report, "--progress", "none")
+    assert r.returncode == 0, r.stderr
+    f = json.load(open(report))["files"]
+    assert len(f) == 1 and f[0]["result"] == "ok" and f[0]["frames_out"] == 30 and f[0]["output_bytes"] == os.path.getsize(out), f
+    r = histeq("export", path("none.mp4"), "-o", path("none_eq.mp4"), "--report", report)
+    assert r.returncode == 1, r.stderr
+    f = json.load(open(report))["files"]
+    assert f[0]["result"] == "failed" and "no such file" in f[0]["message"], f
+
+
 def case_batch_sigint_leaves_nothing():
     folder = path("long")
     os.mkdir(folder)
