@@ -102,10 +102,10 @@ if [[ $what == gpuvideo ]]; then
   {
     for r in 1 2 3; do
       for cfg in "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" "--hwdec none --passthrough" "--hwdec nvdec --passthrough"; do
-        s=$(date +%s.%N)
+        s=$(date +%s%N)
         "$bin/histeq" export .carry/real600.mp4 -o /tmp/x.mp4 -y --preset veryfast --crf 20 --progress json $cfg > /tmp/x.json 2>/tmp/x.err || echo "FAILED $cfg: $(tail -1 /tmp/x.err)"
-        e=$(date +%s.%N)
-        echo "round $r | $cfg | wall $(echo "$e - $s" | bc) | $(grep '"event":"done"' /tmp/x.json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("open %.3f run %.3f fps %.1f" % (d["open_s"], d["elapsed_s"], d["fps"]))')"
+        e=$(date +%s%N)
+        echo "round $r | $cfg | wall $(( (e - s) / 1000000 )) ms | $(grep '"event":"done"' /tmp/x.json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("open %.3f run %.3f fps %.1f" % (d["open_s"], d["elapsed_s"], d["fps"]))')"
       done
     done
   } > "$out/export.txt" 2>&1
@@ -113,6 +113,65 @@ if [[ $what == gpuvideo ]]; then
   echo "== streams: concurrent 1080p60 players on the real clip (NVDEC, GPU equalizer)"
   timeout 150 python3 bench/streams.py --histeq "$bin/histeq" --clip .carry/real600.mp4 --streams 1,8,16 --json "$out/streams.json" 2>&1 | tee "$out/streams.txt"
   timeout 60 python3 bench/streams.py --histeq "$bin/histeq" --clip .carry/real600.mp4 --streams 8 --max-speed --json "$out/streams_max.json" 2>&1 | tee -a "$out/streams.txt"
+fi
+
+if [[ $what == nvdec ]]; then
+  echo "== NVDEC, GPU source, P010 and NVENC tests"
+  HISTEQ_TEST_CLIP=.carry/real.mp4 HISTEQ_TEST_HEVC10=.carry/hevc10.mp4 timeout 120 "$bin/histeq_gpu_tests" --gtest_brief=1 \
+    --gtest_filter='Nvdec*:Nvenc*:GpuSynthetic*:GpuPipeline.EqualizesP010*:GpuPipeline.EqualizesDeviceFrames*:GpuStages*' \
+    > "$out/gpu_tests.txt" 2>&1 || rc=1
+  grep -E "PASSED|FAILED|SKIPPED|Skipped|tests ran|Failure|nvenc:|no NVDEC" "$out/gpu_tests.txt" | head -30
+  {
+    for clip in .carry/real600.mp4 .carry/real4k.mp4 .carry/hevc10.mp4; do
+      for hw in nvdec none; do
+        for speed in "--max-speed" ""; do
+          echo "### play --headless --quiet --hwdec $hw $speed $clip"
+          timeout 40 "$bin/histeq" play --headless --quiet --hwdec $hw $speed "$clip" 2>&1 | grep -E "decoded by|note|done in|^  (decode|convert|upload|equalize|histogram|apply|download|present|latency) "
+        done
+      done
+    done
+    echo "### play --headless --quiet --size 7680x4320 (GPU source, real time)"
+    timeout 40 "$bin/histeq" play --headless --quiet --size 7680x4320 2>&1 | grep -E "decoded by|done in|^  (decode|equalize|present) "
+  } > "$out/play.txt" 2>&1
+  cat "$out/play.txt"
+  echo "== export: wall time per path (3 rounds), 600-frame 1080p60 clip, x264 veryfast crf 20"
+  {
+    for r in 1 2 3; do
+      for cfg in "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" "--hwdec none --passthrough" "--hwdec nvdec --passthrough"; do
+        s=$(date +%s%N)
+        "$bin/histeq" export .carry/real600.mp4 -o /tmp/x.mp4 -y --preset veryfast --crf 20 --progress json $cfg > /tmp/x.json 2>/tmp/x.err || echo "FAILED $cfg: $(tail -1 /tmp/x.err)"
+        e=$(date +%s%N)
+        echo "round $r | $cfg | wall $(( (e - s) / 1000000 )) ms | $(grep '"event":"done"' /tmp/x.json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("open %.3f run %.3f fps %.1f" % (d["open_s"], d["elapsed_s"], d["fps"]))')"
+      done
+    done
+  } > "$out/export.txt" 2>&1
+  cat "$out/export.txt"
+  echo "== streams: concurrent real-time 1080p60 players on the real clip, NVDEC then software decode"
+  timeout 200 python3 bench/streams.py --histeq "$bin/histeq" --clip .carry/real600.mp4 --streams 1,16,24,32 --json "$out/streams.json" 2>&1 | tee "$out/streams.txt"
+  timeout 60 python3 bench/streams.py --histeq "$bin/histeq" --clip .carry/real600.mp4 --streams 16 --hwdec none --json "$out/streams_sw.json" 2>&1 | tee -a "$out/streams.txt"
+fi
+
+if [[ $what == window ]]; then
+  # The player window on the GPU: a carried Xvfb (no display here), the NVIDIA GLX vendor library,
+  # the CUDA-GL interop; bench/prepare_window.sh makes .carry-gui/window.tar.xz.
+  for f in .carry/gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+  mkdir -p /opt/hq /usr/share/fonts/truetype/dejavu
+  tar -C /opt/hq -xJf .carry-gui/window.tar.xz
+  cp /opt/hq/share/fonts/*.ttf /usr/share/fonts/truetype/dejavu/ 2>/dev/null
+  export LD_LIBRARY_PATH=/opt/hq/lib LIBGL_DRIVERS_PATH=/opt/hq/lib/dri
+  /opt/hq/bin/Xvfb :7 -screen 0 1920x1080x24 -xkbdir /opt/hq/share/xkb +extension GLX -nolisten tcp > "$out/xvfb.txt" 2>&1 &
+  sleep 2
+  export DISPLAY=:7 __GLX_VENDOR_LIBRARY_NAME=nvidia SDL_AUDIODRIVER=dummy
+  [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ] &&
+    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+  echo "== the window, built-in source drawn on the GPU, every kernel switched live"
+  timeout 60 /opt/hq/bin/histeq play --window 1600x900 --no-vsync --frames 400 --kernel-sequence all --switch-every 12 \
+    --split 0.5 --screenshot "$out/window_synthetic.png" --stats-json "$out/window_synthetic.json" 2>&1 | tail -25 | tee "$out/window.txt"
+  echo "== the window on the real clip, NVDEC"
+  timeout 60 /opt/hq/bin/histeq play .carry/real600.mp4 --window 1600x900 --no-vsync --frames 300 --split 0.5 \
+    --screenshot "$out/window_real.png" 2>&1 | tail -25 | tee -a "$out/window.txt"
+  tail -5 "$out/xvfb.txt"
 fi
 
 if [[ $what == pipeline ]]; then

@@ -8,7 +8,9 @@
 
 #include "app/common/play_options.h"
 #include "app/common/run_common.h"
+#include "core/pipeline/batch.h"
 #include "core/pipeline/equalizer.h"
+#include "core/video/media_time.h"
 #include "core/video/source.h"
 
 namespace CLI {
@@ -58,10 +60,13 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv);
 // The source `play` reads: `path` when given (a file, or the webcam with --webcam), else the
 // synthetic source configured by the options.
 Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& opts, const std::string& path);
+// --start, --duration, --end into opts.range (and the synthetic source's length).
+Status parse_play_range(PlayOptions& opts);
 
-// histeq export
+// histeq export: one file (IN -o OUT) or a batch (several inputs or a folder, -o DIR/).
 struct ExportCliOptions {
-  std::string input, output;
+  std::vector<std::string> inputs;
+  std::string output;
   bool overwrite = false;
   pipeline::EqualizerOptions eq;
   std::string codec = "libx264";
@@ -71,8 +76,26 @@ struct ExportCliOptions {
   std::string progress = "auto";
   std::string stats_json;
   bool verbose = false;
+  std::string start, duration, end;  // trimming, as given (parsed by video::parse_time_range)
+  std::string report;                // --report FILE: every file's result as JSON
+  // Batch:
+  int jobs = 0;                      // 0: one pipeline per GPU device, or cores / 4 on the CPU
+  std::vector<int> devices;          // --device: the GPUs to use (default: all; a single export: the first)
+  std::string ext;                   // the outputs' extension (default: each input's)
+  int index = -1;                    // --index I: only the I-th file of the batch (a job array's task)
+  bool list = false;                 // --list: print the batch's files and outputs, export nothing
 };
 void add_export_command(CLI::App& app, ExportCliOptions& opts);
 int run_export(const ExportCliOptions& opts, const std::vector<std::string>& argv);
+// What a single export and a batch share: the progress display asked for (auto: live on a terminal,
+// plain lines otherwise), and the export's settings from the command line.
+enum class ProgressMode { live, lines, json, none };
+ProgressMode progress_mode(const std::string& progress);
+pipeline::ExportOptions export_options(const ExportCliOptions& opts, const video::TimeRange& range);
+// The batch (several files, or a folder, into -o DIR/): export_batch.cpp.
+int run_export_batch(const ExportCliOptions& opts, const video::TimeRange& range, const std::vector<std::string>& argv);
+// --report: every file's result (input, output, result, message, frames, time, output size).
+Status write_export_report(const std::string& path, const std::vector<std::string>& argv,
+                           const std::vector<pipeline::BatchFileResult>& results, double elapsed_s, int jobs);
 
 }  // namespace histeq::app

@@ -1,15 +1,19 @@
 // histeq export: equalize every frame of a video file into a new file (audio and subtitles copied),
-// with a progress line (or JSON lines), a clean stop on Ctrl-C and no partial output.
+// or the part of it between --start and --end, with a progress line (or JSON lines), a clean stop on
+// Ctrl-C and no partial output. Several inputs or a folder go to export_batch.cpp.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <unistd.h>
 
 #include "app/commands/commands.h"
 #include "app/common/run_common.h"
+#include "core/cuda/device.h"
 #include "core/pipeline/export.h"
 
 namespace histeq::app {
@@ -18,19 +22,24 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
-enum class ProgressMode { live, lines, json, none };
-
 void print_json(const json& j) {
   std::printf("%s\n", j.dump().c_str());
   std::fflush(stdout);
 }
 
+bool is_folder(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 }  // namespace
 
 void add_export_command(CLI::App& app, ExportCliOptions& o) {
-  CLI::App* e = app.add_subcommand("export", "equalize every frame of a video into a new file (audio and subtitles copied)");
-  e->add_option("input", o.input, "the video to read")->required();
-  e->add_option("-o,--output", o.output, "the file to write; its extension picks the container (.mp4, .mkv, .mov, ...)")->required();
+  CLI::App* e = app.add_subcommand("export", "equalize every frame of a video into a new file (audio and subtitles copied); "
+                                             "several files or a folder into -o DIR/");
+  e->add_option("input", o.inputs, "the video(s) to read, or folders of videos")->required();
+  e->add_option("-o,--output", o.output, "the file to write (its extension picks the container: .mp4, .mkv, .mov, ...); "
+                                         "for several inputs or a folder, the folder DIR/ to write into")->required();
   e->add_flag("-y,--overwrite", o.overwrite, "replace the output if it exists");
   e->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2_tuned on a GPU, fused with the LUT and apply; cpu_parallel on the CPU)");
   e->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
@@ -45,40 +54,100 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
       ->check(CLI::IsMember({"auto", "plain", "json", "none"}))
       ->capture_default_str();
   e->add_flag("--passthrough", o.eq.passthrough, "decode and re-encode without equalizing (the floor for benchmarks)");
-  e->add_option("--stats-json", o.stats_json, "write every frame's stage times and the summary to this JSON file");
+  e->add_option("--stats-json", o.stats_json, "write every frame's stage times and the summary to this JSON file (one input)");
   e->add_flag("-v,--verbose", o.verbose, "show FFmpeg's warnings");
+  e->add_option("--start", o.start, "begin at this time: seconds or [HH:]MM:SS[.mmm], as ffmpeg's -ss (frame-exact)");
+  e->add_option("--duration", o.duration, "export this long (seconds or [HH:]MM:SS[.mmm], as ffmpeg's -t)");
+  e->add_option("--end", o.end, "stop at this time (as ffmpeg's -to); audio is cut to match, to the sample");
+  e->add_option("--report", o.report, "write every file's result (frames, time, output size) to this JSON file");
+  e->add_option("-j,--jobs", o.jobs, "files exported at once (default: one per GPU of --device; on the CPU, cores / 4)")
+      ->check(CLI::NonNegativeNumber);
+  e->add_option("--device", o.devices, "CUDA devices to run pipelines on, e.g. 0,1 (default: all; one export: the first)")
+      ->delimiter(',')
+      ->check(CLI::NonNegativeNumber);
+  e->add_option("--ext", o.ext, "a batch's output extension, e.g. mkv (default: each input's own)");
+  e->add_option("--index", o.index, "export only the I-th file (from 0) of the batch, in its listed order: one task of a job array")
+      ->check(CLI::NonNegativeNumber);
+  e->add_flag("--list", o.list, "print the batch's inputs and outputs (one pair a line, tab-separated) and export nothing");
 }
 
-int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) {
-  const std::atomic<bool>& stop = install_stop_signals();
-  forward_ffmpeg_log(o.verbose);
-  ProgressMode mode = ProgressMode::none;
-  if (o.progress == "auto") mode = isatty(STDERR_FILENO) ? ProgressMode::live : ProgressMode::lines;
-  else if (o.progress == "plain") mode = ProgressMode::lines;
-  else if (o.progress == "json") mode = ProgressMode::json;
+namespace {
 
-  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
+pipeline::BatchFileResult single_result(const ExportCliOptions& o, pipeline::BatchOutcome outcome, const std::string& message) {
+  pipeline::BatchFileResult r;
+  r.item = {o.inputs.front(), o.output};
+  r.outcome = outcome;
+  r.message = message;
+  r.device = o.devices.empty() ? -1 : o.devices.front();
+  return r;
+}
+
+int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, const std::vector<std::string>& argv);
+
+}  // namespace
+
+ProgressMode progress_mode(const std::string& progress) {
+  if (progress == "auto") return isatty(STDERR_FILENO) ? ProgressMode::live : ProgressMode::lines;
+  if (progress == "plain") return ProgressMode::lines;
+  if (progress == "json") return ProgressMode::json;
+  return ProgressMode::none;
+}
+
+pipeline::ExportOptions export_options(const ExportCliOptions& o, const video::TimeRange& range) {
   pipeline::ExportOptions eo;
-  eo.input = o.input;
-  eo.output = o.output;
   eo.overwrite = o.overwrite;
   eo.codec = o.codec;
   eo.crf = o.crf;
   eo.preset = o.preset;
+  eo.range = range;
   eo.pipeline.equalizer = o.eq;
   eo.hwdec = hwdec_for(o.hwdec, o.eq);
+  return eo;
+}
+
+int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) {
+  auto range = video::parse_time_range(o.start, o.duration, o.end);
+  if (!range) return fail(range.status().message(), 2);
+  const bool batch = o.inputs.size() > 1 || is_folder(o.inputs.front()) || (!o.output.empty() && o.output.back() == '/') ||
+                     o.index >= 0 || o.list;
+  if (batch) return run_export_batch(o, *range, argv);
+  if (!o.ext.empty()) return fail("--ext names a batch's outputs; give the output file's own name instead", 2);
+  return run_export_one(o, *range, argv);
+}
+
+namespace {
+
+int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, const std::vector<std::string>& argv) {
+
+  const std::atomic<bool>& stop = install_stop_signals();
+  const std::string& input = o.inputs.front();
+  const auto t_start = Clock::now();
+  auto report = [&](const pipeline::BatchFileResult& r) -> int {
+    if (o.report.empty()) return 0;
+    const Status s = write_export_report(o.report, argv, {r}, std::chrono::duration<double>(Clock::now() - t_start).count(), 1);
+    return s ? 0 : fail(s.to_string());
+  };
+  forward_ffmpeg_log(o.verbose);
+  const ProgressMode mode = progress_mode(o.progress);
+  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
+  pipeline::ExportOptions eo = export_options(o, range);
+  eo.input = input;
+  eo.output = o.output;
+  if (!o.devices.empty()) eo.pipeline.equalizer.device = o.devices.front();
   const auto open_t0 = Clock::now();
   auto ex = pipeline::Exporter::open(eo);
   const double open_s = std::chrono::duration<double>(Clock::now() - open_t0).count();
   if (!ex) {
     if (mode == ProgressMode::json) print_json({{"event", "error"}, {"message", ex.status().to_string()}});
-    return fail(ex.status().to_string());
+    const int code = fail(ex.status().to_string());
+    (void)report(single_result(o, pipeline::BatchOutcome::failed, ex.status().to_string()));
+    return code;
   }
   const pipeline::ExportPlan& plan = (*ex)->plan();
   for (const auto& n : plan.notes) std::fprintf(stderr, "histeq: note: %s\n", n.c_str());
   if (mode == ProgressMode::json) {
     print_json({{"event", "start"},
-                {"input", o.input},
+                {"input", input},
                 {"output", o.output},
                 {"input_description", plan.input_description},
                 {"output_description", plan.output_description},
@@ -88,9 +157,12 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
                 {"frames_expected", plan.frames_hint},
                 {"notes", plan.notes}});
   } else if (mode != ProgressMode::none) {
-    std::fprintf(stderr, "histeq: %s -> %s\n  %s, decoded by %s\n  -> %s; %s\n", o.input.c_str(), o.output.c_str(),
+    std::fprintf(stderr, "histeq: %s -> %s\n  %s, decoded by %s\n  -> %s; %s\n", input.c_str(), o.output.c_str(),
                  plan.input_description.c_str(), plan.decoder.c_str(), plan.output_description.c_str(),
                  describe_equalizer(plan.equalizer).c_str());
+    if (range.trimmed())
+      std::fprintf(stderr, "  from %s to %s (%s)\n", video::format_time(range.start_s).c_str(),
+                   range.end_s > 0 ? video::format_time(range.end_s).c_str() : "the end", video::format_time(plan.duration_s).c_str());
   }
 
   // Progress: %, fps and ETA from the frame count when the container gives it, else from the duration.
@@ -150,14 +222,16 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
     const bool interrupted = rep.status().code() == Code::cancelled;
     const std::string msg = interrupted ? o.output + ": interrupted; nothing written" : rep.status().to_string();
     if (mode == ProgressMode::json) print_json({{"event", interrupted ? "interrupted" : "error"}, {"message", msg}});
-    return fail(msg, interrupted ? 130 : 1);
+    const int code = fail(msg, interrupted ? 130 : 1);
+    (void)report(single_result(o, interrupted ? pipeline::BatchOutcome::cancelled : pipeline::BatchOutcome::failed, msg));
+    return code;
   }
   const pipeline::ExportReport& r = rep.value();
   const auto& sc = r.source;
   if (sc.corrupt_packets > 0 || sc.damaged_frames > 0 || sc.repaired_timestamps > 0) {
     std::fprintf(stderr, "histeq: %s: damaged input decoded past: %lld corrupt packets skipped, %lld damaged frames kept "
                          "(concealed by the decoder), %lld timestamps repaired\n",
-                 o.input.c_str(), static_cast<long long>(sc.corrupt_packets), static_cast<long long>(sc.damaged_frames),
+                 input.c_str(), static_cast<long long>(sc.corrupt_packets), static_cast<long long>(sc.damaged_frames),
                  static_cast<long long>(sc.repaired_timestamps));
   }
   if (mode == ProgressMode::json) {
@@ -179,7 +253,7 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   }
   if (!o.stats_json.empty()) {
     video::SourceInfo si;
-    si.name = o.input;
+    si.name = input;
     si.description = plan.input_description;
     si.format = plan.format;
     Status js = write_stats_json(o.stats_json, argv, si, plan.equalizer, stats, plan.stages, r.elapsed_s,
@@ -190,10 +264,25 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
                                   {"repaired_timestamps", sc.repaired_timestamps}});
     if (!js) return fail(js.to_string());
   }
-  if (r.frames_in != r.frames_out)
-    return fail(o.output + ": " + std::to_string(r.frames_in) + " frames in but " + std::to_string(r.frames_out) +
-                " out (the encoder dropped frames)");
-  return 0;
+  pipeline::BatchFileResult result = single_result(o, pipeline::BatchOutcome::ok, "");
+  result.notes = plan.notes;
+  result.frames_in = r.frames_in;
+  result.frames_out = r.frames_out;
+  result.frames_expected = plan.frames_hint;
+  result.source = sc;
+  result.elapsed_s = r.elapsed_s;
+  struct stat st {};
+  if (::stat(o.output.c_str(), &st) == 0) result.output_bytes = static_cast<int64_t>(st.st_size);
+  if (r.frames_in != r.frames_out) {
+    result.outcome = pipeline::BatchOutcome::failed;
+    result.message = o.output + ": " + std::to_string(r.frames_in) + " frames in but " + std::to_string(r.frames_out) +
+                     " out (the encoder dropped frames)";
+    (void)report(result);
+    return fail(result.message);
+  }
+  return report(result);
 }
+
+}  // namespace
 
 }  // namespace histeq::app

@@ -76,7 +76,10 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_option("--size", o.size, "synthetic source size: WxH, 720p, 1080p, 4k")->capture_default_str();
   p->add_option("--fps", o.fps, "synthetic source frame rate")->capture_default_str();
   p->add_option("--bit-depth", o.bit_depth, "synthetic source bit depth: 8 or 10")->capture_default_str();
-  p->add_option("--duration", o.duration, "seconds of video to play (synthetic default 10; 0 = no limit)");
+  p->add_option("--start", o.start, "begin at this time: seconds or [HH:]MM:SS[.mmm] (as ffmpeg's -ss)");
+  p->add_option("--duration", o.duration, "play this long (as ffmpeg's -t; the synthetic source: 10 s unless given; 0 = no limit)");
+  p->add_option("--end", o.end, "stop at this time (as ffmpeg's -to)");
+  p->add_flag("--no-audio", o.no_audio, "play without sound (the window plays the file's default audio track; headless never does)");
   p->add_flag("--max-speed", o.max_speed, "as fast as possible instead of at the source's frame rate");
   p->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2_tuned on a GPU, fused with the LUT and apply; cpu_parallel on the CPU)");
   p->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
@@ -122,17 +125,38 @@ Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& o, co
   HISTEQ_TRY(parse_size(o.size, so.width, so.height));
   so.fps = o.fps;
   so.bit_depth = o.bit_depth;
-  so.duration_s = o.duration == -1 ? 10.0 : o.duration;  // the synthetic source's own length
+  so.duration_s = o.endless ? 0 : o.synthetic_s;  // the synthetic source's own length
   so.on_gpu = o.synthetic_on == "gpu" || (o.synthetic_on == "auto" && !o.eq.cpu && cuda::have_device());
   return video::open_synthetic(so);
 }
 
-int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
+Status parse_play_range(PlayOptions& o) {
+  // --duration 0 keeps its old meaning: no limit (the synthetic source never ends).
+  o.endless = !o.duration.empty() && o.end.empty() && video::parse_time(o.duration, "--duration").is_ok() &&
+              *video::parse_time(o.duration, "--duration") == 0;
+  auto r = video::parse_time_range(o.start, o.endless ? "" : o.duration, o.end);
+  if (!r) return r.status();
+  o.range = *r;
+  o.synthetic_s = o.range.end_s > 0 ? o.range.end_s : 10.0;
+  return Status::ok();
+}
+
+// --start: the source moves there before the first frame (frame-exact, as a seek); the range is
+// checked against the input's length.
+static Status seek_to_start(const PlayOptions& o, video::Source& source, pipeline::Pipeline& pipe) {
+  HISTEQ_TRY(video::check_time_range(o.range, source.info().live ? 0 : source.info().duration_s, source.info().name));
+  if (o.range.start_s <= 0) return Status::ok();
+  if (!source.can_seek()) return HISTEQ_ERROR(Code::unsupported, source.info().name + ": --start needs a source that can seek");
+  return pipe.seek(source, o.range.start_s);
+}
+
+int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
   const std::atomic<bool>& stop = install_stop_signals();
-  forward_ffmpeg_log(o.verbose);
+  forward_ffmpeg_log(opts.verbose);
+  PlayOptions o = opts;
   const bool webcam = o.webcam_opt != nullptr && o.webcam_opt->count() > 0;
   if (webcam && !o.input.empty()) return fail("give either an input file or --webcam, not both", 2);
-  if (o.duration < 0 && o.duration != -1) return fail("--duration must be >= 0", 2);
+  if (Status rs = parse_play_range(o); !rs) return fail(rs.message(), 2);
   if (!o.screenshot.empty() && o.frames <= 0) return fail("--screenshot needs --frames N (the frame to capture)", 2);
   if (o.frames < 0) return fail("--frames must be >= 1", 2);
   if (o.switch_every < 1) return fail("--switch-every must be >= 1", 2);
@@ -162,9 +186,10 @@ int run_play(const PlayOptions& o, const std::vector<std::string>& argv) {
   pipeline::PipelineOptions po;
   po.equalizer = o.eq;
   po.equalizer.download = false;  // nothing reads the host frame after equalizing: it stays on the GPU
-  po.max_seconds = o.duration > 0 ? o.duration : 0;
+  po.max_seconds = o.range.end_s;
   auto pipe = pipeline::Pipeline::create(po, info);
   if (!pipe) return fail(pipe.status().to_string());
+  if (Status ss = seek_to_start(o, *source, **pipe); !ss) return fail(ss.to_string());
   const pipeline::EqualizerInfo& eq = (*pipe)->equalizer();
   std::vector<std::string> sequence;  // --kernel-sequence: switched live, as the window's k key does
   if (!o.kernel_sequence.empty()) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/pipeline/equalizer.h"
+#include "core/video/media_time.h"
 
 namespace CLI {
 class Option;
@@ -21,7 +22,11 @@ struct PlayOptions {
   std::string size = "1920x1080";
   double fps = 60.0;
   int bit_depth = 8;
-  double duration = -1;              // -1: the whole input (synthetic: 10 s); 0: no limit
+  std::string start, duration, end;  // --start, --duration, --end as given (seconds or [HH:]MM:SS[.mmm])
+  video::TimeRange range;            // what plays, parsed from them by run_play (end_s 0: to the end)
+  bool endless = false;              // --duration 0: the synthetic source never ends
+  double synthetic_s = 10;           // the synthetic source's length (its end, or 10 s)
+  bool no_audio = false;             // --no-audio: the player window plays no sound
   bool max_speed = false;
   pipeline::EqualizerOptions eq;
   std::string hwdec = "auto";        // --hwdec auto|nvdec|none (none with --cpu unless named)

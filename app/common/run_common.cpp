@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 
 #include <unistd.h>
 
@@ -24,11 +25,26 @@ int fail(const std::string& message, int code) {
 namespace {
 
 std::atomic<bool> g_stop{false};
-char g_cleanup[4096] = {0};  // read by the handler: a plain buffer, no allocation there
+// Read by the handler: plain buffers, no allocation there. Slot 0 is set_signal_cleanup()'s; the
+// others are handed out by add_signal_cleanup().
+constexpr int kCleanupSlots = 65;
+char g_cleanup[kCleanupSlots][4096] = {};
+std::mutex g_slots_mu;
+bool g_slot_taken[kCleanupSlots] = {true};
+
+// A name is written all but its first byte, then the first: the handler never sees half a name.
+void write_slot(int slot, const std::string& path) {
+  char* b = g_cleanup[slot];
+  b[0] = '\0';
+  if (path.size() >= sizeof(g_cleanup[0])) return;
+  std::memcpy(b + 1, path.c_str() + 1, path.size());
+  b[0] = path.empty() ? '\0' : path[0];
+}
 
 extern "C" void on_stop_signal(int sig) {
   if (g_stop.load()) {  // second signal: stop now, without the partial output (async-signal-safe calls only)
-    if (g_cleanup[0] != '\0') ::unlink(g_cleanup);
+    for (auto& name : g_cleanup)
+      if (name[0] != '\0') ::unlink(name);
     std::signal(sig, SIG_DFL);
     std::raise(sig);
     return;
@@ -48,11 +64,24 @@ const std::atomic<bool>& install_stop_signals() {
   return g_stop;
 }
 
-void set_signal_cleanup(const std::string& path) {
-  g_cleanup[0] = '\0';  // never a half-written name while the handler might read it
-  if (path.size() >= sizeof(g_cleanup)) return;
-  std::memcpy(g_cleanup + 1, path.c_str() + 1, path.size());  // all but the first byte, then the first
-  g_cleanup[0] = path.empty() ? '\0' : path[0];
+void set_signal_cleanup(const std::string& path) { write_slot(0, path); }
+
+int add_signal_cleanup(const std::string& path) {
+  std::lock_guard<std::mutex> l(g_slots_mu);
+  for (int i = 1; i < kCleanupSlots; ++i)
+    if (!g_slot_taken[i]) {
+      g_slot_taken[i] = true;
+      write_slot(i, path);
+      return i;
+    }
+  return -1;
+}
+
+void remove_signal_cleanup(int slot) {
+  if (slot <= 0 || slot >= kCleanupSlots) return;
+  std::lock_guard<std::mutex> l(g_slots_mu);
+  write_slot(slot, "");
+  g_slot_taken[slot] = false;
 }
 
 std::string format_stage_table(const std::vector<pipeline::StageSummary>& rows, const std::vector<video::StageId>& order,
@@ -97,7 +126,8 @@ std::string describe_equalizer(const pipeline::EqualizerInfo& e) {
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
                         const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats,
                         const std::vector<video::StageId>& order, double wall_s,
-                        const std::vector<std::pair<std::string, int64_t>>& counters) {
+                        const std::vector<std::pair<std::string, int64_t>>& counters,
+                        const std::function<void(nlohmann::json&)>& extend) {
   using nlohmann::json;
   json j;
   j["command"] = argv;
@@ -124,6 +154,8 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
     for (int r = 0; r < video::kMaxStages; ++r)
       if (rec.timing.has(r)) f[pipeline::row_name(r)] = rec.timing.get(r);
     if (rec.timing.latency_ms == rec.timing.latency_ms) f["latency"] = rec.timing.latency_ms;
+    if (rec.presented_ns != 0) f["presented_ns"] = rec.presented_ns;
+    if (rec.av_offset_ms == rec.av_offset_ms) f["av_offset_ms"] = rec.av_offset_ms;
     if (rec.late) f["late"] = true;
     if (rec.dropped) f["dropped"] = true;
     if (rec.damaged) f["damaged"] = true;
@@ -139,7 +171,11 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   json c = {{"frames", stats.frames()}, {"late", stats.late()}, {"dropped_behind", stats.dropped()}, {"wall_s", wall_s}};
   for (const auto& [k, v] : counters) c[k] = v;
   j["counters"] = std::move(c);
-  // Through a temporary file renamed when complete: never a half-written JSON under the name.
+  if (extend) extend(j);
+  return write_json_file(path, j);
+}
+
+Status write_json_file(const std::string& path, const nlohmann::json& j) {
   const std::string tmp = path + ".part";
   {
     std::ofstream f(tmp);

@@ -2,7 +2,10 @@
 // FFmpeg's log for --verbose.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <atomic>
+#include <functional>
 #include <future>
 #include <string>
 #include <vector>
@@ -19,11 +22,16 @@ namespace histeq::app {
 int fail(const std::string& message, int code = 1);
 
 // SIGINT, SIGTERM and SIGHUP set the returned flag; a second one ends the process at once, after
-// removing the file named by set_signal_cleanup(). SIGPIPE is ignored. Idempotent.
+// removing the files named by set_signal_cleanup() and add_signal_cleanup(). SIGPIPE is ignored.
+// Idempotent.
 const std::atomic<bool>& install_stop_signals();
 // The file a hard stop (second signal) must remove; "" for none. Not thread-safe: call it from the
 // main thread while no other thread changes it.
 void set_signal_cleanup(const std::string& path);
+// For several files at once (a batch's temporary files): registers `path` and returns its slot,
+// or -1 when all slots are taken (that file is then left by a hard stop). Thread-safe.
+int add_signal_cleanup(const std::string& path);
+void remove_signal_cleanup(int slot);
 
 // The table: one row per stage that ran, in the pipeline's order (Pipeline::stages()), then the
 // latency; columns last/avg/p50/p99/max in ms (`with_last` = false drops the "last" column, for
@@ -40,11 +48,16 @@ std::string counters_line(int64_t frames, double secs, const pipeline::RunStats&
 std::string describe_equalizer(const pipeline::EqualizerInfo& e);
 
 // Writes the run: command line, source, equalizer, per-frame stage times, whole-run summary and
-// counters. Errors name the file.
+// counters; `extend` may add sections (the player's audio). Errors name the file.
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
                         const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats,
                         const std::vector<video::StageId>& order, double wall_s,
-                        const std::vector<std::pair<std::string, int64_t>>& counters);
+                        const std::vector<std::pair<std::string, int64_t>>& counters,
+                        const std::function<void(nlohmann::json&)>& extend = {});
+
+// Writes `j` to `path` through a temporary file renamed when complete: never a half-written file
+// under the name. Errors name the file.
+Status write_json_file(const std::string& path, const nlohmann::json& j);
 
 // When the equalizer may run on the GPU, creates the CUDA context on a thread of its own (a few
 // hundred ms on a large GPU) while FFmpeg opens the input and the encoder. The future's destructor

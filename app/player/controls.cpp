@@ -41,6 +41,9 @@ const std::vector<CommandInfo>& commands() {
       {Command::split, "b", "before/after split view (drag the divider)"},
       {Command::screenshot, "s", "screenshot (PNG of the window)"},
       {Command::fullscreen, "f", "fullscreen"},
+      {Command::mute, "m", "mute / unmute the sound"},
+      {Command::volume_down, "9", "volume down (5%)"},
+      {Command::volume_up, "0", "volume up (5%, up to 130%)"},
       {Command::help, "h", "this help"},
       {Command::quit, "q", "quit"},
   };

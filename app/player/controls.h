@@ -24,6 +24,9 @@ enum class Command {
   split,         // b: before/after split view on / off
   screenshot,    // s: PNG of the window
   fullscreen,    // f
+  mute,          // m: sound off / on
+  volume_down,   // 9: 5% quieter
+  volume_up,     // 0: 5% louder (up to 130%)
   help,          // h: the keyboard panel
   quit,          // q
   // Scripted only (--keys), with an argument: what drag and drop and the Export dialog do.

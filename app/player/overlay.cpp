@@ -238,6 +238,14 @@ void Overlay::main_panel(const OverlayState& s, OverlayActions& out) {
   info_row("Equalizer", s.equalizer);
   info_row("Display", s.display);
   if (ImGui::IsItemHovered() && !s.display_detail.empty()) ImGui::SetTooltip("%s", s.display_detail.c_str());
+  if (!s.audio.empty()) {
+    char vol[48];
+    std::snprintf(vol, sizeof(vol), "; volume %.0f%%%s", s.volume * 100, s.muted ? " (muted: m)" : "");
+    info_row("Sound", s.audio + vol);
+  } else {
+    label("Sound");
+    ImGui::TextColored(kDim, "%s", s.audio_note.empty() ? "none" : s.audio_note.c_str());
+  }
   ImGui::Separator();
 
   // Kernel selector: every kernel with a mode for this stream's bins; the ones this equalizer
@@ -361,6 +369,16 @@ void Overlay::timing_panel(const OverlayState& s) {
   frame_graph(s.frame_ms, s.budget_ms, 300, ImVec2(w, 92));
   ImGui::TextColored(kDim, "budget 1/%.4g fps  -  amber > 75%%  -  red > 100%%", s.source_fps);
   ImGui::Text("display %.1f fps   video %.1f fps   frame %lld", s.display_fps, s.video_fps, static_cast<long long>(s.frames_shown));
+  if (!s.audio.empty()) {
+    if (s.av_offset_ms == s.av_offset_ms) {
+      const ImVec4& c = std::abs(s.av_offset_ms) > s.budget_ms ? kRed : std::abs(s.av_offset_ms) > 0.5 * s.budget_ms ? kAmber : kGreen;
+      ImGui::TextColored(c, "A-V %+.1f ms", s.av_offset_ms);
+    } else {
+      ImGui::TextColored(kDim, "A-V -");
+    }
+    ImGui::SameLine();
+    ImGui::TextColored(kDim, "(sound heard minus frame shown; the video follows the audio clock)");
+  }
 
   ImGui::Spacing();
   if (ImGui::BeginTable("stages", 6, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
@@ -396,34 +414,41 @@ void Overlay::timing_panel(const OverlayState& s) {
   ImGui::TextUnformatted("Dropped and late frames");
   ImGui::SameLine();
   ImGui::TextColored(kDim, "(by cause)");
-  if (ImGui::BeginTable("drops", 3, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+  if (ImGui::BeginTable("drops", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
     ImGui::TableSetupColumn("cause", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("dropped", ImGuiTableColumnFlags_WidthFixed, 70);
-    ImGui::TableSetupColumn("late", ImGuiTableColumnFlags_WidthFixed, 70);
+    ImGui::TableSetupColumn("dropped", ImGuiTableColumnFlags_WidthFixed, 62);
+    ImGui::TableSetupColumn("late", ImGuiTableColumnFlags_WidthFixed, 50);
+    ImGui::TableSetupColumn("held", ImGuiTableColumnFlags_WidthFixed, 50);
     ImGui::TableHeadersRow();
-    auto row = [&](const char* name, const char* hint, int64_t dropped, int64_t late) {
+    auto row = [&](const char* name, const char* hint, int64_t dropped, int64_t late, int64_t held = -1) {
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
       ImGui::TextUnformatted(name);
       if (hint != nullptr && ImGui::IsItemHovered()) ImGui::SetTooltip("%s", hint);
       char b[32];
-      for (int c = 0; c < 2; ++c) {
-        const int64_t v = c == 0 ? dropped : late;
+      for (int c = 0; c < 3; ++c) {
+        const int64_t v = c == 0 ? dropped : c == 1 ? late : held;
         ImGui::TableSetColumnIndex(1 + c);
         if (v < 0) {
           cell_right("-", &kDim);
           continue;
         }
         std::snprintf(b, sizeof(b), "%lld", static_cast<long long>(v));
-        cell_right(b, v > 0 ? (c == 0 ? &kRed : &kAmber) : &kDim);
+        cell_right(b, v > 0 ? (c == 0 ? &kRed : c == 1 ? &kAmber : nullptr) : &kDim);
       }
     };
     const char* hints[kCauses] = {"the decode thread (decode + convert) took longer than the budget",
                                   "the equalizer (upload .. download) took longer than the budget",
                                   "presenting (upload to GL, drawing) took longer than the budget",
-                                  "no stage overran: the frame waited (queues, display, system)"};
-    for (int c = 0; c < kCauses; ++c)
-      row(cause_name(static_cast<Cause>(c)), hints[c], s.dropped[static_cast<size_t>(c)], s.late[static_cast<size_t>(c)]);
+                                  "no stage overran: the frame waited (queues, display, system)",
+                                  "the sound had passed the frame by more than a frame interval (dropped) or was behind it "
+                                  "(the picture held: repeated while the video waited for the audio clock)"};
+    for (int c = 0; c < kCauses; ++c) {
+      const bool sync = static_cast<Cause>(c) == Cause::av_sync;
+      if (sync && s.audio.empty()) continue;
+      row(cause_name(static_cast<Cause>(c)), hints[c], s.dropped[static_cast<size_t>(c)], s.late[static_cast<size_t>(c)],
+          sync ? s.held : -1);
+    }
     row("source (live, queue full)", "a camera frame dropped because the pipeline was full", s.dropped_source, -1);
     ImGui::EndTable();
   }

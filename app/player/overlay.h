@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,6 +56,13 @@ struct OverlayState {
   bool split = false;
   float split_pos = 0.5f;
   float video_x = 0, video_y = 0, video_w = 0, video_h = 0;  // where the video is, in window coordinates
+
+  // Sound: "" when none (audio_note says why), else the track and the device.
+  std::string audio, audio_note;
+  double volume = 1.0;
+  bool muted = false;
+  double av_offset_ms = NAN;  // the sound heard minus the frame shown, at its presentation
+  int64_t held = 0;           // frames held on screen while the video waited for the sound
 
   // Transport.
   bool paused = false, ended = false, can_seek = false;

@@ -5,6 +5,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,7 +13,10 @@
 #include <optional>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "app/common/run_common.h"
+#include "app/player/audio_out.h"
 #include "app/player/controls.h"
 #include "app/player/export_job.h"
 #include "app/player/frame_upload.h"
@@ -99,6 +103,12 @@ class Player final : public pipeline::Sink {
 
   Result<Media> prepare(std::unique_ptr<video::Source> source, const std::string& kernel);
   void commit(Media m);
+  void open_audio();
+  void drop_audio(const std::string& why);
+  Status consume_paced(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec, bool restart, bool stepping);
+  Status consume_synced(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec);
+  Status show(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec);
+  double audio_now() const;  // the sound heard, in media time (Frame::time_s); NaN without
   Status draw_frame();
   Status ui_tick();
   void on_event(const SDL_Event& e);
@@ -163,6 +173,21 @@ class Player final : public pipeline::Sink {
   int64_t rows_at_ns_ = 0;
   ExportJob export_;
   bool export_reported_ = true;  // the outcome of the last export was printed
+
+  // Sound (AudioOut): the video follows its clock while it plays.
+  std::unique_ptr<AudioOut> audio_;
+  std::string audio_note_;         // why there is none
+  bool need_audio_start_ = true;   // the next frame shown while playing starts the sound at its time
+  double origin_s_ = 0;            // stream time of media time 0 (FileSource::time_origin_s)
+  double volume_ = 1.0;
+  bool muted_ = false;
+  double av_offset_ms_ = NAN;      // of the last frame shown
+  int64_t prev_present_ns_ = 0;    // when the previous frame was shown (hold counting)
+  double present_s_ = 0.002;       // how long a frame takes from draw to the screen (median of the last draws)
+  std::array<double, 15> draw_times_{};
+  size_t draws_ = 0;
+  std::vector<AudioOut::Callback> audio_log_;  // of the sounds closed so far (--stats-json)
+  double audio_log_origin_ = 0;
 };
 
 Result<Media> Player::prepare(std::unique_ptr<video::Source> source, const std::string& kernel) {
@@ -174,7 +199,7 @@ Result<Media> Player::prepare(std::unique_ptr<video::Source> source, const std::
   po.equalizer.keep_on_device = true;   // ...through interop (GPU); ignored by the CPU equalizer
   po.equalizer.keep_input_luma = true;  // the "before" side of the split view
   po.equalizer.keep_histogram = true;   // the luma plots
-  po.max_seconds = o_.duration > 0 ? o_.duration : 0;
+  po.max_seconds = o_.range.end_s;
   auto p = pipeline::Pipeline::create(po, source->info());
   if (!p) return p.status();
   Media m;
@@ -200,7 +225,53 @@ void Player::commit(Media m) {
   luma_ = {};
   rows_.clear();
   ended_ = false;
+  open_audio();
 }
+
+void Player::open_audio() {
+  if (audio_ && !o_.stats_json.empty()) {
+    for (auto c : audio_->callback_log()) {
+      c.start_s -= origin_s_;
+      audio_log_.push_back(c);
+    }
+  }
+  audio_.reset();
+  need_audio_start_ = true;
+  av_offset_ms_ = NAN;
+  const bool file = dynamic_cast<video::FileSource*>(source_.get()) != nullptr && !info_.live;
+  if (o_.no_audio) audio_note_ = "off (--no-audio)";
+  else if (!file) audio_note_ = "none (not a file)";
+  else if (o_.max_speed) audio_note_ = "off (--max-speed plays as fast as it can)";
+  if (o_.no_audio || !file || o_.max_speed) return;
+  AudioOutOptions ao;
+  ao.volume = volume_;
+  ao.muted = muted_;
+  ao.log_callbacks = !o_.stats_json.empty();
+  auto a = AudioOut::open(info_.name, ao);
+  if (!a) {
+    if (a.status().code() == Code::not_found) {
+      audio_note_ = "none (no audio track)";
+    } else {
+      audio_note_ = "none: " + a.status().message();
+      std::fprintf(stderr, "histeq: note: %s; playing without sound\n", a.status().message().c_str());
+    }
+    return;
+  }
+  audio_ = std::move(a.value());
+  audio_note_.clear();
+  std::printf("histeq play: sound %s\n", audio_->description().c_str());
+  std::fflush(stdout);
+}
+
+void Player::drop_audio(const std::string& why) {
+  say(why + ": playing on without sound", true);
+  std::fprintf(stderr, "histeq: %s; playing on without sound\n", why.c_str());
+  audio_.reset();
+  audio_note_ = "none: " + why;
+  pacer_.reset();
+}
+
+double Player::audio_now() const { return audio_ ? audio_->clock_s() - origin_s_ : NAN; }
 
 int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::string>& argv) {
   auto r = gl::VideoRenderer::create();
@@ -222,6 +293,13 @@ int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::st
               window_->vsync() ? ", vsync" : "");
   std::fflush(stdout);
 
+  // --start: the first frame is the one at (or just after) it.
+  if (Status s = video::check_time_range(o_.range, info_.live ? 0 : info_.duration_s, info_.name); !s) return fail(s.to_string());
+  if (o_.range.start_s > 0) {
+    if (!source_->can_seek()) return fail(info_.name + ": --start needs a source that can seek");
+    if (Status s = pipe_->seek(*source_, o_.range.start_s); !s) return fail(s.to_string());
+  }
+
   const auto t0 = Clock::now();
   bool need_run = true;
   while (!quit_) {
@@ -230,6 +308,8 @@ int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::st
       after_ = After::none;
       ended_ = false;
       pacer_.reset();
+      if (audio_) audio_->halt();  // the sound starts again with the run's first frame
+      need_audio_start_ = true;
       const Status s = pipe_->run(*source_, *this, run_stop_, stats_.get());
       if (!s && s.code() != Code::cancelled) {
         std::fprintf(stderr, "histeq: %s\n", s.to_string().c_str());
@@ -239,7 +319,12 @@ int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::st
       } else if (s.is_ok()) {
         ended_ = true;
       }
-      if (ended_ && o_.exit_at_end) break;
+      if (ended_ && o_.exit_at_end) {
+        // As mpv: the sound plays to its end (or the end of the range) too.
+        while (!quit_ && audio_ && audio_->started() && !audio_->drained())
+          if (Status u = ui_tick(); !u) return fail(u.to_string());
+        break;
+      }
     }
     // The last frame stays on screen, with a live UI, until the user seeks, opens a file or quits.
     while (!quit_ && after_ == After::none) {
@@ -276,18 +361,45 @@ int Player::run(std::unique_ptr<video::Source> source, const std::vector<std::st
               format_stage_table(stats_->total(), pipe_->stages(), false).c_str());
   std::fflush(stdout);
   if (!o_.stats_json.empty()) {
+    // The sound: every device callback (when, which samples, their media time), so that the sync
+    // can be measured against what the device played (SDL's disk driver writes it to a file).
+    auto audio_section = [&](nlohmann::json& j) {
+      if (audio_) {
+        for (auto c : audio_->callback_log()) {
+          c.start_s -= origin_s_;
+          audio_log_.push_back(c);
+        }
+      }
+      nlohmann::json a = {{"playing", audio_ != nullptr}, {"note", audio_note_}, {"volume", volume_}, {"muted", muted_}};
+      if (audio_) {
+        a["track"] = audio_->description();
+        a["driver"] = audio_->driver();
+        a["rate"] = audio_->rate();
+        a["channels"] = audio_->channels();
+        a["sample_format"] = "f32";
+        a["latency_s"] = audio_->latency_s();
+        a["underruns"] = audio_->underruns();
+        a["device_samples"] = audio_->device_samples();
+      }
+      nlohmann::json cbs = nlohmann::json::array();
+      for (const auto& c : audio_log_) cbs.push_back({c.ns, c.first_sample, c.frames, c.timed, c.start_s});
+      a["callbacks_columns"] = {"steady_ns", "first_sample", "frames", "timed_frames", "media_s"};
+      a["callbacks"] = std::move(cbs);
+      a["held_frames"] = view_.held_frames();
+      j["audio"] = std::move(a);
+    };
     Status js = write_stats_json(o_.stats_json, argv, info_, eq_, *stats_, pipe_->stages(), wall,
                                  {{"dropped_source", pc.dropped_source},
                                   {"corrupt_packets", sc.corrupt_packets},
                                   {"damaged_frames", sc.damaged_frames},
-                                  {"repaired_timestamps", sc.repaired_timestamps}});
+                                  {"repaired_timestamps", sc.repaired_timestamps}},
+                                 audio_section);
     if (!js) return fail(js.to_string());
   }
   return exit_code_;
 }
 
 Status Player::consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) {
-  video::FramePtr& f = pf.frame;
   if (run_stop_) return Status::ok();  // stopping: the frame is not shown
   // Paused: the frame on screen stays (and the UI lives) until play or step; this one waits.
   bool waited = false;
@@ -298,8 +410,16 @@ Status Player::consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) {
   if (run_stop_) return Status::ok();
   const bool stepping = step_;
   step_ = false;
+  if (audio_ && !o_.max_speed && !stepping) return consume_synced(pf, rec);
+  if (stepping) need_audio_start_ = true;  // the sound resumes with the frame after the steps
+  return consume_paced(pf, rec, waited, stepping);
+}
+
+// Without sound: the frames keep to the wall clock (Pacer) from the first one shown.
+Status Player::consume_paced(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec, bool restart, bool stepping) {
+  video::FramePtr& f = pf.frame;
   const bool realtime = !o_.max_speed && !stepping;
-  if (waited || stepping || !pacer_) pacer_.emplace(interval_s_);  // the media clock restarts here
+  if (restart || stepping || !pacer_) pacer_.emplace(interval_s_);  // the media clock restarts here
   const int64_t capture = f->timing.capture_ns;  // live sources: shown when they come, a backlog dropped
   pipeline::Pacer::Plan plan = capture > 0 ? pacer_->plan_live(capture, now_ns()) : pacer_->plan(f->time_s, now_ns());
   if (realtime) {
@@ -313,7 +433,90 @@ Status Player::consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) {
     if (run_stop_) return Status::ok();
     std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(plan.due_ns)));
   }
+  const int64_t t0 = now_ns();
+  HISTEQ_TRY(show(pf, rec));
+  if (realtime) rec.late = pacer_->late(plan.due_ns, t0);
+  view_.add(rec, budget_ms_);
+  return Status::ok();
+}
 
+// With sound: the frames follow the audio clock. The first frame of a run (or after steps) starts
+// the sound at its own time; then a frame the sound has passed by more than a frame interval is
+// dropped, and a frame ahead of it waits, the picture on screen held (a repeat) meanwhile.
+Status Player::consume_synced(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec) {
+  const double t = pf.frame->time_s;
+  const int64_t arrived = now_ns();
+  if (need_audio_start_) {
+    // The sound starts with this frame: the track is sought to its time and the device filled,
+    // the picture goes up (a first draw can be slow), then the device plays.
+    need_audio_start_ = false;
+    if (const auto* file = dynamic_cast<const video::FileSource*>(source_.get())) origin_s_ = file->time_origin_s();
+    const double until = o_.range.end_s > 0 ? origin_s_ + o_.range.end_s : 0;
+    if (Status s = audio_->start(origin_s_ + t, until, true); !s) {
+      drop_audio(s.to_string());
+      return consume_paced(pf, rec, true, false);
+    }
+    HISTEQ_TRY(show(pf, rec));
+    audio_->set_paused(paused_);
+    rec.av_offset_ms = 0;
+    av_offset_ms_ = 0;
+    prev_present_ns_ = rec.presented_ns;
+    view_.add(rec, budget_ms_, true);
+    return Status::ok();
+  }
+  // The device takes its first run within a period or two; one that never does is given up.
+  while (std::isnan(audio_now())) {
+    if (run_stop_) return Status::ok();
+    if (now_ns() - arrived > 2'000'000'000 && !paused_) {
+      drop_audio("the sound device does not play");
+      return consume_paced(pf, rec, true, false);
+    }
+    HISTEQ_TRY(ui_tick());
+  }
+  // Dropped when it would reach the screen more than a frame interval after the sound.
+  if (sync_action(t, audio_now() + present_s_, interval_s_, 0) == SyncAction::drop) {
+    rec.dropped = true;
+    view_.add(rec, budget_ms_, true);
+    return Status::ok();
+  }
+  // Wait for the sound to reach the frame, less the time a draw takes to reach the screen, the UI
+  // alive meanwhile (paused: the clock stands, so this waits).
+  for (;;) {
+    if (run_stop_) return Status::ok();
+    const double lead = t - audio_now() - present_s_;
+    if (!(lead > 0)) break;
+    if (lead * 1e9 > static_cast<double>(tick_period_ns_) || paused_) {
+      HISTEQ_TRY(ui_tick());
+      continue;
+    }
+    std::this_thread::sleep_for(std::chrono::nanoseconds(static_cast<int64_t>(lead * 1e9)));
+    break;
+  }
+  const int64_t drawn_from = now_ns();
+  HISTEQ_TRY(show(pf, rec));
+  // The draw time to aim ahead by: the median of the last draws (one slow draw does not move it).
+  draw_times_[draws_++ % draw_times_.size()] = static_cast<double>(rec.presented_ns - drawn_from) * 1e-9;
+  std::array<double, 15> sorted = draw_times_;
+  const size_t n = std::min(draws_, sorted.size());
+  std::nth_element(sorted.begin(), sorted.begin() + n / 2, sorted.begin() + n);
+  present_s_ = sorted[n / 2];
+  const double offset = audio_now() - t;  // at the swap
+  rec.av_offset_ms = static_cast<float>(offset * 1e3);
+  av_offset_ms_ = offset * 1e3;
+  rec.late = offset > interval_s_ / 2;
+  // A frame that was ready in time but waited for the sound past 1.5 intervals: the one before it
+  // was held on screen.
+  const int64_t interval_ns = static_cast<int64_t>(interval_s_ * 1e9);
+  if (prev_present_ns_ > 0 && arrived < prev_present_ns_ + interval_ns && rec.presented_ns - prev_present_ns_ > interval_ns * 3 / 2)
+    view_.held();
+  prev_present_ns_ = rec.presented_ns;
+  view_.add(rec, budget_ms_, true);
+  return Status::ok();
+}
+
+// Draws the frame (and the UI) and completes its record's present stage.
+Status Player::show(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec) {
+  video::FramePtr& f = pf.frame;
   const int64_t t0 = now_ns();
   HISTEQ_TRY(uploader_.put(*f, pf.side.input_luma.get(), *renderer_));
   if (!pf.side.kernel.empty() && pf.side.kernel != kernel_shown_) {
@@ -327,9 +530,8 @@ Status Player::consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) {
   ++frames_presented_;
   video_rate_.tick(t0);
   HISTEQ_TRY(draw_frame());
+  rec.presented_ns = now_ns();  // after the swap
   rec.timing.set(video::stage::present, (render_done_ns_ - t0) / 1e6);
-  if (realtime) rec.late = pacer_->late(plan.due_ns, t0);
-  view_.add(rec, budget_ms_);
 
   if (!sequence_.empty() && o_.switch_every > 0 && frames_presented_ % o_.switch_every == 0) {
     sequence_pos_ = (sequence_pos_ + 1) % sequence_.size();
@@ -449,6 +651,11 @@ void Player::on_event(const SDL_Event& e) {
         case SDLK_b: if (!repeat) run_command(Command::split); break;
         case SDLK_s: if (!repeat) run_command(Command::screenshot); break;
         case SDLK_f: if (!repeat) run_command(Command::fullscreen); break;
+        case SDLK_m: if (!repeat) run_command(Command::mute); break;
+        case SDLK_9:
+        case SDLK_KP_9: run_command(Command::volume_down); break;
+        case SDLK_0:
+        case SDLK_KP_0: run_command(Command::volume_up); break;
         case SDLK_h:
         case SDLK_F1: if (!repeat) run_command(Command::help); break;
         case SDLK_q: run_command(Command::quit); break;
@@ -467,11 +674,31 @@ void Player::on_event(const SDL_Event& e) {
 void Player::run_command(Command c) {
   const double pos = after_ == After::seek ? seek_target_ : current_ ? current_->time_s : 0.0;
   switch (c) {
-    case Command::pause: paused_ = !paused_; break;
+    case Command::pause:
+      paused_ = !paused_;
+      // After frame steps (or a seek while paused) the sound starts again with the next frame.
+      if (audio_ && !need_audio_start_) audio_->set_paused(paused_);
+      break;
     case Command::step:
       paused_ = true;
       step_ = true;
+      if (audio_) audio_->set_paused(true);
       break;
+    case Command::mute:
+      muted_ = !muted_;
+      if (audio_) audio_->set_muted(muted_);
+      say(audio_ ? (muted_ ? "sound muted" : "sound on") : "no sound: " + audio_note_);
+      break;
+    case Command::volume_down:
+    case Command::volume_up: {
+      const double step = c == Command::volume_up ? kVolumeStep : -kVolumeStep;
+      volume_ = std::clamp(std::round((volume_ + step) * 100) / 100, 0.0, kMaxVolume);
+      if (audio_) audio_->set_volume(volume_);
+      char b[48];
+      std::snprintf(b, sizeof(b), "volume %.0f%%%s", volume_ * 100, muted_ ? " (muted)" : "");
+      say(audio_ ? b : "no sound: " + audio_note_);
+      break;
+    }
     case Command::seek_back: request_seek(pos - kSeekStepS); break;
     case Command::seek_forward: request_seek(pos + kSeekStepS); break;
     case Command::next_kernel: request_kernel(cycle(usable_, target_kernel(), 1)); break;
@@ -521,7 +748,8 @@ void Player::request_seek(double t) {
   if (after_ == After::open || after_ == After::quit) return;
   // Seeking to the very end would show nothing: the last frame is as far as it goes.
   t = std::max(0.0, t);
-  seek_target_ = info_.duration_s > 0 ? std::min(t, std::max(0.0, info_.duration_s - interval_s_)) : t;
+  const double end = o_.range.end_s > 0 && (info_.duration_s <= 0 || o_.range.end_s < info_.duration_s) ? o_.range.end_s : info_.duration_s;
+  seek_target_ = end > 0 ? std::min(t, std::max(0.0, end - interval_s_)) : t;
   after_ = After::seek;
   run_stop_ = true;
   if (paused_) step_ = true;  // show where the seek landed, and stay paused
@@ -626,6 +854,12 @@ OverlayState Player::state() {
     s.late[static_cast<size_t>(c)] = view_.late(static_cast<Cause>(c));
   }
   s.dropped_source = pipe_->counters().dropped_source;
+  if (audio_) s.audio = keep_numbers_with_units(audio_->description());
+  s.audio_note = audio_note_;
+  s.volume = volume_;
+  s.muted = muted_;
+  s.av_offset_ms = av_offset_ms_;
+  s.held = view_.held_frames();
   const auto sc = source_->counters();
   s.corrupt_packets = sc.corrupt_packets;
   s.damaged_frames = sc.damaged_frames;

@@ -36,6 +36,7 @@ const char* cause_name(Cause c) noexcept {
     case Cause::decode: return "decode";
     case Cause::equalize: return "equalize";
     case Cause::present: return "present";
+    case Cause::av_sync: return "A/V sync";
     default: return "scheduling";
   }
 }
@@ -60,15 +61,18 @@ StatsView::StatsView(size_t capacity)
     : cap_(capacity > 0 ? capacity : 1), frame_ms_(cap_, kNaN), rows_(pipeline::kStatRows, std::vector<float>(cap_, kNaN)),
       dropped_ring_(cap_, 0) {}
 
-void StatsView::add(const pipeline::FrameRecord& r, double budget_ms) {
+void StatsView::add(const pipeline::FrameRecord& r, double budget_ms, bool audio_clock) {
   frame_ms_[next_] = r.dropped ? kNaN : frame_time_ms(r.timing);
   for (int row = 0; row < pipeline::kStatRows; ++row)
     rows_[row][next_] = row == pipeline::kLatency ? r.timing.latency_ms : r.timing.ms[row];
   dropped_ring_[next_] = r.dropped ? 1 : 0;
   next_ = (next_ + 1) % cap_;
   if (filled_ < cap_) ++filled_;
-  if (r.dropped) ++dropped_[static_cast<int>(miss_cause(r.timing, budget_ms))];
-  else if (r.late) ++late_[static_cast<int>(miss_cause(r.timing, budget_ms))];
+  if (!r.dropped && !r.late) return;
+  Cause c = miss_cause(r.timing, budget_ms);
+  if (audio_clock && c == Cause::scheduling) c = Cause::av_sync;
+  if (r.dropped) ++dropped_[static_cast<int>(c)];
+  else ++late_[static_cast<int>(c)];
 }
 
 template <class T>

@@ -18,7 +18,9 @@
 
 namespace histeq::app::player {
 
-enum class Cause { decode, equalize, present, scheduling, count };
+// av_sync: with sound, the video follows the audio clock; a frame the sound has passed (no pipeline
+// thread overran) is dropped for A/V sync.
+enum class Cause { decode, equalize, present, scheduling, av_sync, count };
 constexpr int kCauses = static_cast<int>(Cause::count);
 const char* cause_name(Cause c) noexcept;
 
@@ -30,8 +32,12 @@ Cause miss_cause(const pipeline::FrameTiming& t, double budget_ms) noexcept;
 class StatsView {
  public:
   explicit StatsView(size_t capacity = 300);
-  // A frame the player presented or dropped (its record as the sink completed it).
-  void add(const pipeline::FrameRecord& r, double budget_ms);
+  // A frame the player presented or dropped (its record as the sink completed it). `audio_clock`:
+  // it was timed by the sound, so a miss that no thread explains is an A/V sync one.
+  void add(const pipeline::FrameRecord& r, double budget_ms, bool audio_clock = false);
+  // The picture on screen was held (repeated) while the video waited for the sound.
+  void held() noexcept { ++held_; }
+  int64_t held_frames() const noexcept { return held_; }
 
   size_t size() const noexcept { return filled_; }
   std::vector<float> frame_times() const;     // oldest first; NaN for dropped frames
@@ -48,6 +54,7 @@ class StatsView {
   std::vector<std::vector<float>> rows_;  // [row][ring]
   std::vector<uint8_t> dropped_ring_;
   std::array<int64_t, kCauses> dropped_{}, late_{};
+  int64_t held_ = 0;
 };
 
 // Luma histograms for plots: `bins` display bins (the frame's bins summed in groups), as fractions

@@ -47,6 +47,16 @@ Status init_context() {
   return Status::ok();
 }
 
+Status use_device(int ordinal) {
+  const int n = device_count();
+  if (n == 0) return HISTEQ_ERROR(Code::no_device, "--device " + std::to_string(ordinal) + ": no CUDA device is available");
+  if (ordinal < 0 || ordinal >= n)
+    return HISTEQ_ERROR(Code::invalid_argument, "--device " + std::to_string(ordinal) + ": this machine has " + std::to_string(n) +
+                                                    (n == 1 ? " CUDA device (0)" : " CUDA devices (0.." + std::to_string(n - 1) + ")"));
+  HISTEQ_CUDA_TRY(cudaSetDevice(ordinal));
+  return Status::ok();
+}
+
 std::string version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }

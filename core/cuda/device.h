@@ -38,6 +38,11 @@ bool have_device() noexcept;
 // GPU start it on a thread of its own while FFmpeg opens the input and the encoder. Thread-safe.
 Status init_context();
 
+// Makes `ordinal` the calling thread's current device (cudaSetDevice): what it allocates and
+// launches from then on goes there. Errors: no_device without a GPU, invalid_argument for an
+// ordinal this machine does not have ("--device 3: this machine has 2 CUDA devices (0..1)").
+Status use_device(int ordinal);
+
 // Properties of `ordinal` (or the current device when -1). Cached after the first call.
 Result<DeviceInfo> device_info(int ordinal = -1);
 

@@ -42,6 +42,8 @@ struct EqualizerOptions {
   bool download = true;          // GPU: the output is the host frame with its luma equalized (export)
   bool keep_on_device = false;   // GPU: the output is a device frame with all planes (a display); excludes download
   bool passthrough = false;      // no equalization at all: a plain transcode, to measure the floor
+  int device = -1;               // GPU: the CUDA device to use (Pipeline makes it current on its threads);
+                                 // -1: the calling thread's current device (0 unless set)
   bool keep_input_luma = false;  // SideData::input_luma: a copy of the luma before equalizing (before/after
                                  // views); on the device with keep_on_device, else on the host
   bool keep_histogram = false;   // SideData::histogram and ::lut: the luma histogram and the LUT applied

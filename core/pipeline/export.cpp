@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -36,22 +37,22 @@ std::string base_name(const std::string& path) {
 // The encoder as a sink: frames in, packets into the muxer; the encode stage is timed here.
 class EncodeSink final : public Sink {
  public:
-  EncodeSink(video::VideoWriter& w, const std::function<void(const ExportProgress&)>& progress, double t0)
-      : w_(w), progress_(progress), t0_(t0) {}
+  EncodeSink(video::VideoWriter& w, const std::function<void(const ExportProgress&)>& progress, double t0, double start_s)
+      : w_(w), progress_(progress), t0_(t0), start_s_(start_s) {}
   Status consume(PipelineFrame f, FrameRecord& rec) override {
     const double a = now_s();
     HISTEQ_TRY(w_.encode(*f.frame));
     f.frame.reset();  // back to its pool once the encoder lets go of its reference
     const double b = now_s();
     rec.timing.set(video::stage::encode, (b - a) * 1e3);
-    if (progress_) progress_({w_.frames_sent(), rec.time_s, b - t0_});
+    if (progress_) progress_({w_.frames_sent(), rec.time_s - start_s_, b - t0_});
     return Status::ok();
   }
 
  private:
   video::VideoWriter& w_;
   const std::function<void(const ExportProgress&)>& progress_;
-  double t0_;
+  double t0_, start_s_;
 };
 
 }  // namespace
@@ -100,9 +101,18 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   video::FileSourceOptions so;
   so.hwdec = opts.hwdec;
   so.frames_held = 2 * opts.pipeline.queue_frames + std::max(2, opts.pipeline.equalizer.frames_in_flight) + 2;
+  // Audio that belongs at the start may lie before the video key frame in the file (interleaving):
+  // the demuxer starts this much earlier, so the audio cut has all of it.
+  if (opts.range.start_s > 0) so.seek_preroll_s = 2.0;
   auto src = video::FileSource::open(opts.input, so);
   if (!src) return src.status();
   m.src = std::move(src.value());
+  HISTEQ_TRY(video::check_time_range(opts.range, m.src->info().duration_s, opts.input));
+  if (opts.range.start_s > 0) {
+    if (!m.src->can_seek())
+      return HISTEQ_ERROR(Code::unsupported, opts.input + ": --start needs an input that can seek (a file, not a pipe)");
+    HISTEQ_TRY(m.src->seek(opts.range.start_s));
+  }
   m.plan.decoder = m.src->info().decoder;
   // The decoder chosen is said in the plan; why NVDEC was not used is a note where it was asked for
   // by name, or could have been used (auto with a GPU).
@@ -145,6 +155,8 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   wo.codec = opts.codec;
   wo.crf = opts.crf;
   wo.preset = opts.preset;
+  wo.threads = opts.encoder_threads;
+  wo.range = opts.range;
   auto writer = video::VideoWriter::open(wo, video::video_input_of(*m.src), *fmt, m.plan.notes);
   if (!writer) return writer.status();  // ~Impl removes the temporary file
   m.writer = std::move(writer.value());
@@ -153,6 +165,7 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   PipelineOptions po = opts.pipeline;
   po.equalizer.download = true;         // the encoder reads the host frame
   po.equalizer.keep_on_device = false;
+  if (opts.range.end_s > 0) po.max_seconds = opts.range.end_s;
   auto pipeline = Pipeline::create(po, m.src->info());
   if (!pipeline) return pipeline.status();
   m.pipeline = std::move(pipeline.value());
@@ -169,6 +182,12 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   m.plan.frames_hint = si.frames_hint;
   m.plan.frames_exact = si.frames_exact;
   m.plan.duration_s = si.duration_s;
+  if (opts.range.trimmed()) {
+    m.plan.duration_s = opts.range.length(si.duration_s);
+    m.plan.frames_exact = false;
+    if (si.frame_rate.valid() && m.plan.duration_s > 0)
+      m.plan.frames_hint = static_cast<int64_t>(std::ceil(m.plan.duration_s * si.frame_rate.value() - 1e-6));
+  }
   return x;
 }
 
@@ -177,8 +196,10 @@ Result<ExportReport> Exporter::run(const std::atomic<bool>& stop, RunStats* stat
   Impl& m = *impl_;
   if (!m.writer) return HISTEQ_ERROR(Code::invalid_argument, "export already ran");
   const double t0 = now_s();
-  EncodeSink sink(*m.writer, progress, t0);
+  EncodeSink sink(*m.writer, progress, t0, m.opts.range.start_s);
   Status s = m.pipeline->run(*m.src, sink, stop, stats);
+  // The video stopped at the end of the range: the audio up to it may lie further on in the file.
+  if (s && m.opts.range.end_s > 0) s = m.src->read_other_streams(m.opts.range.end_s);
   if (s) s = m.writer->finish();
   if (!s) {
     m.discard();

@@ -16,6 +16,7 @@
 #include "core/cuda/status.h"
 #include "core/pipeline/pipeline.h"
 #include "core/video/hw_decode.h"
+#include "core/video/media_time.h"
 #include "core/video/source.h"
 
 namespace histeq::pipeline {
@@ -27,7 +28,13 @@ struct ExportOptions {
   int crf = -1;               // -1: the encoder's default
   std::string preset;         // "": the encoder's default
   video::HwDecode hwdec = video::HwDecode::none;  // NVDEC: frames decoded on the GPU (video/hw_decode.h)
-  PipelineOptions pipeline;   // kernel, --cpu, strength, passthrough, queue depth
+  int encoder_threads = 0;    // 0: the encoder's choice (a batch shares the cores among its jobs)
+  // The part of the input to write (--start, --duration/--end): video frame-exact (the first
+  // frame at or after the start, decoded from the key frame before it; none at or after the
+  // end), audio cut to the sample and encoded again, timestamps from 0 at the start (see
+  // VideoWriter). Untrimmed: every frame, audio and subtitles copied.
+  video::TimeRange range;
+  PipelineOptions pipeline;   // kernel, --cpu, strength, passthrough, queue depth, device
 };
 
 struct ExportPlan {
@@ -38,14 +45,14 @@ struct ExportPlan {
   std::vector<video::StageId> stages;  // the timing rows, in order (Pipeline::stages())
   std::vector<std::string> notes;  // changes of layout, streams left out, the decoder chosen
   std::string decoder;             // "software" or "NVDEC (...)"
-  int64_t frames_hint = 0;         // expected frames (exact when frames_exact)
+  int64_t frames_hint = 0;         // expected frames (exact when frames_exact); of the range when trimmed
   bool frames_exact = false;
-  double duration_s = 0;
+  double duration_s = 0;           // of what is written: the range when trimmed
 };
 
 struct ExportProgress {
   int64_t frames = 0;     // frames encoded so far
-  double media_s = 0;     // media time of the last one, from the first
+  double media_s = 0;     // media time of the last one, from the start of what is written
   double elapsed_s = 0;   // wall time since run() began
 };
 

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/cuda/device.h"
 #include "core/pipeline/queue.h"
 
 namespace histeq::pipeline {
@@ -37,6 +38,8 @@ Pipeline::Pipeline() : impl_(std::make_unique<Impl>()) {}
 Pipeline::~Pipeline() = default;
 
 Result<std::unique_ptr<Pipeline>> Pipeline::create(const PipelineOptions& opts, const video::SourceInfo& source) {
+  if (opts.equalizer.device >= 0 && !opts.equalizer.cpu && !opts.equalizer.passthrough)
+    HISTEQ_TRY(cuda::use_device(opts.equalizer.device));
   std::unique_ptr<Pipeline> p(new Pipeline());
   p->impl_->opts = opts;
   auto eq = Equalizer::create(opts.equalizer, source.format);
@@ -96,7 +99,13 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
     source.interrupt();
   };
 
+  // The pipeline's device, current on each of its threads (checked by create()).
+  const int device = m.opts.equalizer.device >= 0 && !m.opts.equalizer.cpu && !m.opts.equalizer.passthrough ? m.opts.equalizer.device : -1;
+  auto on_device = [device] {
+    if (device >= 0) (void)cuda::use_device(device);
+  };
   std::thread decode_thread([&] {
+    on_device();
     for (;;) {
       auto r = source.next(*m.pool);
       if (!r) {
@@ -122,6 +131,7 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
   });
 
   std::thread equalize_thread([&] {
+    on_device();
     std::vector<PipelineFrame> done;
     FramePtr f;
     auto forward = [&]() -> bool {

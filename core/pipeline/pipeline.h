@@ -38,7 +38,7 @@ class Sink {
 struct PipelineOptions {
   EqualizerOptions equalizer;
   int queue_frames = 4;    // capacity of each of the two queues
-  double max_seconds = 0;  // stop after this much media time from the first frame (0: the whole input)
+  double max_seconds = 0;  // the input ends at this media time (Frame::time_s): later frames are not taken (0: none)
 };
 
 struct PipelineCounters {
@@ -49,7 +49,9 @@ struct PipelineCounters {
 
 class Pipeline {
  public:
-  // Creates the equalizer (backend, kernel) and the frame pool for `source`'s format.
+  // Creates the equalizer (backend, kernel) and the frame pool for `source`'s format. With
+  // equalizer.device set (and not --cpu), that device becomes the calling thread's current one,
+  // and each of run()'s threads makes it theirs, so that several pipelines share a machine's GPUs.
   static Result<std::unique_ptr<Pipeline>> create(const PipelineOptions& opts, const video::SourceInfo& source);
   ~Pipeline();
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -43,6 +44,8 @@ struct FrameRecord {
   bool late = false;     // presented more than half a frame interval after its time
   bool dropped = false;  // not presented: more than a frame interval behind (the pipeline lagged)
   std::string kernel;    // the histogram kernel that equalized it (Frame::kernel)
+  int64_t presented_ns = 0;  // steady clock when a display showed it (after the swap); 0: not shown
+  float av_offset_ms = std::numeric_limits<float>::quiet_NaN();  // played audio's time minus the frame's, then
   FrameTiming timing;
 };
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <cctype>
 #include <thread>
+#include <vector>
 
 #include "core/video/av_util.h"
 
@@ -93,7 +94,8 @@ struct FileSource::Impl {
   int consecutive_read_errors = 0;
   int64_t read_errors_since_video = 0;  // read errors or cut-off packets after the last good video packet
   std::string last_decode_error;
-  int64_t first_pts = AV_NOPTS_VALUE, last_pts = AV_NOPTS_VALUE;
+  std::atomic<int64_t> first_pts{AV_NOPTS_VALUE};  // read by time_origin_s() on other threads
+  int64_t last_pts = AV_NOPTS_VALUE;
   int64_t skip_before_pts = AV_NOPTS_VALUE;  // after a seek: frames before this are decoded and dropped
 
   ~Impl() {
@@ -644,20 +646,79 @@ Status FileSource::seek(double time_s) {
   if (s.info.duration_s > 0) time_s = std::min(time_s, s.info.duration_s);
   const AVStream* vs = s.fmt->streams[s.vindex];
   const double tb = av_q2d(vs->time_base);
-  const int64_t origin = s.first_pts != AV_NOPTS_VALUE ? s.first_pts : (vs->start_time != AV_NOPTS_VALUE ? vs->start_time : 0);
-  const int64_t target = origin + static_cast<int64_t>(std::llround(time_s / tb));
+  const int64_t origin = s.first_pts.load() != AV_NOPTS_VALUE ? s.first_pts.load() : (vs->start_time != AV_NOPTS_VALUE ? vs->start_time : 0);
+  // The first tick at or after the time (less a hair of floating-point error): the first frame
+  // whose timestamp, as the file stores it, is not before the time.
+  const int64_t target = origin + static_cast<int64_t>(std::ceil(time_s / tb - 1e-6));
   s.interrupted = false;
   s.first_pts = origin;  // unchanged once a frame was read; else times count from the stream's start
-  if (int e = av_seek_frame(s.fmt, s.vindex, target, AVSEEK_FLAG_BACKWARD); e < 0) return s.fail("cannot seek: " + s.log.describe_failure(e));
+  const int64_t seek_to = target - static_cast<int64_t>(std::llround(std::max(0.0, s.opts.seek_preroll_s) / tb));
+  if (int e = av_seek_frame(s.fmt, s.vindex, seek_to, AVSEEK_FLAG_BACKWARD); e < 0) return s.fail("cannot seek: " + s.log.describe_failure(e));
   avcodec_flush_buffers(s.dec.get());
   if (s.have_pending) av_frame_unref(s.frame.get());
   s.have_pending = false;
-  // Half a frame of slack, so that a target between two frames' timestamps lands on the later one.
-  s.skip_before_pts = target - s.frame_duration_tb() / 2;
+  s.skip_before_pts = target;
   s.draining = s.ended = false;
   s.last_pts = AV_NOPTS_VALUE;  // timestamps may go back now; that is not a repair
   s.consecutive_read_errors = 0;
   s.read_errors_since_video = 0;
+  return Status::ok();
+}
+
+double FileSource::time_origin_s() const {
+  const Impl& s = *impl_;
+  const AVStream* vs = s.fmt->streams[s.vindex];
+  const int64_t first = s.first_pts.load();
+  const int64_t origin = first != AV_NOPTS_VALUE ? first : (vs->start_time != AV_NOPTS_VALUE ? vs->start_time : 0);
+  return static_cast<double>(origin) * av_q2d(vs->time_base);
+}
+
+Status FileSource::read_other_streams(double until_s) {
+  Impl& s = *impl_;
+  if (!s.packet_handler) return Status::ok();
+  const LogScope::Active active(s.log);
+  const double origin = time_origin_s();
+  constexpr double kFarthestInterleave = 10.0;
+  std::vector<bool> waiting(s.fmt->nb_streams, false);
+  int left = 0;
+  for (unsigned i = 0; i < s.fmt->nb_streams; ++i) {
+    const AVStream* st = s.fmt->streams[i];
+    if (static_cast<int>(i) != s.vindex && st->discard != AVDISCARD_ALL && st->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) {
+      waiting[i] = true;
+      ++left;
+    }
+  }
+  int bad = 0;
+  while (left > 0) {
+    if (s.interrupted) return s.fail("interrupted", Code::cancelled);
+    const int e = av_read_frame(s.fmt, s.pkt.get());
+    if (e == AVERROR_EOF || (e < 0 && s.fmt->pb != nullptr && avio_feof(s.fmt->pb))) break;
+    if (e == AVERROR(EAGAIN)) continue;
+    if (e < 0) {
+      if (e != AVERROR_INVALIDDATA || ++bad >= kMaxConsecutiveReadErrors) break;  // what was read is kept
+      continue;
+    }
+    bad = 0;
+    const AVStream* st = s.fmt->streams[s.pkt->stream_index];
+    const int64_t ts = s.pkt->pts != AV_NOPTS_VALUE ? s.pkt->pts : s.pkt->dts;
+    const double t = ts != AV_NOPTS_VALUE ? static_cast<double>(ts) * av_q2d(st->time_base) - origin : -1e300;
+    if (t >= until_s + kFarthestInterleave) {
+      av_packet_unref(s.pkt.get());
+      break;
+    }
+    if (s.pkt->stream_index == s.vindex) {
+      av_packet_unref(s.pkt.get());
+      continue;
+    }
+    const int index = s.pkt->stream_index;
+    Status hs = s.packet_handler(s.pkt.get());
+    av_packet_unref(s.pkt.get());
+    HISTEQ_TRY(hs);
+    if (waiting[static_cast<size_t>(index)] && t >= until_s) {
+      waiting[static_cast<size_t>(index)] = false;
+      --left;
+    }
+  }
   return Status::ok();
 }
 

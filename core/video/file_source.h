@@ -39,6 +39,11 @@ struct FileSourceOptions {
   // Live inputs (a webcam, a network URL, standard input): a stream that sends nothing for this
   // long has stopped; the input then ends (next() gives nullptr) and end_note() says why.
   double live_timeout_s = 5.0;
+  // A seek positions the demuxer at the video key frame this many seconds before its target (the
+  // frames up to the target are still decoded and skipped), so that packets of the other streams
+  // that belong at the target but lie before its key frame in the file are read too: a trimmed
+  // export cuts its audio from them.
+  double seek_preroll_s = 0;
 };
 
 // Whether `path` names a network stream (any FFmpeg URL: udp://, rtp://, rtsp://, srt://, tcp://,
@@ -65,9 +70,20 @@ class FileSource final : public Source {
   void interrupt() override;
   std::string end_note() const override;
   bool can_seek() const override;  // a file on seekable storage (not a webcam, not a pipe)
-  // av_seek_frame to the key frame at or before the time, a decoder flush, then the frames before
-  // the time are decoded and skipped.
+  // av_seek_frame to the key frame at or before the time (less the preroll), a decoder flush, then
+  // the frames before the time are decoded and skipped: the next frame is the first one whose
+  // timestamp is at or after the time, to the tick (what ffmpeg's -ss gives when it re-encodes).
   Status seek(double time_s) override;
+  // The stream time (seconds, the container's clock) of media time 0 (Frame::time_s = 0): the first
+  // frame's timestamp once one was decoded or a seek fixed it, else the video stream's start. Other
+  // streams of the file (AudioSource) use it to share the video's time axis. Any thread.
+  double time_origin_s() const;
+  // After the video stopped early (a trimmed export's end): reads on, handing the other streams'
+  // packets to the packet handler and skipping video packets, until every audio stream that the
+  // handler takes has given a packet at or after media time `until_s`, the packets get 10 s past
+  // it (no file interleaves further apart) or the input ends. The audio that belongs before the
+  // end but lies behind the last video frame in the file is then not lost. On the next() thread.
+  Status read_other_streams(double until_s);
 
   const NativeVideo& native() const;
   // The layout frames are converted to; default natural_format(native). Only before the first next().

@@ -1,10 +1,14 @@
 #include "core/video/writer.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 
 #include "core/cuda/device.h"
+#include "core/video/audio_cut.h"
 #include "core/video/av_util.h"
 
 extern "C" {
@@ -101,6 +105,12 @@ struct VideoWriter::Impl {
   int video_out = -1;
   std::vector<int> map;         // input stream -> output stream, -1: not copied
   std::vector<AVRational> in_tbs;
+  // A trimmed export: the cut in stream seconds, the video's shift (input ticks), and per input
+  // stream its audio cutter (null: copied as it is).
+  double cut_start_s = 0, cut_end_s = 0;
+  int64_t video_offset = 0;
+  std::vector<std::unique_ptr<detail::AudioCut>> cuts;
+  int ncut = 0;
   std::mutex mux_mu;
   bool header_written = false, finished = false;
   int64_t last_pts = AV_NOPTS_VALUE;
@@ -168,6 +178,7 @@ VideoInput video_input_of(const FileSource& src) {
   in.sample_aspect = to_rational(vs->sample_aspect_ratio.num > 0 ? vs->sample_aspect_ratio : vs->codecpar->sample_aspect_ratio);
   in.color = src.info().color;
   in.copy_from = &src;
+  in.origin_s = src.time_origin_s();
   return in;
 }
 
@@ -284,6 +295,7 @@ Status VideoWriter::Impl::add_copied_streams(const VideoInput& input, std::vecto
   const unsigned nin = ic ? ic->nb_streams : 0;
   map.assign(nin, -1);
   in_tbs.resize(nin);
+  cuts.resize(nin);
   for (unsigned i = 0; i < nin; ++i) {
     const AVStream* is = ic->streams[i];
     in_tbs[i] = is->time_base;
@@ -294,6 +306,20 @@ Status VideoWriter::Impl::add_copied_streams(const VideoInput& input, std::vecto
                              avcodec_get_name(is->codecpar->codec_id) + ")";
     if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) {
       notes.push_back(what + " is not copied: only the video, audio and subtitles are");
+      continue;
+    }
+    if (type == AVMEDIA_TYPE_AUDIO && opts.range.trimmed()) {
+      std::string note;
+      auto cut = detail::AudioCut::create(is, oc, cut_start_s, cut_end_s, log, what, note);
+      if (!cut) {
+        notes.push_back(cut.status().message() + "; it is left out");
+        continue;
+      }
+      notes.push_back(note);
+      map[i] = cut.value()->out_index();
+      cuts[i] = std::move(cut.value());
+      ++ncopied;
+      ++ncut;
       continue;
     }
     if (avformat_query_codec(oc->oformat, is->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 0) {
@@ -343,7 +369,9 @@ void VideoWriter::Impl::make_description() {
   if (!opts.preset.empty()) settings += (settings.empty() ? "" : ", ") + ("preset " + opts.preset);
   if (!settings.empty()) d += " (" + settings + ")";
   d += " " + pix_name(format.av_pix_fmt()) + " " + oc->oformat->name;
-  if (ncopied > 0) d += ", " + std::to_string(ncopied) + (ncopied == 1 ? " stream" : " streams") + " copied";
+  const int ncopy = ncopied - ncut;
+  if (ncopy > 0) d += ", " + std::to_string(ncopy) + (ncopy == 1 ? " stream" : " streams") + " copied";
+  if (ncut > 0) d += ", " + std::to_string(ncut) + " audio " + (ncut == 1 ? "stream" : "streams") + " cut";
   describe = d;
 }
 
@@ -356,6 +384,14 @@ Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const WriterOptions& opts
   m.opts = opts;
   m.format = format;
   m.in_tb = to_av(input.time_base);
+  if (opts.range.trimmed()) {
+    if (input.copy_from == nullptr && opts.range.start_s > 0)
+      return HISTEQ_ERROR(Code::invalid_argument, "VideoWriter: a trimmed export needs its input (copy_from)");
+    m.cut_start_s = input.origin_s + opts.range.start_s;
+    m.cut_end_s = opts.range.end_s > 0 ? input.origin_s + opts.range.end_s : 0;
+    const double tb = av_q2d(m.in_tb);
+    m.video_offset = std::llround(input.origin_s / tb) + std::llround(opts.range.start_s / tb);
+  }
   const LogScope::Active active(m.log);
   HISTEQ_TRY(m.create_container());
   HISTEQ_TRY(m.open_encoder(input));
@@ -371,6 +407,24 @@ Status VideoWriter::write_copied(AVPacket* p) {
   if (p->stream_index < 0 || p->stream_index >= static_cast<int>(m.map.size())) return Status::ok();
   const int out = m.map[p->stream_index];
   if (out < 0) return Status::ok();
+  if (const auto& cut = m.cuts[static_cast<size_t>(p->stream_index)]) {
+    const LogScope::Active active(m.log);
+    return cut->feed(p, [&m](AVPacket* q) { return m.write(q); });
+  }
+  if (m.opts.range.trimmed()) {
+    // A subtitle (or other copied) packet: kept where it overlaps the cut, from the cut on.
+    const AVRational tb = m.in_tbs[p->stream_index];
+    const int64_t ts = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+    if (ts == AV_NOPTS_VALUE) return Status::ok();
+    const int64_t start = std::llround(m.cut_start_s / av_q2d(tb));
+    const int64_t end = m.cut_end_s > 0 ? std::llround(m.cut_end_s / av_q2d(tb)) : INT64_MAX;
+    const int64_t stop = p->duration > 0 ? ts + p->duration : ts + 1;
+    if (stop <= start || ts >= end) return Status::ok();
+    int64_t begin = std::max(ts, start);
+    if (p->duration > 0) p->duration = std::min(stop, end) - begin;
+    p->pts = begin - start;
+    p->dts = p->pts;
+  }
   av_packet_rescale_ts(p, m.in_tbs[p->stream_index], m.oc->streams[out]->time_base);
   p->stream_index = out;
   p->pos = -1;
@@ -439,7 +493,7 @@ Status VideoWriter::encode(const Frame& frame) {
       av->linesize[i] = static_cast<int>(r.pitch);
     }
   }
-  int64_t pts = av_rescale_q(f.pts, m.in_tb, m.enc->time_base);
+  int64_t pts = av_rescale_q(f.pts - m.video_offset, m.in_tb, m.enc->time_base);
   if (m.last_pts != AV_NOPTS_VALUE && pts <= m.last_pts) pts = m.last_pts + 1;  // rounding into a coarser time base
   m.last_pts = pts;
   av->pts = pts;
@@ -466,6 +520,8 @@ Status VideoWriter::finish() {
   const int e = avcodec_send_frame(m.enc.get(), nullptr);
   if (e < 0 && e != AVERROR_EOF) return m.fail("encoder error: " + m.log.describe_failure(e));
   HISTEQ_TRY(m.drain());
+  for (auto& cut : m.cuts)
+    if (cut) HISTEQ_TRY(cut->finish([&m](AVPacket* q) { return m.write(q); }));
   {
     std::lock_guard<std::mutex> l(m.mux_mu);
     if (int r = av_write_trailer(m.oc); r < 0) return m.fail("cannot finish the file: " + m.log.describe_failure(r));

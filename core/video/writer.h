@@ -18,6 +18,7 @@
 #include "core/cuda/status.h"
 #include "core/video/file_source.h"
 #include "core/video/frame.h"
+#include "core/video/media_time.h"
 
 struct AVPacket;
 
@@ -30,6 +31,12 @@ struct WriterOptions {
   int crf = -1;           // -1: the encoder's default
   std::string preset;     // "": the encoder's default
   int threads = 0;        // encoder threads, 0: the encoder's choice
+  // A trimmed export: the part of the input that is written, in media seconds (Frame::time_s).
+  // Output timestamps then start at range.start_s (0 there, video and the other streams alike);
+  // audio is cut to [start_s, end_s) to the sample by decoding and encoding it again (a copied
+  // packet cannot be cut); subtitles are cut at their cues (one that began before start_s is
+  // kept from 0 for what is left of it). Untrimmed: everything is copied and timestamps kept.
+  TimeRange range;
 };
 
 // The frame layout to feed `codec` for this input: the input's own layout when the encoder takes
@@ -47,6 +54,7 @@ struct VideoInput {
   Rational sample_aspect{0, 1};        // 0/1: unknown (square)
   ColorTags color;
   const FileSource* copy_from = nullptr;  // the streams to copy and the metadata to keep; null: video only
+  double origin_s = 0;                 // stream time of media time 0 (FileSource::time_origin_s())
 };
 VideoInput video_input_of(const FileSource& src);
 
@@ -59,19 +67,21 @@ class VideoWriter {
                                                    const FrameFormat& format, std::vector<std::string>& notes);
   ~VideoWriter();
 
-  // Copies a packet of the input (FileSource's packet handler); ignores streams not copied.
+  // Copies a packet of the input (FileSource's packet handler), or cuts it into the output
+  // (a trimmed export's audio and subtitles); ignores streams not written.
   Status write_copied(AVPacket* pkt);
   // Encodes a host frame (its pts in the input's time base) and writes the packets that come out.
   // A frame of another layout of the same size (NV12/P010 from NVDEC) is converted first.
   Status encode(const Frame& frame);
-  // Drains the encoder, writes the trailer and closes the file.
+  // Drains the encoders (video, and the audio of a trimmed export), writes the trailer and closes
+  // the file.
   Status finish();
 
   int64_t frames_sent() const noexcept;
   int64_t video_packets() const noexcept;
   int64_t copied_packets() const noexcept;
-  int copied_streams() const noexcept;
-  std::string description() const;  // "libx264 (crf 23, preset medium) yuv420p, 2 streams copied"
+  int copied_streams() const noexcept;  // copied or cut
+  std::string description() const;  // "libx264 (crf 23, preset medium) yuv420p mp4, 2 streams copied"
 
  private:
   VideoWriter();

@@ -353,16 +353,21 @@ def case_progress_json():
     assert r.returncode == 1 and json.loads(r.stdout.splitlines()[-1])["event"] == "error"
 
 
-def case_sigint_leaves_nothing():
-    clip = low_contrast_clip("long.mp4", size="1280x720", seconds=8, audio=True)
-    out = path("long_eq.mp4")
-    p = subprocess.Popen([HISTEQ, "export", clip, "-o", out, "--preset", "veryslow", "--progress", "plain"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)
-    assert p.poll() is None, "finished before the signal: make the clip longer"
+def interrupted(args, after_s):
+    """Runs histeq with `args`, sends SIGINT after `after_s` seconds; its stderr once it is done."""
+    p = subprocess.Popen([HISTEQ] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(after_s)
+    assert p.poll() is None, "finished before the signal: make the input longer"
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130, (p.returncode, err)
+    return err
+
+
+def case_sigint_leaves_nothing():
+    clip = low_contrast_clip("long.mp4", size="1280x720", seconds=8, audio=True)
+    out = path("long_eq.mp4")
+    err = interrupted(["export", clip, "-o", out, "--preset", "veryslow", "--progress", "plain"], 1.5)
     assert "interrupted" in err.splitlines()[-1], err
     no_output_left(out)
     # A second Ctrl-C does not wait for the clean stop, and still leaves nothing behind.
@@ -541,6 +546,193 @@ def case_live_bad_url():
     assert r.returncode != 0
     lines = [l for l in r.stderr.splitlines() if l.strip()]
     assert len(lines) == 1 and lines[0].startswith("histeq: udp://256.1.1.1:1234: "), r.stderr
+# --- trimming ------------------------------------------------------------------------------------
+
+def beep_flash_clip(name, seconds=6, rate=30, extra=()):
+    """A white frame and a 1 kHz beep (50 ms) at every whole second, dark grey and silence between."""
+    out = path(name)
+    ffmpeg("-f", "lavfi", "-i", f"color=c=0x202020:s=160x90:r={rate}:d={seconds},"
+           f"drawbox=x=0:y=0:w=iw:h=ih:color=white:t=fill:enable='lt(mod(t\\,1)\\,{0.9 / rate})'",
+           "-f", "lavfi", "-i", f"aevalsrc='if(lt(mod(t\\,1)\\,0.05)\\,0.8*sin(2*PI*1000*t)\\,0)':s=48000:d={seconds}",
+           "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "aac", *extra, "-shortest", out)
+    return out
+
+
+def flash_times(file):
+    """Presentation times of the white frames."""
+    r = run(["ffmpeg", "-nostdin", "-v", "error", "-i", file, "-vf",
+             "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-", "-f", "null", "-"])
+    assert r.returncode == 0, r.stderr
+    times, t = [], None
+    for line in r.stdout.splitlines():
+        m = re.search(r"pts_time:([\d.]+)", line)
+        if m:
+            t = float(m.group(1))
+        m = re.search(r"YAVG=([\d.]+)", line)
+        if m and t is not None and float(m.group(1)) > 128:
+            times.append(round(t, 4))
+    return times
+
+
+def beep_times(file):
+    """Where each beep begins in the decoded audio (seconds), and the audio's length."""
+    import numpy as np
+    r = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", file, "-map", "0:a:0", "-f", "s16le", "-ac", "1", "-ar", "48000", "-"],
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0
+    a = np.frombuffer(r.stdout, dtype=np.int16).astype(np.float64)
+    loud = np.nonzero(np.abs(a) > 8000)[0]
+    starts = [int(loud[i]) for i in range(len(loud)) if i == 0 or loud[i] - loud[i - 1] > 4800]
+    return [s / 48000.0 for s in starts], len(a) / 48000.0
+
+
+def case_trim_export_frame_exact_with_audio():
+    clip = beep_flash_clip("bf.mp4")
+    assert flash_times(clip) == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0], flash_times(clip)
+    out = path("bf_cut.mp4")
+    r = histeq("export", clip, "-o", out, "--start", "1.5", "--end", "00:00:04.200", "--progress", "plain")
+    assert r.returncode == 0, r.stderr
+    assert "cut to the sample" in r.stderr and "from 1.500 s to 4.200 s" in r.stderr, r.stderr
+    assert video_frames(out) == 81, video_frames(out)  # frames 45 .. 125: 2.7 s at 30 fps
+    pts = [float(p["pts_time"]) for p in probe(out, "packet=pts_time", select="v:0")["packets"]]
+    assert min(pts) == 0.0, min(pts)
+    assert flash_times(out) == [0.5, 1.5, 2.5], flash_times(out)
+    src_beeps, _ = beep_times(clip)
+    beeps, length = beep_times(out)
+    want = [b - 1.5 for b in src_beeps if 1.5 <= b < 4.2]
+    assert len(beeps) == 3 and all(abs(b - w) <= 1 / 48000 for b, w in zip(beeps, want)), (beeps, want)  # to the sample
+    assert abs(length - 2.7) < 0.025, length  # cut to the sample; the encoder pads its last frame
+    # A start between two frames: the first frame at or after it; none at or after the end.
+    out = path("bf_cut2.mkv")
+    r = histeq("export", clip, "-o", out, "--start", "2.01", "--end", "3", "--codec", "ffv1")
+    assert r.returncode == 0, r.stderr
+    assert video_frames(out) == 29, video_frames(out)  # 2.0333 .. 2.9667
+    assert flash_times(out) == [], flash_times(out)  # the flash at 3.0 is the end: left out
+
+
+def case_trim_mistakes():
+    clip = low_contrast_clip("tm.mp4", seconds=2)
+    out = path("tm_out.mp4")
+    r = histeq("export", clip, "-o", out, "--start", "5")
+    one_line_error(r, clip, "past the end")
+    no_output_left(out)
+    for args in (["--start", "1:xx"], ["--end", "1", "--start", "2"], ["--duration", "1", "--end", "2"], ["--duration", "-1"]):
+        r = histeq("export", clip, "-o", out, *args)
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+        no_output_left(out)
+    r = histeq("play", "--headless", "--max-speed", clip, "--start", "3")
+    one_line_error(r, clip, "past the end")
+
+
+def case_trim_play():
+    clip = low_contrast_clip("tp.mp4", seconds=3)
+    js = path("tp.json")
+    r = histeq("play", "--headless", "--max-speed", clip, "--start", "0:01", "--duration", "1.5", "--stats-json", js)
+    assert r.returncode == 0, r.stderr
+    times = [f["time_s"] for f in json.load(open(js))["frames"]]
+    assert len(times) == 45 and abs(times[0] - 1.0) < 1e-6 and times[-1] < 2.5, (len(times), times[:2], times[-1:])
+    # The synthetic source keeps --duration 0 (no end) and takes --start.
+    r = histeq("play", "--headless", "--max-speed", "--size", "160x90", "--start", "1", "--end", "2", "--stats-json", js)
+    assert r.returncode == 0, r.stderr
+    j = json.load(open(js))
+    assert j["counters"]["frames"] == 60 and abs(j["frames"][0]["time_s"] - 1.0) < 1e-9, j["counters"]
+
+
+# --- batch export --------------------------------------------------------------------------------
+
+def batch_folder():
+    folder = path("clips")
+    os.mkdir(folder)
+    shutil.copy(low_contrast_clip("b1.mp4", seconds=1), os.path.join(folder, "a.mp4"))
+    open(os.path.join(folder, "b.mp4"), "w").write("not a video, a note\n" * 20)
+    shutil.copy(low_contrast_clip("b3.mkv", seconds=1, extra=("-f", "matroska")), os.path.join(folder, "c.mkv"))
+    open(os.path.join(folder, "readme.txt"), "w").write("not an input")
+    return folder
+
+
+def case_batch_export_skips_a_bad_file():
+    folder = batch_folder()
+    out = path("out") + "/"
+    report = path("report.json")
+    r = histeq("export", folder, "-o", out, "--jobs", "2", "--progress", "json", "--report", report)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    events = [json.loads(l) for l in r.stdout.splitlines()]
+    assert events[0]["event"] == "batch" and events[0]["files"] == 3 and events[0]["jobs"] == 2, events[0]
+    by = {}
+    for e in events:
+        if "file" in e:
+            by.setdefault(os.path.basename(e["file"]), []).append(e["event"])
+    assert by["a.mp4"][0] == "start" and by["a.mp4"][-1] == "done", by
+    assert by["c.mkv"][-1] == "done" and by["b.mp4"] == ["error"], by
+    assert any(e["event"] == "total" and "eta_s" in e for e in events), events
+    assert events[-1]["event"] == "summary" and events[-1]["files_ok"] == 2 and events[-1]["files_failed"] == 1, events[-1]
+    err = [l for l in r.stderr.splitlines() if l.strip()]
+    assert any(l.startswith("histeq: " + os.path.join(folder, "b.mp4") + ": ") for l in err), err
+    assert sorted(os.listdir(out)) == ["a.mp4", "c.mkv"], os.listdir(out)  # nothing half-written
+    assert video_frames(os.path.join(out, "a.mp4")) == 30 and video_frames(os.path.join(out, "c.mkv")) == 30
+    rep = json.load(open(report))
+    results = {os.path.basename(f["input"]): f for f in rep["files"]}
+    assert rep["files_ok"] == 2 and rep["files_failed"] == 1, rep
+    assert results["a.mp4"]["result"] == "ok" and results["a.mp4"]["frames_out"] == 30
+    assert results["a.mp4"]["output_bytes"] == os.path.getsize(os.path.join(out, "a.mp4")) and results["a.mp4"]["elapsed_s"] > 0
+    assert results["b.mp4"]["result"] == "failed" and "not a video" in results["b.mp4"]["message"], results["b.mp4"]
+    # The same again, one file at a time, as a job array's tasks run it: --list and --index.
+    r = histeq("export", folder, "-o", path("out2") + "/", "--list")
+    assert r.returncode == 0 and len(r.stdout.splitlines()) == 3 and r.stdout.splitlines()[2].endswith("out2/c.mkv"), r.stdout
+    for i, want in ((0, 0), (1, 1), (2, 0)):
+        r = histeq("export", folder, "-o", path("out2") + "/", "--index", i, "--progress", "none")
+        assert r.returncode == want, (i, r.returncode, r.stderr)
+    assert sorted(os.listdir(path("out2"))) == ["a.mp4", "c.mkv"]
+    r = histeq("export", folder, "-o", path("out2") + "/", "--index", 3)
+    assert r.returncode == 2 and "--index 3" in r.stderr, r.stderr
+
+
+def case_batch_export_inputs_and_mistakes():
+    a = low_contrast_clip("x.mp4", seconds=1)
+    b = low_contrast_clip("y.mp4", seconds=1, audio=False)
+    out = path("o")
+    r = histeq("export", a, b, "-o", out, "--ext", "mkv", "--progress", "plain", "--start", "0.5")
+    assert r.returncode == 0, r.stderr
+    assert "total: 2 of 2 files written" in r.stderr, r.stderr
+    assert sorted(os.listdir(out)) == ["x.mkv", "y.mkv"] and video_frames(os.path.join(out, "x.mkv")) == 15
+    r = histeq("export", a, b, "-o", a)  # a file is not a folder
+    assert r.returncode == 2 and "a batch writes into a folder" in r.stderr, r.stderr
+    r = histeq("export", os.path.join(out, "x.mkv"), "-o", out + "/", "-y")
+    assert r.returncode == 2 and "is the input" in r.stderr, r.stderr
+    r = histeq("export", a, path("missing.mp4"), "-o", path("o2") + "/", "--progress", "none")
+    assert r.returncode == 1 and "no such file" in r.stderr and os.listdir(path("o2")) == ["x.mp4"], r.stderr
+    r = histeq("export", a, b, "-o", path("o3") + "/", "--stats-json", path("s.json"))
+    assert r.returncode == 2, r.stderr
+    if not have_gpu():
+        r = histeq("export", a, b, "-o", path("o4") + "/", "--device", "0")
+        assert r.returncode == 2 and "--device" in r.stderr, r.stderr
+
+
+def case_report_single_file():
+    clip = low_contrast_clip("rs.mp4", seconds=1)
+    out, report = path("rs_eq.mp4"), path("rs.json")
+    r = histeq("export", clip, "-o", out, "--report", report, "--progress", "none")
+    assert r.returncode == 0, r.stderr
+    f = json.load(open(report))["files"]
+    assert len(f) == 1 and f[0]["result"] == "ok" and f[0]["frames_out"] == 30 and f[0]["output_bytes"] == os.path.getsize(out), f
+    r = histeq("export", path("none.mp4"), "-o", path("none_eq.mp4"), "--report", report)
+    assert r.returncode == 1, r.stderr
+    f = json.load(open(report))["files"]
+    assert f[0]["result"] == "failed" and "no such file" in f[0]["message"], f
+
+
+def case_batch_sigint_leaves_nothing():
+    folder = path("long")
+    os.mkdir(folder)
+    clip = low_contrast_clip("long.mp4", size="1280x720", seconds=6, audio=False)
+    for n in ("a.mp4", "b.mp4", "c.mp4"):
+        shutil.copy(clip, os.path.join(folder, n))
+    out = path("lout")
+    report = path("lrep.json")
+    interrupted(["export", folder, "-o", out + "/", "--preset", "veryslow", "--progress", "plain", "--report", report], 2)
+    assert os.listdir(out) == [], os.listdir(out)
+    rep = json.load(open(report))
+    assert [f["result"] for f in rep["files"]] == ["interrupted", "not started", "not started"], rep["files"]
 
 
 CASES = {k[5:]: v for k, v in sorted(globals().items()) if k.startswith("case_")}

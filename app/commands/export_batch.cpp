@@ -1,0 +1,409 @@
+// histeq export IN... -o DIR/: several files (or folders of them) exported into one folder, --jobs
+// at a time (pipeline::run_batch), with a line per running file and a total line with the ETA (or
+// JSON lines that name the file), one bad file reported and skipped, and --report: every file's
+// result as JSON. The exit code says whether every file was written (0), not (1) or the batch was
+// interrupted (130).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "app/commands/commands.h"
+#include "app/common/run_common.h"
+#include "core/cuda/device.h"
+#include "core/histogram/histogram.h"
+#include "core/pipeline/batch.h"
+
+namespace histeq::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+using Mode = ProgressMode;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string size_string(int64_t bytes) {
+  char b[32];
+  if (bytes >= 1 << 30) std::snprintf(b, sizeof(b), "%.2f GB", bytes / 1073741824.0);
+  else if (bytes >= 1 << 20) std::snprintf(b, sizeof(b), "%.1f MB", bytes / 1048576.0);
+  else std::snprintf(b, sizeof(b), "%.0f kB", bytes / 1024.0);
+  return b;
+}
+
+// Whether the equalizer will run on the GPU (as Equalizer::create decides): not --cpu, not
+// passthrough, a device present, and no CPU kernel named.
+bool uses_gpu(const pipeline::EqualizerOptions& eq) {
+  if (eq.cpu || eq.passthrough || !cuda::have_device()) return false;
+  if (eq.kernel.empty()) return true;
+  const hist::KernelEntry* k = hist::find_kernel(eq.kernel);
+  return k != nullptr && k->info.backend == Backend::gpu;
+}
+
+// What the batch shows while it runs: per running file a line, then the total with the ETA.
+// Called under the batch's lock (pipeline::BatchCallbacks), so one call at a time.
+class Board {
+ public:
+  Board(Mode mode, const std::vector<pipeline::BatchItem>& items) : mode_(mode), items_(items), files_(items.size()) {
+    t0_ = last_ = Clock::now();
+  }
+
+  void started(size_t i, const pipeline::ExportPlan& plan) {
+    File& f = files_[i];
+    f.running = true;
+    f.expected = plan.frames_hint;
+    f.duration_s = plan.duration_s;
+    if (mode_ == Mode::json) {
+      emit({{"event", "start"},
+            {"file", items_[i].input},
+            {"output", items_[i].output},
+            {"index", i},
+            {"input_description", plan.input_description},
+            {"output_description", plan.output_description},
+            {"equalizer", describe_equalizer(plan.equalizer)},
+            {"frames_expected", plan.frames_hint},
+            {"notes", plan.notes}});
+    } else if (mode_ != Mode::none) {
+      permanent(tag(i) + items_[i].input + " -> " + items_[i].output + ": " + plan.input_description + "; " +
+                describe_equalizer(plan.equalizer));
+      for (const auto& n : plan.notes) permanent(tag(i) + "note: " + n);
+    }
+  }
+
+  void progress(size_t i, const pipeline::ExportProgress& p) {
+    File& f = files_[i];
+    f.frames = p.frames;
+    f.media_s = p.media_s;
+    f.elapsed_s = p.elapsed_s;
+    tick(false);
+  }
+
+  void finished(size_t i, const pipeline::BatchFileResult& r) {
+    File& f = files_[i];
+    f.running = false;
+    f.outcome = r.outcome;
+    f.frames = r.frames_out;
+    if (r.outcome == pipeline::BatchOutcome::ok) ++ok_;
+    else if (r.outcome == pipeline::BatchOutcome::failed) ++failed_;
+    if (mode_ == Mode::json) {
+      if (r.outcome == pipeline::BatchOutcome::ok)
+        emit({{"event", "done"}, {"file", r.item.input}, {"output", r.item.output}, {"index", i}, {"frames_in", r.frames_in},
+              {"frames_out", r.frames_out}, {"corrupt_packets", r.source.corrupt_packets}, {"damaged_frames", r.source.damaged_frames},
+              {"elapsed_s", r.elapsed_s}, {"output_bytes", r.output_bytes}});
+      else
+        emit({{"event", r.outcome == pipeline::BatchOutcome::cancelled ? "interrupted" : "error"}, {"file", r.item.input},
+              {"index", i}, {"message", r.message}});
+    }
+    if (r.outcome == pipeline::BatchOutcome::failed) {
+      permanent(r.message, true);  // "histeq: FILE: cause" on stderr, as a single export says it, in every mode
+    } else if (mode_ != Mode::json && mode_ != Mode::none && r.outcome == pipeline::BatchOutcome::ok) {
+      char b[160];
+      std::snprintf(b, sizeof(b), ": %lld frames, %s, %.2f s", static_cast<long long>(r.frames_out), size_string(r.output_bytes).c_str(),
+                    r.elapsed_s);
+      permanent(tag(i) + "wrote " + r.item.output + b);
+      const auto& sc = r.source;
+      if (sc.corrupt_packets > 0 || sc.damaged_frames > 0)
+        permanent(tag(i) + r.item.input + ": damaged input decoded past: " + std::to_string(sc.corrupt_packets) +
+                  " corrupt packets skipped, " + std::to_string(sc.damaged_frames) + " damaged frames kept");
+    }
+    tick(true);
+  }
+
+  // The live block ends (its last total line stays).
+  void close() {
+    if (mode_ == Mode::live && drawn_ > 0) {
+      std::fprintf(stderr, "\n");
+      drawn_ = 0;
+    }
+  }
+
+  int ok() const { return ok_; }
+  int failed() const { return failed_; }
+
+ private:
+  struct File {
+    bool running = false;
+    pipeline::BatchOutcome outcome = pipeline::BatchOutcome::not_started;
+    int64_t frames = 0, expected = 0;
+    double media_s = 0, duration_s = 0, elapsed_s = 0;
+  };
+
+  std::string tag(size_t i) const {
+    return "[" + std::to_string(i + 1) + "/" + std::to_string(items_.size()) + "] ";
+  }
+
+  void emit(const json& j) {
+    std::printf("%s\n", j.dump().c_str());
+    std::fflush(stdout);
+  }
+
+  // A line that stays (starts, ends, errors): above the live block.
+  void permanent(const std::string& line, bool error = false) {
+    if (mode_ == Mode::none && !error) return;
+    clear_block();
+    std::fprintf(stderr, "histeq: %s\n", line.c_str());
+    std::fflush(stderr);
+  }
+
+  void clear_block() {
+    if (mode_ != Mode::live || drawn_ == 0) return;
+    if (drawn_ > 1) std::fprintf(stderr, "\033[%dA", drawn_ - 1);
+    std::fprintf(stderr, "\r\033[J");
+    drawn_ = 0;
+  }
+
+  // Frames done and expected over the batch: files that failed leave both sums; files not yet
+  // opened count as the average of those that were.
+  void totals(int64_t& done, int64_t& expected, int& running) const {
+    done = expected = 0;
+    running = 0;
+    int64_t known = 0;
+    int opened = 0, waiting = 0;
+    for (const File& f : files_) {
+      if (f.outcome == pipeline::BatchOutcome::failed || f.outcome == pipeline::BatchOutcome::cancelled) continue;
+      if (f.running) ++running;
+      if (!f.running && f.outcome == pipeline::BatchOutcome::not_started) {
+        ++waiting;
+        continue;
+      }
+      done += f.frames;
+      const int64_t e = f.outcome == pipeline::BatchOutcome::ok ? f.frames : std::max(f.expected, f.frames);
+      expected += e;
+      known += e;
+      ++opened;
+    }
+    if (opened > 0) expected += known / opened * waiting;
+  }
+
+  void tick(bool force) {
+    if (mode_ == Mode::none) return;
+    const auto now = Clock::now();
+    const auto period = mode_ == Mode::live ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000);
+    if (!force && now - last_ < period) return;
+    last_ = now;
+    int64_t done = 0, expected = 0;
+    int running = 0;
+    totals(done, expected, running);
+    const double elapsed = std::chrono::duration<double>(now - t0_).count();
+    const double frac = expected > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(expected)) : -1;
+    const double eta = frac > 0 ? elapsed * (1 - frac) / frac : NAN;
+    if (mode_ == Mode::json) {
+      for (size_t i = 0; i < files_.size(); ++i) {
+        const File& f = files_[i];
+        if (!f.running) continue;
+        json j = {{"event", "progress"}, {"file", items_[i].input}, {"index", i}, {"frame", f.frames}, {"media_s", f.media_s},
+                  {"elapsed_s", f.elapsed_s}, {"fps", f.elapsed_s > 0 ? std::round(f.frames / f.elapsed_s * 10) / 10 : 0.0}};
+        if (f.expected > 0) {
+          const double p = std::min(1.0, static_cast<double>(f.frames) / static_cast<double>(f.expected));
+          j["frames_expected"] = f.expected;
+          j["percent"] = std::round(p * 1000) / 10;
+          if (p > 0) j["eta_s"] = std::round(f.elapsed_s * (1 - p) / p * 10) / 10;
+        }
+        emit(j);
+      }
+      json t = {{"event", "total"}, {"files_total", files_.size()}, {"files_done", ok_}, {"files_failed", failed_},
+                {"files_running", running}, {"frames", done}, {"frames_expected", expected}, {"elapsed_s", std::round(elapsed * 10) / 10}};
+      if (frac >= 0) t["percent"] = std::round(frac * 1000) / 10;
+      if (frac > 0) t["eta_s"] = std::round(eta * 10) / 10;
+      emit(t);
+      return;
+    }
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < files_.size(); ++i) {
+      const File& f = files_[i];
+      if (!f.running) continue;
+      char b[256];
+      const double fps = f.elapsed_s > 0 ? f.frames / f.elapsed_s : 0;
+      if (f.expected > 0) {
+        const double p = std::min(1.0, static_cast<double>(f.frames) / static_cast<double>(f.expected));
+        std::snprintf(b, sizeof(b), "%s%s: frame %lld/%lld (%.1f%%)  %.1f fps  ETA %s", tag(i).c_str(),
+                      std::filesystem::path(items_[i].input).filename().c_str(), static_cast<long long>(f.frames),
+                      static_cast<long long>(f.expected), p * 100, fps, p > 0 ? clock_string(f.elapsed_s * (1 - p) / p).c_str() : "?");
+      } else {
+        std::snprintf(b, sizeof(b), "%s%s: frame %lld  %.1f fps", tag(i).c_str(), std::filesystem::path(items_[i].input).filename().c_str(),
+                      static_cast<long long>(f.frames), fps);
+      }
+      lines.push_back(b);
+    }
+    char t[256];
+    std::snprintf(t, sizeof(t), "total: %d of %zu files written%s, %lld/%lld frames%s, %s elapsed, ETA %s", ok_, files_.size(),
+                  failed_ > 0 ? (", " + std::to_string(failed_) + " failed").c_str() : "", static_cast<long long>(done),
+                  static_cast<long long>(expected), frac >= 0 ? (" (" + std::to_string(static_cast<int>(frac * 1000) / 10) + "." +
+                                                                 std::to_string(static_cast<int>(frac * 1000) % 10) + "%)").c_str() : "",
+                  clock_string(elapsed).c_str(), frac > 0 ? clock_string(eta).c_str() : "?");
+    lines.push_back(t);
+    if (mode_ == Mode::live) {
+      clear_block();
+      for (size_t k = 0; k < lines.size(); ++k)
+        std::fprintf(stderr, "histeq: %s\033[K%s", lines[k].c_str(), k + 1 < lines.size() ? "\n" : "");
+      drawn_ = static_cast<int>(lines.size());
+    } else {
+      for (const auto& l : lines) std::fprintf(stderr, "histeq: %s\n", l.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+  Mode mode_;
+  const std::vector<pipeline::BatchItem>& items_;
+  std::vector<File> files_;
+  Clock::time_point t0_, last_;
+  int ok_ = 0, failed_ = 0;
+  int drawn_ = 0;  // live mode: lines of the block on screen
+};
+
+}  // namespace
+
+Status write_export_report(const std::string& path, const std::vector<std::string>& argv,
+                           const std::vector<pipeline::BatchFileResult>& results, double elapsed_s, int jobs) {
+  json files = json::array();
+  std::map<std::string, int> count;
+  for (const auto& r : results) {
+    ++count[pipeline::outcome_name(r.outcome)];
+    json f = {{"input", r.item.input},
+              {"output", r.item.output},
+              {"result", pipeline::outcome_name(r.outcome)},
+              {"frames_in", r.frames_in},
+              {"frames_out", r.frames_out},
+              {"frames_expected", r.frames_expected},
+              {"elapsed_s", r.elapsed_s},
+              {"output_bytes", r.output_bytes},
+              {"corrupt_packets", r.source.corrupt_packets},
+              {"damaged_frames", r.source.damaged_frames}};
+    if (!r.message.empty()) f["message"] = r.message;
+    if (!r.notes.empty()) f["notes"] = r.notes;
+    if (r.device >= 0) f["device"] = r.device;
+    files.push_back(std::move(f));
+  }
+  json j = {{"command", argv},
+            {"elapsed_s", elapsed_s},
+            {"jobs", jobs},
+            {"files_total", results.size()},
+            {"files_ok", count["ok"]},
+            {"files_failed", count["failed"]},
+            {"files_interrupted", count["interrupted"]},
+            {"files_not_started", count["not started"]},
+            {"files", std::move(files)}};
+  return write_json_file(path, j);
+}
+
+int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, const std::vector<std::string>& argv) {
+  const std::atomic<bool>& stop = install_stop_signals();
+  forward_ffmpeg_log(o.verbose);
+  if (!o.stats_json.empty()) return fail("--stats-json records one export: give one input file (or use --report for a batch)", 2);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(o.output, ec) && !fs::is_directory(o.output, ec))
+    return fail(o.output + ": is a file; a batch writes into a folder (give -o DIR/)", 2);
+  auto planned = pipeline::plan_batch(o.inputs, o.output, o.ext);
+  if (!planned) return fail(planned.status().message(), planned.status().code() == Code::not_found ? 1 : 2);
+  std::vector<pipeline::BatchItem> items = std::move(planned.value());
+  if (o.index >= 0) {
+    if (static_cast<size_t>(o.index) >= items.size())
+      return fail("--index " + std::to_string(o.index) + ": the batch has " + std::to_string(items.size()) + " files (0.." +
+                      std::to_string(items.size() - 1) + ")",
+                  2);
+    items = {items[static_cast<size_t>(o.index)]};
+  }
+  if (o.list) {
+    for (const auto& it : items) std::printf("%s\t%s\n", it.input.c_str(), it.output.c_str());
+    return 0;
+  }
+
+  const bool gpu = uses_gpu(o.eq);
+  std::vector<int> devices = o.devices;
+  if (!devices.empty() && !gpu)
+    return fail("--device: " + std::string(cuda::have_device() ? "the equalizer runs on the CPU here (--cpu or a CPU kernel)"
+                                                                 : "no CUDA device is available"),
+                2);
+  if (gpu && devices.empty())
+    for (int d = 0; d < cuda::device_count(); ++d) devices.push_back(d);
+  for (int d : devices)
+    if (d >= cuda::device_count())
+      return fail("--device " + std::to_string(d) + ": this machine has " + std::to_string(cuda::device_count()) + " CUDA devices", 2);
+  const pipeline::JobPlan jp = pipeline::plan_jobs(o.jobs, gpu, devices, pipeline::usable_cores(), items.size());
+
+  if (!fs::is_directory(o.output, ec) && !fs::create_directories(o.output, ec) && ec)
+    return fail(o.output + ": cannot create the folder: " + ec.message());
+
+  const Mode mode = progress_mode(o.progress);
+
+  std::string devs;
+  for (int d : jp.devices) devs += (devs.empty() ? "" : ",") + std::to_string(d);
+  if (mode == Mode::json) {
+    std::printf("%s\n", json({{"event", "batch"},
+                              {"files", items.size()},
+                              {"output_dir", o.output},
+                              {"jobs", jp.jobs},
+                              {"encoder_threads", jp.encoder_threads},
+                              {"devices", jp.devices}})
+                            .dump()
+                            .c_str());
+    std::fflush(stdout);
+  } else if (mode != Mode::none) {
+    std::fprintf(stderr, "histeq: exporting %zu file%s to %s with %d job%s (encoder threads: %s)%s\n", items.size(),
+                 items.size() == 1 ? "" : "s", o.output.c_str(), jp.jobs, jp.jobs == 1 ? "" : "s",
+                 jp.encoder_threads > 0 ? std::to_string(jp.encoder_threads).c_str() : "the encoder's choice",
+                 gpu ? (", GPU " + devs).c_str() : ", CPU equalizer");
+  }
+
+  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
+  const pipeline::ExportOptions base = export_options(o, range);
+
+  Board board(mode, items);
+  std::vector<int> slots(items.size(), -1);
+  pipeline::BatchCallbacks cb;
+  cb.started = [&](size_t i, const pipeline::ExportPlan& plan, const std::string& temp) {
+    slots[i] = add_signal_cleanup(temp);
+    board.started(i, plan);
+  };
+  cb.progress = [&](size_t i, const pipeline::ExportProgress& p) { board.progress(i, p); };
+  cb.finished = [&](size_t i, const pipeline::BatchFileResult& r) {
+    remove_signal_cleanup(slots[i]);
+    slots[i] = -1;
+    board.finished(i, r);
+  };
+  const auto t0 = Clock::now();
+  const std::vector<pipeline::BatchFileResult> results = pipeline::run_batch(items, base, jp, stop, cb);
+  board.close();
+  const double elapsed = seconds_since(t0);
+
+  int ok = 0, failed = 0, interrupted = 0, not_started = 0;
+  for (const auto& r : results) {
+    if (r.outcome == pipeline::BatchOutcome::ok) ++ok;
+    else if (r.outcome == pipeline::BatchOutcome::failed) ++failed;
+    else if (r.outcome == pipeline::BatchOutcome::cancelled) ++interrupted;
+    else ++not_started;
+  }
+  const bool stopped = stop.load() || interrupted > 0;
+  if (mode == Mode::json) {
+    std::printf("%s\n", json({{"event", "summary"},
+                              {"files_ok", ok},
+                              {"files_failed", failed},
+                              {"files_interrupted", interrupted},
+                              {"files_not_started", not_started},
+                              {"elapsed_s", elapsed}})
+                            .dump()
+                            .c_str());
+    std::fflush(stdout);
+  }
+  if (mode != Mode::json || failed > 0 || stopped) {
+    std::string line = std::to_string(ok) + " of " + std::to_string(items.size()) + " files written";
+    if (failed > 0) line += ", " + std::to_string(failed) + " failed";
+    if (interrupted + not_started > 0) line += ", " + std::to_string(interrupted + not_started) + " not written (interrupted)";
+    char t[64];
+    std::snprintf(t, sizeof(t), " in %.2f s", elapsed);
+    if (mode != Mode::none || failed > 0 || stopped) std::fprintf(stderr, "histeq: %s%s\n", line.c_str(), t);
+  }
+  if (!o.report.empty())
+    if (Status s = write_export_report(o.report, argv, results, elapsed, jp.jobs); !s) return fail(s.to_string());
+  if (stopped) return 130;
+  return failed > 0 ? 1 : 0;
+}
+
+}  // namespace histeq::app

@@ -1,0 +1,182 @@
+#include "core/pipeline/batch.h"
+
+#include <sched.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace histeq::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Containers FFmpeg reads that hold video; a folder's other files (pictures, subtitles, notes)
+// are not inputs.
+bool is_video_name(const fs::path& p) {
+  static const char* const kExtensions[] = {"mp4", "m4v", "mkv", "mov", "avi", "webm", "ts", "mts", "m2ts", "mpg", "mpeg",
+                                            "flv", "wmv", "3gp", "ogv", "mxf", "y4m", "nut", "vob", "dv"};
+  std::string e = p.extension().string();
+  if (e.empty()) return false;
+  e = e.substr(1);
+  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return std::find(std::begin(kExtensions), std::end(kExtensions), e) != std::end(kExtensions);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+}  // namespace
+
+Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs, const std::string& out_dir, const std::string& ext) {
+  std::vector<std::string> files;
+  for (const std::string& in : inputs) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(in, ec);
+    if (!fs::is_directory(st)) {  // a file, or a bad path: its export reports it, the others go on
+      files.push_back(in);
+      continue;
+    }
+    std::vector<std::string> found;
+    for (const fs::directory_entry& e : fs::directory_iterator(in, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.empty() || name[0] == '.' || !is_video_name(e.path())) continue;
+      std::error_code fe;
+      if (!e.is_regular_file(fe)) continue;
+      found.push_back(e.path().string());
+    }
+    if (ec) return HISTEQ_ERROR(Code::io_error, in + ": cannot list the folder: " + ec.message());
+    if (found.empty()) return HISTEQ_ERROR(Code::not_found, in + ": no video files in this folder (mp4, mkv, mov, avi, webm, ts, ...)");
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  std::vector<BatchItem> items;
+  std::map<std::string, std::string> taken;  // output -> the input that claimed it
+  for (const std::string& f : files) {
+    fs::path name = fs::path(f).filename();
+    if (!ext.empty()) name.replace_extension(ext[0] == '.' ? ext : "." + ext);
+    const std::string out = (fs::path(out_dir) / name).lexically_normal().string();
+    if (auto it = taken.find(out); it != taken.end())
+      return HISTEQ_ERROR(Code::invalid_argument, out + ": both " + it->second + " and " + f + " would be written here");
+    if (same_file(f, out) || fs::path(f).lexically_normal() == fs::path(out))
+      return HISTEQ_ERROR(Code::invalid_argument, out + ": is the input " + f + "; export into another folder (or give --ext)");
+    taken[out] = f;
+    items.push_back({f, out});
+  }
+  return items;
+}
+
+int usable_cores() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return n;
+  }
+  const unsigned h = std::thread::hardware_concurrency();
+  return h > 0 ? static_cast<int>(h) : 1;
+}
+
+JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files) {
+  JobPlan p;
+  cores = std::max(1, cores);
+  p.devices = gpu ? devices : std::vector<int>{};
+  int jobs = requested;
+  if (jobs <= 0) jobs = gpu ? std::max<int>(1, static_cast<int>(devices.size())) : std::max(1, cores / 4);
+  jobs = std::max(1, std::min<int>(jobs, static_cast<int>(std::max<size_t>(files, 1))));
+  p.jobs = jobs;
+  p.encoder_threads = jobs == 1 ? 0 : std::max(1, cores / jobs);
+  return p;
+}
+
+const char* outcome_name(BatchOutcome o) noexcept {
+  switch (o) {
+    case BatchOutcome::ok: return "ok";
+    case BatchOutcome::failed: return "failed";
+    case BatchOutcome::cancelled: return "interrupted";
+    default: return "not started";
+  }
+}
+
+std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, const ExportOptions& base, const JobPlan& plan,
+                                       const std::atomic<bool>& stop, const BatchCallbacks& cb) {
+  std::vector<BatchFileResult> results(items.size());
+  for (size_t i = 0; i < items.size(); ++i) results[i].item = items[i];
+  std::mutex mu;   // the callbacks, one at a time
+  std::atomic<size_t> next{0};
+
+  auto export_one = [&](size_t i, int device) {
+    BatchFileResult& r = results[i];
+    r.device = device;
+    const double t0 = now_s();
+    ExportOptions o = base;
+    o.input = items[i].input;
+    o.output = items[i].output;
+    o.encoder_threads = plan.encoder_threads;
+    if (device >= 0) o.pipeline.equalizer.device = device;
+    auto finish = [&](BatchOutcome outcome, const std::string& message) {
+      r.outcome = outcome;
+      r.message = message;
+      r.elapsed_s = now_s() - t0;
+      if (outcome == BatchOutcome::ok) {
+        struct stat st {};
+        if (::stat(items[i].output.c_str(), &st) == 0) r.output_bytes = static_cast<int64_t>(st.st_size);
+      }
+      std::lock_guard<std::mutex> l(mu);
+      if (cb.finished) cb.finished(i, r);
+    };
+    auto ex = Exporter::open(o);
+    if (!ex) return finish(ex.status().code() == Code::cancelled ? BatchOutcome::cancelled : BatchOutcome::failed, ex.status().to_string());
+    r.notes = (*ex)->plan().notes;
+    r.frames_expected = (*ex)->plan().frames_hint;
+    {
+      std::lock_guard<std::mutex> l(mu);
+      if (cb.started) cb.started(i, (*ex)->plan(), (*ex)->temp_path());
+    }
+    auto on_progress = [&](const ExportProgress& p) {
+      if (!cb.progress) return;
+      std::lock_guard<std::mutex> l(mu);
+      cb.progress(i, p);
+    };
+    auto rep = (*ex)->run(stop, nullptr, on_progress);
+    ex->reset();  // the temporary file is gone (or renamed) before the file is reported
+    if (!rep) {
+      const bool cancelled = rep.status().code() == Code::cancelled;
+      return finish(cancelled ? BatchOutcome::cancelled : BatchOutcome::failed,
+                    cancelled ? items[i].output + ": interrupted; nothing written" : rep.status().to_string());
+    }
+    r.frames_in = rep->frames_in;
+    r.frames_out = rep->frames_out;
+    r.source = rep->source;
+    if (rep->frames_in != rep->frames_out)
+      return finish(BatchOutcome::failed, items[i].output + ": " + std::to_string(rep->frames_in) + " frames in but " +
+                                              std::to_string(rep->frames_out) + " out (the encoder dropped frames)");
+    finish(BatchOutcome::ok, "");
+  };
+
+  auto worker = [&](int job) {
+    const int device = plan.devices.empty() ? -1 : plan.devices[static_cast<size_t>(job) % plan.devices.size()];
+    for (;;) {
+      if (stop.load()) return;
+      const size_t i = next.fetch_add(1);
+      if (i >= items.size()) return;
+      export_one(i, device);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int j = 1; j < plan.jobs; ++j) threads.emplace_back(worker, j);
+  worker(0);
+  for (auto& t : threads) t.join();
+  return results;
+}
+
+}  // namespace histeq::pipeline

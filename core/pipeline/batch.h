@@ -1,0 +1,80 @@
+// Batch export: many inputs into one folder, each file through its own Exporter (so its own
+// temporary file, renamed when complete), several files at once. A file that fails is reported
+// and skipped; the others complete.
+//
+// Scheduling: `jobs` worker threads take the files in order. With the GPU equalizer, job k runs
+// its pipeline on device devices[k % devices.size()] (one pipeline per device by default); every
+// job's encoder gets an equal share of the cores, so the encoders together never ask for more
+// threads than the machine has.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/cuda/status.h"
+#include "core/pipeline/export.h"
+
+namespace histeq::pipeline {
+
+struct BatchItem {
+  std::string input, output;
+};
+
+// The files of `inputs` and where each goes in `out_dir`. A folder stands for its video files (by
+// extension: mp4, mkv, mov, avi, webm, ts, ...; sorted by name; not recursive; hidden files, such
+// as exports in progress, left out). An output has the input's name, its extension replaced by
+// `ext` when one is given ("mkv"). A path that is not a folder is an item even when it does not
+// exist: its export fails and says so, like any bad file. Errors (invalid_argument/not_found,
+// naming the path): a folder without videos, two inputs that would be written to one name, an
+// output that would replace its input.
+Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs, const std::string& out_dir,
+                                          const std::string& ext = "");
+
+// The cores this process may run on (its CPU affinity: a Slurm task's or a container's share).
+int usable_cores() noexcept;
+
+struct JobPlan {
+  int jobs = 1;
+  int encoder_threads = 0;  // per job; 0: the encoder's own choice (a single job)
+  std::vector<int> devices; // GPU: the devices jobs run on, in turn; empty: CPU (or the default device)
+};
+// `requested` jobs (0: the default), for `files` files on `cores` cores. The default is one
+// pipeline per device with the GPU equalizer; on the CPU, cores / 4 jobs (an encoder keeps about
+// four cores busy on typical video, and the CPU equalizer shares them); never more jobs than files.
+// Each job's encoder then gets cores / jobs threads (the encoder's own choice for a single job).
+JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files);
+
+enum class BatchOutcome { ok, failed, cancelled, not_started };
+const char* outcome_name(BatchOutcome o) noexcept;  // "ok", "failed", "interrupted", "not started"
+
+struct BatchFileResult {
+  BatchItem item;
+  BatchOutcome outcome = BatchOutcome::not_started;
+  std::string message;        // the error, for failed files
+  std::vector<std::string> notes;
+  int device = -1;            // the GPU it ran on (-1: none named)
+  int64_t frames_in = 0, frames_out = 0;
+  int64_t frames_expected = 0;
+  video::SourceCounters source;
+  double elapsed_s = 0;       // from its start to its end (open included)
+  int64_t output_bytes = 0;   // the finished file's size
+};
+
+// What the caller hears, one call at a time (the batch serializes them), from the worker threads.
+struct BatchCallbacks {
+  // A file's export is open: its plan, and its temporary file (for a signal handler's cleanup).
+  std::function<void(size_t index, const ExportPlan& plan, const std::string& temp_path)> started;
+  std::function<void(size_t index, const ExportProgress& progress)> progress;
+  // Its end, whatever the outcome (the temporary file is gone by then).
+  std::function<void(size_t index, const BatchFileResult& result)> finished;
+};
+
+// Exports every item with `base`'s settings (its input and output replaced by the item's). Stops
+// starting files once `stop` is set; running files then end as cancelled, leaving nothing.
+// Returns one result per item, in the items' order.
+std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, const ExportOptions& base, const JobPlan& plan,
+                                       const std::atomic<bool>& stop, const BatchCallbacks& callbacks);
+
+}  // namespace histeq::pipeline
