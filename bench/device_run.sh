@@ -153,25 +153,47 @@ fi
 
 if [[ $what == window ]]; then
   # The player window on the GPU: a carried Xvfb (no display here), the NVIDIA GLX vendor library,
-  # the CUDA-GL interop; bench/prepare_window.sh makes .carry-gui/window.tar.xz.
-  for f in .carry/gl/*.deb; do dpkg -x "$f" /; done
+  # the CUDA-GL interop; bench/prepare_window.sh makes .carry-gui/window.tar.xz (histeq with the
+  # window, static FFmpeg), beside it the EGL/GL loaders, the clips and the GPU tests.
+  c=.carry-gui
+  for f in $c/gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
   mkdir -p /opt/hq /usr/share/fonts/truetype/dejavu
-  tar -C /opt/hq -xJf .carry-gui/window.tar.xz
+  tar -C /opt/hq -xJf $c/window.tar.xz
   cp /opt/hq/share/fonts/*.ttf /usr/share/fonts/truetype/dejavu/ 2>/dev/null
-  export LD_LIBRARY_PATH=/opt/hq/lib LIBGL_DRIVERS_PATH=/opt/hq/lib/dri
-  /opt/hq/bin/Xvfb :7 -screen 0 1920x1080x24 -xkbdir /opt/hq/share/xkb +extension GLX -nolisten tcp > "$out/xvfb.txt" 2>&1 &
+  echo "== NVDEC tests (HEVC 10-bit: P010), then NVDEC play and export"
+  HISTEQ_TEST_CLIP=$c/real.mp4 HISTEQ_TEST_HEVC10=$c/hevc10.mp4 timeout 90 $c/bin/histeq_gpu_tests --gtest_brief=1 \
+    --gtest_filter='Nvdec*:GpuPipeline.EqualizesP010*' > "$out/gpu_tests.txt" 2>&1 || rc=1
+  grep -E "PASSED|FAILED|SKIPPED|Skipped|Failure|no NVDEC" "$out/gpu_tests.txt" | head -20
+  export LD_LIBRARY_PATH=/opt/hq/lib
+  {
+    for clip in $c/real600.mp4 $c/real4k.mp4 $c/hevc10.mp4; do
+      for speed in "--max-speed" ""; do
+        echo "### play --headless --quiet --hwdec nvdec $speed $clip"
+        timeout 30 /opt/hq/bin/histeq play --headless --quiet --hwdec nvdec $speed "$clip" 2>&1 | grep -E "decoded by|note|done in|^  (decode|convert|upload|equalize|download|present|latency) "
+      done
+    done
+    for r in 1 2; do
+      for cfg in "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" "--hwdec nvdec --passthrough"; do
+        s=$(date +%s%N)
+        /opt/hq/bin/histeq export $c/real600.mp4 -o /tmp/x.mp4 -y --preset veryfast --crf 20 --progress json $cfg > /tmp/x.json 2>/tmp/x.err || echo "FAILED $cfg: $(tail -1 /tmp/x.err)"
+        e=$(date +%s%N)
+        echo "export round $r | $cfg | wall $(( (e - s) / 1000000 )) ms | $(grep '"event":"done"' /tmp/x.json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("open %.3f run %.3f fps %.1f" % (d["open_s"], d["elapsed_s"], d["fps"]))')"
+      done
+    done
+  } > "$out/nvdec.txt" 2>&1
+  cat "$out/nvdec.txt"
+  timeout 100 python3 bench/streams.py --histeq /opt/hq/bin/histeq --clip $c/real600.mp4 --streams 16,32 --json "$out/streams.json" 2>&1 | tee "$out/streams.txt"
+  /opt/hq/bin/Xvfb :7 -screen 0 1920x1080x24 -xkbdir /opt/hq/share/xkb +extension GLX -nolisten tcp > /tmp/xvfb.txt 2>&1 &
   sleep 2
   export DISPLAY=:7 __GLX_VENDOR_LIBRARY_NAME=nvidia SDL_AUDIODRIVER=dummy
-  [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ] &&
-    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
   echo "== the window, built-in source drawn on the GPU, every kernel switched live"
   timeout 60 /opt/hq/bin/histeq play --window 1600x900 --no-vsync --frames 400 --kernel-sequence all --switch-every 12 \
-    --split 0.5 --screenshot "$out/window_synthetic.png" --stats-json "$out/window_synthetic.json" 2>&1 | tail -25 | tee "$out/window.txt"
+    --split 0.5 --screenshot "$out/window_synthetic.png" 2>&1 | tail -25 | tee "$out/window.txt"
   echo "== the window on the real clip, NVDEC"
-  timeout 60 /opt/hq/bin/histeq play .carry/real600.mp4 --window 1600x900 --no-vsync --frames 300 --split 0.5 \
+  timeout 60 /opt/hq/bin/histeq play $c/real600.mp4 --window 1600x900 --no-vsync --frames 300 --split 0.5 \
     --screenshot "$out/window_real.png" 2>&1 | tail -25 | tee -a "$out/window.txt"
-  tail -5 "$out/xvfb.txt"
+  echo "== Xvfb"; tail -5 /tmp/xvfb.txt
 fi
 
 if [[ $what == pipeline ]]; then

@@ -100,7 +100,7 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
 
   video::FileSourceOptions so;
   so.hwdec = opts.hwdec;
-  so.frames_held = 2 * opts.pipeline.queue_frames + std::max(2, opts.pipeline.equalizer.frames_in_flight) + 2;
+  so.frames_held = 2 * opts.pipeline.queue_frames + std::max(2, opts.pipeline.equalizer.frames_in_flight) + 1;
   // Audio that belongs at the start may lie before the video key frame in the file (interleaving):
   // the demuxer starts this much earlier, so the audio cut has all of it.
   if (opts.range.start_s > 0) so.seek_preroll_s = 2.0;

@@ -380,8 +380,10 @@ Status FileSource::Impl::probe_hardware_output() {
     }
     info.decode_note = "software decode: " + f.status().message();
   } else {
+    const std::string why = log.last_error();
     info.decode_note = std::string("software decode: NVDEC refused this ") + codec->name + " stream (" + native.pix_fmt_name +
-                       ", " + std::to_string(native.width) + "x" + std::to_string(native.height) + ")";
+                       ", " + std::to_string(native.width) + "x" + std::to_string(native.height) +
+                       (why.empty() ? "" : "; " + why) + ")";
   }
   hw.reset();  // frames are software frames from here on (a hardware frame already decoded is converted)
   return Status::ok();

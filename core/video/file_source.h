@@ -35,7 +35,7 @@ struct FileSourceOptions {
   // NVDEC (hw_decode.h): frames come out on the GPU (NV12/P010 device frames) when the codec, the
   // stream and the machine allow it; otherwise software decoding, said in SourceInfo::decode_note.
   HwDecode hwdec = HwDecode::none;
-  int frames_held = 16;     // NVDEC: frames the pipeline may hold at once (the decoder's pool grows by this)
+  int frames_held = 12;     // NVDEC: frames the pipeline may hold at once (the decoder's pool grows by this; <= 12)
   // Live inputs (a webcam, a network URL, standard input): a stream that sends nothing for this
   // long has stopped; the input then ends (next() gives nullptr) and end_note() says why.
   double live_timeout_s = 5.0;

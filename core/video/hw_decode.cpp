@@ -1,5 +1,7 @@
 #include "core/video/hw_decode.h"
 
+#include <algorithm>
+
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
 #include "core/video/av_util.h"
@@ -11,6 +13,8 @@ extern "C" {
 
 namespace histeq::video {
 namespace {
+
+constexpr int kMaxHeldFrames = 12;
 
 // 4:2:0 of 8 or 10 bits: what comes out of NVDEC as NV12/P010, the layouts the pipeline takes.
 bool nvdec_layout(AVPixelFormat sw) {
@@ -106,8 +110,12 @@ std::unique_ptr<HwDecoder> HwDecoder::attach(AVCodecContext* dec, const AVCodec*
     return nullptr;
   }
   dec->get_format = pick_format;
-  // The pool must hold the frames the pipeline keeps while the decoder goes on: queues and frames in flight.
-  dec->extra_hw_frames = frames_held;
+  // NVDEC decodes one picture at a time: frame threads would only add decode surfaces (one per
+  // thread, on top of the stream's reference frames), and past 32 the decoder cannot be created.
+  dec->thread_count = 1;
+  // The pool must hold the frames the pipeline keeps while the decoder goes on (queues, frames in
+  // flight); H.264/HEVC's 17 references + 2 leave 13 of NVDEC's 32 surfaces.
+  dec->extra_hw_frames = std::min(frames_held, kMaxHeldFrames);
   auto info = cuda::device_info();
   h->device_ = info ? info->name : "CUDA device";
   return h;

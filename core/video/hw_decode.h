@@ -46,8 +46,8 @@ class HwDecoder {
   ~HwDecoder();
 
   // Prepares `dec` (not yet opened) for NVDEC: a CUDA device, a get_format callback that picks
-  // CUDA frames for 4:2:0 8/10-bit content, spare pool frames for `frames_held` frames held
-  // downstream. Returns null (with `note` saying why) when NVDEC cannot be used for this codec or
+  // CUDA frames for 4:2:0 8/10-bit content, one decode thread, spare pool frames for
+  // `frames_held` frames held downstream (at most 12: NVDEC has 32 surfaces in all). Returns null (with `note` saying why) when NVDEC cannot be used for this codec or
   // machine; then the caller decodes in software.
   static std::unique_ptr<HwDecoder> attach(AVCodecContext* dec, const AVCodec* codec, HwDecode mode, int frames_held,
                                            std::string& note);
