@@ -15,6 +15,7 @@
 
 #include "core/cuda/status.h"
 #include "core/equalize/lut.h"
+#include "core/histogram/histogram.h"
 #include "core/image/plane.h"
 
 namespace histeq::eq {
@@ -48,5 +49,85 @@ Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint16
 // vector accesses where the rows allow them. Only the `width` samples of each row are touched.
 Status apply_lut_gpu(const PlaneView<uint8_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream);
 Status apply_lut_gpu(const PlaneView<uint16_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream);
+
+// ---------------------------------------------------------------------------------------------
+// The picture-quality controls (quality.h), with the formulas of tone.h. Each function has a CPU
+// form (host pointers, synchronous) and a GPU form (device pointers, asynchronous on `stream`);
+// both give identical results.
+
+// The global LUT from a histogram clipped at clip_q8 / 256 x the mean bin count, its excess spread
+// over all bins (tone.h), then lut.h's formula. clip_q8 = 0: build_lut / build_lut_gpu exactly.
+Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* lut);
+Status build_lut_clipped_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* d_lut,
+                             cudaStream_t stream);
+
+// CLAHE: `tiles` LUTs (tone.h's tile formula, clipped when clip_q8 > 0, blended by weight) from
+// `tiles` histograms, tile-major, bins entries each; and mean_lut, the rounded mean of the tile
+// LUTs (what a display shows as "the" LUT of a tiled frame).
+Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* tile_luts,
+                       uint16_t* mean_lut);
+Status build_tile_luts_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8,
+                           uint16_t* d_tile_luts, uint16_t* d_mean_lut, cudaStream_t stream);
+
+// counts[v] = the sum over the tiles of tile_counts[t * bins + v]: the frame's histogram.
+Status sum_tiles(const uint32_t* tile_counts, int tiles, int bins, uint32_t* counts);
+Status sum_tiles_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t* d_counts, cudaStream_t stream);
+
+// table[x] = tone::axis_entry(x, n, size) for x in [0, size): the interpolation of one axis (host).
+void axis_table(int size, int n, uint32_t* table);
+
+// The tile LUTs of a frame and where each pixel finds them (memory of the plane they map).
+struct TileLuts {
+  const uint16_t* luts = nullptr;  // grid.count() LUTs of `bins` entries, tile-major
+  hist::TileGrid grid;
+  const uint32_t* x_table = nullptr;  // plane width entries (axis_table)
+  const uint32_t* y_table = nullptr;  // plane height entries
+};
+
+// plane[x, y] = tone::tile_map(...) for samples < bins (others unchanged), in place; only the
+// samples of each row are touched.
+Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins);
+Status apply_tiles(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins);
+Status apply_tiles_gpu(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, cudaStream_t stream);
+Status apply_tiles_gpu(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, cudaStream_t stream);
+
+// The chroma planes of a frame for apply_colour: planar U and V, or one interleaved UV plane
+// (semi-planar, in chroma[0]), with the subsampling and the levels of tone.h's chroma formula.
+struct ChromaPlanes {
+  PlaneRef planes[2];          // planar: U, V; semi-planar: UV in planes[0]
+  bool interleaved = false;
+  int shift_x = 1, shift_y = 1;  // log2 subsampling
+  uint32_t black = 16;           // luma black level (0 in full range)
+  uint32_t limit_q12 = 6144;     // chroma_limit in Q12
+};
+
+// One pass over the frame: every luma sample mapped (by `lut`, or by `tiles` when it is not null),
+// and every chroma sample's deviation from neutral scaled by the luma gain of its co-sited luma
+// samples (tone.h). Luma and chroma in place, in the same memory.
+Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* lut, const TileLuts* tiles, int bins);
+Status apply_colour_gpu(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* d_lut, const TileLuts* tiles, int bins,
+                        cudaStream_t stream);
+
+// The temporal filter of a frame (tone.h), in place on `count` LUTs at `luts` (bins entries each)
+// and, when `extra` is not null, one more LUT there: state holds (count + 1 if extra) x bins
+// entries. prev is the previous frame's normalized histogram, next receives this frame's (never
+// the same buffer). restart: no previous frame to follow (the first one, after a reset, or after a
+// change of the LUTs' layout): the state starts from these LUTs. Otherwise a scene cut (histogram
+// distance above cut_q16) does the same, and any other frame moves the state by alpha_q16.
+struct TemporalArgs {
+  const uint32_t* counts = nullptr;  // the frame's histogram (bins)
+  int bins = 256;
+  uint16_t* luts = nullptr;
+  int count = 1;
+  uint16_t* extra = nullptr;
+  int32_t* state = nullptr;
+  const uint32_t* prev = nullptr;
+  uint32_t* next = nullptr;
+  bool restart = true;
+  uint32_t cut_q16 = 65536;
+  uint32_t alpha_q16 = 65536;
+};
+Status temporal_update(const TemporalArgs& a);
+Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream);
 
 }  // namespace histeq::eq

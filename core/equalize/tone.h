@@ -1,0 +1,167 @@
+// The integer formulas of the picture-quality controls (quality.h), in one place for the CPU and
+// the GPU (HISTEQ_HD: compiled by both compilers), so that both give bit-identical frames in every
+// mode, as lut.h does for plain equalization. No floating point: nvcc would contract a*b+c into an
+// FMA where the host compiler does not.
+//
+// Clip limit (Zuiderveld 1994; the same steps as OpenCV's CLAHE for 8-bit, so that its
+// createCLAHE is a reference to test against). The limit applies at 8-bit resolution: the bins
+// are taken in G = bins / 256 consecutive groups (G = 1 for 256 bins or fewer, 4 for 10-bit), so
+// that a picture clips alike at 8 and 10 bits, also when its 10-bit values are 8-bit ones times 4:
+//   groups   = min(bins, 256); g(j) = the sum of group j's bins
+//   limit    = max(1, floor(clip_q8 * N / (256 * groups)))          N = samples counted
+//   kept(v)  = h(v) when g(v's group) <= limit, else floor(h(v) * limit / g)   (G = 1: min(h, limit))
+//   excess   = N - sum of kept
+//   share(j) = floor(excess / groups) + [j % step == 0 and j / step < residual]
+//              with residual = excess % groups, step = max(1, floor(groups / residual)):
+//              the excess spread evenly over the groups, its remainder one sample a group every
+//              `step` groups from group 0 (OpenCV's order)
+//   h'(v)    = kept(v) + floor((share(v / G) + v % G) / G): a group's share split evenly over its
+//              bins. The sum of h' is N again.
+// Tile LUT (Zuiderveld's mapping, OpenCV's calcLut): lut(v) = round_half_up(cdf'(v) * maxval / N_tile),
+//   blended with the identity by the strength weight as lut.h does. The global LUT keeps lut.h's
+//   formula (with cdf_min), on h' when clipped.
+// Bilinear interpolation (clahe apply): tile c's centre along an axis is (start_c + start_{c+1}) / 2
+//   in pixel coordinates (a pixel x covers [x, x + 1)); a pixel between the centres of tiles c and
+//   c + 1 takes w = (x + 0.5 - centre_c) / (centre_{c+1} - centre_c) of tile c + 1's LUT, in
+//   1/1024 steps (round to nearest); before the first centre and after the last one the nearest
+//   tile's LUT alone. out = round(((l00 (1 - wx) + l01 wx) (1 - wy) + (l10 (1 - wx) + l11 wx) wy)).
+//   (OpenCV places the centres half a pixel to the left: x / tile_width - 0.5.)
+// Temporal filter: state s (the LUT entry in Q12, signed), target t (this frame's LUT entry):
+//   s += round_half_away((t * 4096 - s) * alpha_q16 / 65536); the LUT applied is round(s / 4096).
+//   A scene cut (or the first frame) sets s = t * 4096.
+// Scene cut: p(v) = floor(h(v) * 65536 / N), distance = sum |p_n(v) - p_{n-1}(v)| / 2 (Q16, the
+//   total-variation distance of the two normalized histograms); a cut when distance > cut_q16.
+// Chroma follow: for a chroma sample with the co-sited luma samples i (n of them: 4 in 4:2:0),
+//   gain = (sum out_i - n black) * 4096 / max(1, sum in_i - n black)   (0 when the top is negative),
+//   s = clamp(gain, 4096 * 4096 / limit_q12, limit_q12)  (Q12), c_out = neutral + round_half_away((c -
+//   neutral) * s / 4096), clamped to [0, maxval]; black = 0 (full range) or 16 << (depth - 8),
+//   neutral = 1 << (depth - 1).
+#pragma once
+
+#include <cstdint>
+
+#include "core/cuda/hd.h"
+
+namespace histeq::eq::tone {
+
+// --- clip limit ---------------------------------------------------------------------------------
+
+HISTEQ_HD int clip_group(int bins) { return bins > 256 ? bins / 256 : 1; }  // bins a group
+
+HISTEQ_HD uint32_t clip_count(uint32_t clip_q8, uint64_t total, int bins) {
+  const uint64_t groups = static_cast<uint64_t>(bins / clip_group(bins));
+  const uint64_t l = static_cast<uint64_t>(clip_q8) * total / (256ull * groups);
+  return l < 1 ? 1u : l > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(l);
+}
+
+// What a bin keeps of its count h, its group counting g.
+HISTEQ_HD uint32_t clip_kept(uint32_t h, uint32_t g, uint32_t limit) {
+  return g > limit ? static_cast<uint32_t>(static_cast<uint64_t>(h) * limit / g) : h;
+}
+
+// h'(v) given what the bin kept and the histogram's total excess.
+HISTEQ_HD uint32_t clipped_bin(uint32_t kept, uint32_t v, uint32_t excess, uint32_t bins) {
+  const uint32_t g = static_cast<uint32_t>(clip_group(static_cast<int>(bins))), groups = bins / g, j = v / g;
+  uint32_t share = excess / groups;
+  const uint32_t residual = excess % groups;
+  if (residual != 0) {
+    const uint32_t q = groups / residual;
+    const uint32_t step = q > 0 ? q : 1u;
+    if (j % step == 0 && j / step < residual) ++share;
+  }
+  return kept + (share + v % g) / g;
+}
+
+// --- tile LUTs ----------------------------------------------------------------------------------
+
+HISTEQ_HD uint32_t blend(uint32_t v, uint32_t e, uint32_t weight) {
+  return static_cast<uint32_t>((static_cast<uint64_t>(weight) * e + static_cast<uint64_t>(65536u - weight) * v + 32768u) >> 16);
+}
+
+HISTEQ_HD uint32_t tile_lut_entry(uint32_t v, uint32_t cdf_v, uint32_t total, uint32_t maxval, uint32_t weight) {
+  if (total == 0) return v;  // an empty tile (only out-of-range samples): the identity
+  const uint64_t num = static_cast<uint64_t>(cdf_v) * maxval;
+  const uint32_t e = static_cast<uint32_t>((2 * num + total) / (2 * static_cast<uint64_t>(total)));
+  return blend(v, e, weight);
+}
+
+// --- bilinear interpolation ---------------------------------------------------------------------
+
+constexpr int kWeightBits = 10;
+constexpr uint32_t kWeightOne = 1u << kWeightBits;
+
+// One axis entry: the two tiles a pixel blends (lo, hi) and hi's weight in 1/1024, packed as
+// w | lo << 16 | hi << 24.
+HISTEQ_HD uint32_t axis_pack(uint32_t lo, uint32_t hi, uint32_t w) { return w | lo << 16 | hi << 24; }
+HISTEQ_HD uint32_t axis_lo(uint32_t e) { return (e >> 16) & 0xFFu; }
+HISTEQ_HD uint32_t axis_hi(uint32_t e) { return e >> 24; }
+HISTEQ_HD uint32_t axis_w(uint32_t e) { return e & 0xFFFFu; }
+
+// The entry of pixel x on an axis of `size` pixels cut into n tiles (tile starts: floor(i * size / n)).
+HISTEQ_HD uint32_t axis_entry(int x, int n, int size) {
+  // Doubled coordinates keep the centres integer: C_i = start_i + start_{i+1}, P = 2x + 1.
+  auto start = [&](int i) { return static_cast<int64_t>(i) * size / n; };
+  const int64_t p = 2 * static_cast<int64_t>(x) + 1;
+  if (n == 1 || p <= start(0) + start(1)) return axis_pack(0, 0, 0);
+  if (p >= start(n - 1) + start(n)) return axis_pack(n - 1, n - 1, 0);
+  // The tile whose centre is the last one at or before p: centres are increasing.
+  int i = static_cast<int>((static_cast<int64_t>(x) * n) / size);  // x's own tile; its centre or the one before
+  if (start(i) + start(i + 1) > p) --i;
+  const int64_t c0 = start(i) + start(i + 1), c1 = start(i + 1) + start(i + 2);
+  const int64_t d = c1 - c0;
+  const uint32_t w = static_cast<uint32_t>(((p - c0) * kWeightOne + d / 2) / d);
+  return axis_pack(static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1), w);
+}
+
+// The interpolated mapping of value v (< bins) at the pixel whose axis entries are ex, ey; `luts`
+// holds the tiles' LUTs, tile-major, `cols` tiles a row.
+HISTEQ_HD uint32_t tile_map(const uint16_t* luts, int cols, int bins, uint32_t ex, uint32_t ey, uint32_t v) {
+  const uint32_t wx = axis_w(ex), wy = axis_w(ey);
+  const uint16_t* r0 = luts + static_cast<size_t>(axis_lo(ey) * cols) * bins;
+  const uint16_t* r1 = luts + static_cast<size_t>(axis_hi(ey) * cols) * bins;
+  const size_t c0 = static_cast<size_t>(axis_lo(ex)) * bins + v, c1 = static_cast<size_t>(axis_hi(ex)) * bins + v;
+  const uint32_t top = r0[c0] * (kWeightOne - wx) + r0[c1] * wx;
+  const uint32_t bottom = r1[c0] * (kWeightOne - wx) + r1[c1] * wx;
+  return (top * (kWeightOne - wy) + bottom * wy + (1u << (2 * kWeightBits - 1))) >> (2 * kWeightBits);
+}
+
+// --- temporal filter ----------------------------------------------------------------------------
+
+constexpr int kStateBits = 12;
+
+HISTEQ_HD int32_t temporal_step(int32_t state, uint32_t target, uint32_t alpha_q16) {
+  const int64_t d = (static_cast<int64_t>(target) << kStateBits) - state;
+  const int64_t m = d * static_cast<int64_t>(alpha_q16);
+  return state + static_cast<int32_t>((m + (m >= 0 ? 32768 : -32768)) / 65536);
+}
+HISTEQ_HD int32_t temporal_start(uint32_t target) { return static_cast<int32_t>(target << kStateBits); }
+HISTEQ_HD uint32_t temporal_value(int32_t state) {
+  return static_cast<uint32_t>((state + (1 << (kStateBits - 1))) >> kStateBits);
+}
+
+// --- scene cut ----------------------------------------------------------------------------------
+
+HISTEQ_HD uint32_t normalized_bin(uint32_t h, uint64_t total) {
+  return total == 0 ? 0u : static_cast<uint32_t>((static_cast<uint64_t>(h) << 16) / total);
+}
+
+// --- chroma follow ------------------------------------------------------------------------------
+
+constexpr int kChromaBits = 12;
+
+// The chroma scale (Q12) for co-sited luma sums in/out over n samples.
+HISTEQ_HD uint32_t chroma_scale(uint32_t sum_in, uint32_t sum_out, uint32_t n, uint32_t black, uint32_t limit_q12) {
+  const int64_t top = static_cast<int64_t>(sum_out) - static_cast<int64_t>(n * black);
+  const int64_t den = static_cast<int64_t>(sum_in) - static_cast<int64_t>(n * black);
+  const int64_t g = top <= 0 ? 0 : (top << kChromaBits) / (den < 1 ? 1 : den);
+  const int64_t lo = (static_cast<int64_t>(1) << (2 * kChromaBits)) / limit_q12;
+  return static_cast<uint32_t>(g < lo ? lo : g > limit_q12 ? limit_q12 : g);
+}
+
+HISTEQ_HD uint32_t scale_chroma(uint32_t c, uint32_t scale_q12, uint32_t neutral, uint32_t maxval) {
+  const int64_t m = (static_cast<int64_t>(c) - static_cast<int64_t>(neutral)) * scale_q12;
+  const int64_t r = static_cast<int64_t>(neutral) + (m + (m >= 0 ? 2048 : -2048)) / 4096;
+  return static_cast<uint32_t>(r < 0 ? 0 : r > static_cast<int64_t>(maxval) ? maxval : r);
+}
+
+}  // namespace histeq::eq::tone
