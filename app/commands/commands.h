@@ -48,6 +48,10 @@ void add_bench_command(CLI::App& app, BenchOptions& opts);
 int run_bench(const BenchOptions& opts);
 int run_bench_paper(const BenchOptions& opts, bench::Engine& engine);  // bench_paper.cpp
 
+// The picture-quality options (QualityArgs, app/common/play_options.h) on a command; --plain
+// excludes the others.
+void add_quality_options(CLI::App* cmd, QualityArgs& q);
+
 // histeq play (PlayOptions: app/common/play_options.h, shared with the player window)
 void add_play_command(CLI::App& app, PlayOptions& opts);
 int run_play(const PlayOptions& opts, const std::vector<std::string>& argv);
@@ -59,7 +63,8 @@ Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& opts,
 struct ExportCliOptions {
   std::string input, output;
   bool overwrite = false;
-  pipeline::EqualizerOptions eq;
+  pipeline::EqualizerOptions eq;  // eq.quality comes from `quality`
+  QualityArgs quality;
   std::string codec = "libx264";
   int crf = -1;
   std::string preset;
@@ -69,5 +74,28 @@ struct ExportCliOptions {
 };
 void add_export_command(CLI::App& app, ExportCliOptions& opts);
 int run_export(const ExportCliOptions& opts, const std::vector<std::string>& argv);
+
+// histeq quality: clips through histeq's configurations and the peers, metrics (bench/quality.py);
+// --bench: the equalization's cost per frame in each mode.
+struct QualityCliOptions {
+  std::vector<std::string> clips;
+  std::string out = "quality-out";
+  std::vector<std::string> configs{"plain", "default", "clahe", "clip", "temporal", "chroma"};
+  pipeline::EqualizerOptions eq;  // kernel, --cpu
+  std::string peers = "auto";
+  bool stills = false, no_metrics = false;
+  std::string script;
+  bool bench = false;
+  std::vector<std::string> sizes{"1080p", "4k"};
+  std::string input;
+  int runs = 300;
+  std::string json, csv;
+  std::vector<std::string> argv;
+};
+void add_quality_command(CLI::App& app, QualityCliOptions& opts);
+int run_quality(const QualityCliOptions& opts);
+int run_quality_bench(const QualityCliOptions& opts);  // quality_bench.cpp
+// A configuration of `histeq quality --configs`: a preset name or NAME:key=value:...
+Result<eq::Quality> quality_config(const std::string& spec);
 
 }  // namespace histeq::app

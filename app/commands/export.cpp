@@ -35,6 +35,7 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
   e->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
   e->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
+  add_quality_options(e, o.quality);
   e->add_option("-c,--codec", o.codec, "video encoder (any FFmpeg encoder: libx264, ffv1, mpeg4, ...)")->capture_default_str();
   e->add_option("--crf", o.crf, "constant rate factor (libx264: 0-51; default: the encoder's, 23 for libx264)");
   e->add_option("--preset", o.preset, "encoder preset (libx264: ultrafast ... veryslow; default: the encoder's, medium)");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/equalize/quality.h"
 #include "core/pipeline/equalizer.h"
 
 namespace CLI {
@@ -12,6 +13,17 @@ class Option;
 }
 
 namespace histeq::app {
+
+// The picture-quality options of play, export and quality (--mode, --tiles, --clip-limit,
+// --temporal, --scene-cut, --chroma, --chroma-limit, --plain), as typed; resolve() checks them
+// and gives the settings (core/equalize/quality.h). Defaults: eq::default_quality().
+struct QualityArgs {
+  QualityArgs();
+  std::string mode, tiles, chroma;
+  double clip_limit = 0, temporal_s = 0, scene_cut = 0, chroma_limit = 0;
+  bool plain = false;  // today's equalization: global, no clip, no temporal filter, chroma kept
+  Result<eq::Quality> resolve() const;
+};
 
 struct PlayOptions {
   std::string input;                 // empty: synthetic (or --webcam)
@@ -23,7 +35,8 @@ struct PlayOptions {
   int bit_depth = 8;
   double duration = -1;              // -1: the whole input (synthetic: 10 s); 0: no limit
   bool max_speed = false;
-  pipeline::EqualizerOptions eq;
+  pipeline::EqualizerOptions eq;      // eq.quality comes from `quality` (resolve())
+  QualityArgs quality;
   std::string stats_json;
   bool quiet = false, verbose = false;
   std::string kernel_sequence;       // switch kernels live: "all" or K1,K2,...
@@ -35,7 +48,8 @@ struct PlayOptions {
   std::string screenshot;            // with frames: a PNG of the last frame
   std::string screenshot_dir = ".";  // where the s key writes
   std::string keys;                  // scripted key presses (app/player/controls.h)
-  double split = -1;                 // start with the before/after split at this position (0..1)
+  double split = -1;                 // start with the split view at this position (0..1)
+  std::string compare = "input";     // the split view's left side: "input" or a look ("plain", "clahe", ...)
 };
 
 }  // namespace histeq::app

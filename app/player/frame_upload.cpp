@@ -36,27 +36,26 @@ gl::ColorInfo FrameUploader::color(const video::ColorTags& tags, int height) {
   return c;
 }
 
-Status FrameUploader::put(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r) {
+Status FrameUploader::put(const video::Frame& f, const video::Frame* before, gl::VideoRenderer& r) {
   if (f.format().layout != video::PlaneLayout::planar)
     return HISTEQ_ERROR(Code::unsupported, "the player shows planar frames; " + f.format().describe() + " is not");
   HISTEQ_TRY(r.configure(geometry(f.format())));
-  if (f.on_device()) return put_device(f, input_luma, r);
-  const PlaneRef y = f.plane(0);
-  const PlaneRef before = input_luma && !input_luma->on_device() ? *input_luma : y;
+  if (before != nullptr && (before->format() != f.format() || before->memory() != f.memory())) before = nullptr;
+  const video::Frame& b = before != nullptr ? *before : f;
+  const gl::Planes after{f.plane(0), f.plane(1), f.plane(2)}, left{b.plane(0), b.plane(1), b.plane(2)};
+  if (f.on_device()) return put_device(after, left, r);
   path_ = "host upload (glTexSubImage2D)";
-  return r.upload(y, before, f.plane(1), f.plane(2));
+  return r.upload(after, left);
 }
 
-Status FrameUploader::put_device(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r) {
-  const PlaneRef before = input_luma && input_luma->on_device() ? *input_luma : f.plane(0);
-  const PlaneRef planes[4] = {f.plane(0), before, f.plane(1), f.plane(2)};
+Status FrameUploader::put_device(const gl::Planes& after, const gl::Planes& before, gl::VideoRenderer& r) {
   if (stream_.get() == nullptr) {
     auto s = cuda::Stream::create();
     if (!s) return s.status();
     stream_ = std::move(s.value());
   }
   if (!interop_failed_) {
-    const Status s = r.write_from_device(planes[0], planes[1], planes[2], planes[3], stream_.get());
+    const Status s = r.write_from_device(after, before, stream_.get());
     if (s.is_ok()) {
       // The copies read the frame's device planes, which go back to their pool (and to a later
       // frame's upload) as soon as the frame is released: wait for them here.
@@ -67,12 +66,13 @@ Status FrameUploader::put_device(const video::Frame& f, const PlaneRef* input_lu
     interop_failed_ = true;
     path_ = "via host memory (CUDA-GL interop unavailable: " + s.message() + ")";
   }
-  return through_host(planes, r);
+  return through_host(after, before, r);
 }
 
-Status FrameUploader::through_host(const PlaneRef (&dev)[4], gl::VideoRenderer& r) {
-  PlaneRef host[4];
-  for (int i = 0; i < 4; ++i) {
+Status FrameUploader::through_host(const gl::Planes& after, const gl::Planes& before, gl::VideoRenderer& r) {
+  const PlaneRef dev[6] = {after.y, after.u, after.v, before.y, before.u, before.v};
+  PlaneRef host[6];
+  for (int i = 0; i < 6; ++i) {
     const size_t bytes = dev[i].row_bytes() * static_cast<size_t>(dev[i].height);
     if (staging_[i].bytes() < bytes) {
       auto b = cuda::Buffer::allocate(MemoryKind::pinned, bytes);
@@ -86,7 +86,7 @@ Status FrameUploader::through_host(const PlaneRef (&dev)[4], gl::VideoRenderer& 
     HISTEQ_TRY(copy_into(dev[i], host[i], stream_.get()));
   }
   HISTEQ_TRY(stream_.synchronize());
-  return r.upload(host[0], host[1], host[2], host[3]);
+  return r.upload({host[0], host[1], host[2]}, {host[3], host[4], host[5]});
 }
 
 }  // namespace histeq::app::player

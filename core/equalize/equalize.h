@@ -108,12 +108,14 @@ Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint
 Status apply_colour_gpu(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* d_lut, const TileLuts* tiles, int bins,
                         cudaStream_t stream);
 
-// The temporal filter of a frame (tone.h), in place on `count` LUTs at `luts` (bins entries each)
-// and, when `extra` is not null, one more LUT there: state holds (count + 1 if extra) x bins
-// entries. prev is the previous frame's normalized histogram, next receives this frame's (never
-// the same buffer). restart: no previous frame to follow (the first one, after a reset, or after a
-// change of the LUTs' layout): the state starts from these LUTs. Otherwise a scene cut (histogram
-// distance above cut_q16) does the same, and any other frame moves the state by alpha_q16.
+// The temporal filter of a frame (tone.h): the scene-cut test, the filtered curves and the
+// brightness limit, in place on `count` LUTs at `luts` (bins entries each) and, when `extra` is not
+// null, one more LUT there (clahe: the mean of the tile LUTs, which the brightness limit measures;
+// else LUT 0). state holds (count + 1 if extra) x bins entries. prev_* are what the previous frame
+// left, next_* receive this frame's (never the same buffers): its normalized histogram (Q16) and
+// the scalars (kTemporalScalars). restart: no previous frame to follow (the first one, after a reset, or after a
+// change of the settings): everything starts from these LUTs.
+constexpr int kTemporalScalars = 4;  // the brightness offset c, the output mean u, the input mean m (Q12), 1 = started over
 struct TemporalArgs {
   const uint32_t* counts = nullptr;  // the frame's histogram (bins)
   int bins = 256;
@@ -121,9 +123,12 @@ struct TemporalArgs {
   int count = 1;
   uint16_t* extra = nullptr;
   int32_t* state = nullptr;
-  const uint32_t* prev = nullptr;
-  uint32_t* next = nullptr;
+  const uint32_t* prev_hist = nullptr;
+  uint32_t* next_hist = nullptr;
+  const int32_t* prev_scalars = nullptr;
+  int32_t* next_scalars = nullptr;
   bool restart = true;
+  uint32_t black = 16;               // luma black level, in samples
   uint32_t cut_q16 = 65536;
   uint32_t alpha_q16 = 65536;
 };

@@ -135,27 +135,28 @@ class LutOp final : public Operation {
   video::StageId id_ = video::stage_id("lut");
 };
 
-// The temporal filter (tone.h): its state (the filtered LUTs in Q12 and the last normalized
-// histogram, double-buffered so that a frame reads the one its predecessor wrote) lives in the
-// luma's memory, one copy for the whole equalizer: the equalizer orders its runs across slots.
-// What the host keeps (the last frame's time, the layout of its LUTs, whether it ran) decides when
-// the state starts over: after reset(), when the filter was off for the previous frame, when the
-// mode or the tile grid changed.
+// The temporal filter (tone.h): its state (the filtered LUTs in Q12; the last normalized histogram
+// and scalars,
+// double-buffered so that a frame reads what its predecessor wrote) lives in the luma's memory, one
+// copy for the whole equalizer: the equalizer orders its runs across slots. What the host keeps
+// (the last frame's time and settings, whether the filter ran) decides when it starts over: after
+// reset(), when it was off for the previous frame, when any setting changed (a mode, a grid, the
+// strength...: the user sees a change at once rather than at the filter's pace).
 class TemporalOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
   bool stateful() const override { return true; }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
-    (void)slots;
-    backend_ = backend;
+    (void)backend, (void)slots;
     bins_ = format.bins();
     state_ = {};
-    hist_ = {};
+    buffers_ = {};
     reset();
     return Status::ok();
   }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
-    const Quality& q = ctx.settings->quality;
+    const Settings& set = *ctx.settings;
+    const Quality& q = set.quality;
     if (q.temporal_s <= 0) {
       active_ = false;
       return Status::ok();
@@ -166,14 +167,15 @@ class TemporalOp final : public Operation {
       auto st = allocate(mem, sizeof(int32_t) * luts * static_cast<size_t>(bins_));
       if (!st) return st.status();
       state_ = std::move(st.value());
-      auto h = allocate(mem, sizeof(uint32_t) * 2 * static_cast<size_t>(bins_));
-      if (!h) return h.status();
-      hist_ = std::move(h.value());
+      auto b = allocate(mem, sizeof(uint32_t) * 2 * (static_cast<size_t>(bins_) + kTemporalScalars));
+      if (!b) return b.status();
+      buffers_ = std::move(b.value());
     }
     const bool clahe = q.mode == Mode::clahe;
     const hist::TileGrid layout = clahe ? ctx.tiles : hist::TileGrid{0, 0};
     double dt = ctx.time_s - last_time_;
     if (!(dt > 0 && dt <= kMaxInterval)) dt = interval_;  // a jump (or no previous frame): the last interval
+    const bool same = active_ && layout == layout_ && set.weight == last_.weight && q == last_.quality;
     TemporalArgs a;
     a.counts = ctx.counts;
     a.bins = bins_;
@@ -181,16 +183,22 @@ class TemporalOp final : public Operation {
     a.count = clahe ? ctx.tiles.count() : 1;
     a.extra = clahe ? ctx.lut : nullptr;
     a.state = static_cast<int32_t*>(state_.data());
-    uint32_t* h = static_cast<uint32_t*>(hist_.data());
-    a.prev = h + (parity_ ^ 1) * bins_;
-    a.next = h + parity_ * bins_;
-    a.restart = !active_ || layout != layout_;
+    // buffers_: histogram 0, histogram 1, scalars 0, scalars 1.
+    uint32_t* hist = static_cast<uint32_t*>(buffers_.data());
+    int32_t* scalars = reinterpret_cast<int32_t*>(hist + 2 * bins_);
+    a.prev_hist = hist + (parity_ ^ 1) * bins_;
+    a.next_hist = hist + parity_ * bins_;
+    a.prev_scalars = scalars + (parity_ ^ 1) * kTemporalScalars;
+    a.next_scalars = scalars + parity_ * kTemporalScalars;
+    a.restart = !same;
+    a.black = ctx.full_range ? 0u : 16u << (ctx.format->bit_depth - 8);
     a.cut_q16 = cut_q16(q);
     a.alpha_q16 = temporal_alpha_q16(q.temporal_s, dt);
     HISTEQ_TRY(ctx.backend == Backend::gpu ? temporal_update_gpu(a, stream) : temporal_update(a));
-    if (!a.restart) interval_ = dt;
+    if (same) interval_ = dt;
     active_ = true;
     layout_ = layout;
+    last_ = set;
     last_time_ = ctx.time_s;
     parity_ ^= 1;
     return Status::ok();
@@ -204,11 +212,11 @@ class TemporalOp final : public Operation {
   static constexpr double kMaxInterval = 1.0;          // longer gaps are jumps, not frame intervals
   static constexpr double kDefaultInterval = 1 / 30.0;  // before two frames have given one
   video::StageId id_ = video::stage_id("temporal");
-  Backend backend_ = Backend::cpu;
   int bins_ = 256;
-  cuda::Buffer state_, hist_;
+  cuda::Buffer state_, buffers_;
   bool active_ = false;
   hist::TileGrid layout_{0, 0};
+  Settings last_;
   double last_time_ = 0, interval_ = kDefaultInterval;
   int parity_ = 0;
 };

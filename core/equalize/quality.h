@@ -16,8 +16,11 @@
 //               consecutive frames exceeds scene_cut (0..1; 1 = never). 0 = off.
 //   chroma      keep: chroma untouched (today); follow ("auto" on the command line): each chroma
 //               sample's deviation from neutral is scaled by the luma gain of its co-sited luma
-//               samples, (Y_out - black) / (Y_in - black), limited to [1 / chroma_limit,
-//               chroma_limit], so a brightened pixel keeps its saturation instead of turning grey.
+//               samples, (Y_out - black) / (Y_in - black), limited to [1, chroma_limit]: a
+//               brightened pixel keeps (up to the limit) its saturation instead of turning grey, a
+//               darkened one keeps its chroma. Saturation is chroma over luma, so scaling chroma
+//               with the luma keeps it; the limit keeps chroma noise in the darkest areas (gains of
+//               5 and more) from becoming colour blotches.
 //
 // Everything off (plain_quality()) is today's equalization, bit for bit. The integer forms the
 // frames are computed with (clip_q8, cut_q16, ...) are fixed here, once, on the host, so that the

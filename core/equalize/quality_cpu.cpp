@@ -66,30 +66,49 @@ void colour_host(const PlaneView<T>& y, const ChromaPlanes& c, int bins, Map map
   const PlaneView<T> u = writable<T>(c.planes[0]);
   const PlaneView<T> v = c.interleaved ? u : writable<T>(c.planes[1]);
   const int cw = c.interleaved ? u.width / 2 : u.width, ch = u.height;
+  const int step = c.interleaved ? 2 : 1;
+  auto mapped = [&](int x, int yy, uint32_t in) { return sizeof(T) == 1 || in < n_bins ? map(x, yy, in) : in; };
   for (int cy = 0; cy < ch; ++cy) {
     const int y0 = cy << c.shift_y, y1 = std::min(y.height, (cy + 1) << c.shift_y);
-    T* urow = u.row(cy);
-    T* vrow = v.row(cy);
+    T* pu = u.row(cy);
+    T* pv = c.interleaved ? u.row(cy) + 1 : v.row(cy);
+    // 4:2:0 with both luma rows present: the four samples without loops (the usual case, and most
+    // of the CPU path's time in global mode).
+    const bool quad = c.shift_x == 1 && c.shift_y == 1 && y1 - y0 == 2;
+    T* r0 = y.row(y0);
+    T* r1 = quad ? y.row(y0 + 1) : r0;
     for (int cx = 0; cx < cw; ++cx) {
       const int x0 = cx << c.shift_x, x1 = std::min(y.width, (cx + 1) << c.shift_x);
       uint32_t sum_in = 0, sum_out = 0, count = 0;
-      for (int yy = y0; yy < y1; ++yy) {
-        T* row = y.row(yy);
-        for (int xx = x0; xx < x1; ++xx) {
-          const uint32_t in = row[xx];
-          const uint32_t out = sizeof(T) == 1 || in < n_bins ? map(xx, yy, in) : in;
-          row[xx] = static_cast<T>(out);
-          sum_in += in;
-          sum_out += out;
-          ++count;
+      if (quad && x1 - x0 == 2) {
+        const uint32_t a = r0[x0], b = r0[x0 + 1], d = r1[x0], e = r1[x0 + 1];
+        const uint32_t ma = mapped(x0, y0, a), mb = mapped(x0 + 1, y0, b), md = mapped(x0, y0 + 1, d), me = mapped(x0 + 1, y0 + 1, e);
+        r0[x0] = static_cast<T>(ma);
+        r0[x0 + 1] = static_cast<T>(mb);
+        r1[x0] = static_cast<T>(md);
+        r1[x0 + 1] = static_cast<T>(me);
+        sum_in = a + b + d + e;
+        sum_out = ma + mb + md + me;
+        count = 4;
+      } else {
+        for (int yy = y0; yy < y1; ++yy) {
+          T* row = y.row(yy);
+          for (int xx = x0; xx < x1; ++xx) {
+            const uint32_t in = row[xx];
+            const uint32_t out = mapped(xx, yy, in);
+            row[xx] = static_cast<T>(out);
+            sum_in += in;
+            sum_out += out;
+            ++count;
+          }
         }
       }
       if (count == 0) continue;  // a chroma sample past the luma (never for valid layouts)
       const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
-      T* pu = c.interleaved ? urow + 2 * cx : urow + cx;
-      T* pv = c.interleaved ? urow + 2 * cx + 1 : vrow + cx;
-      *pu = static_cast<T>(tone::scale_chroma(*pu, s, neutral, maxval));
-      *pv = static_cast<T>(tone::scale_chroma(*pv, s, neutral, maxval));
+      T* su = pu + cx * step;
+      T* sv = pv + cx * step;
+      *su = static_cast<T>(tone::scale_chroma(*su, s, neutral, maxval));
+      *sv = static_cast<T>(tone::scale_chroma(*sv, s, neutral, maxval));
     }
   }
 }
@@ -182,28 +201,54 @@ Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint
 
 Status temporal_update(const TemporalArgs& a) {
   HISTEQ_TRY(check_bins(a.bins));
-  if (a.counts == nullptr || a.luts == nullptr || a.state == nullptr || a.next == nullptr || (!a.restart && a.prev == nullptr) ||
-      a.count < 1)
+  if (a.counts == nullptr || a.luts == nullptr || a.state == nullptr || a.next_hist == nullptr || a.next_scalars == nullptr ||
+      (!a.restart && (a.prev_hist == nullptr || a.prev_scalars == nullptr)) || a.count < 1)
     return HISTEQ_ERROR(Code::invalid_argument, "temporal filter: null buffer");
+  if (a.extra == nullptr && a.count != 1)
+    return HISTEQ_ERROR(Code::invalid_argument, "temporal filter: several LUTs need the extra (mean) one");
   const int bins = a.bins;
-  uint64_t total = 0;
-  for (int v = 0; v < bins; ++v) total += a.counts[v];
-  uint64_t diff = 0;
+  uint64_t total = 0, sum_hv = 0;
+  for (int v = 0; v < bins; ++v) {
+    total += a.counts[v];
+    sum_hv += static_cast<uint64_t>(a.counts[v]) * static_cast<uint64_t>(v);
+  }
+  const int32_t m = tone::mean_q12(sum_hv, total);
+  uint32_t diff = 0;
   for (int v = 0; v < bins; ++v) {
     const uint32_t p = tone::normalized_bin(a.counts[v], total);
-    if (!a.restart) diff += p > a.prev[v] ? p - a.prev[v] : a.prev[v] - p;
-    a.next[v] = p;
+    if (!a.restart) diff += p > a.prev_hist[v] ? p - a.prev_hist[v] : a.prev_hist[v] - p;
+    a.next_hist[v] = p;
   }
   const bool cut = a.restart || diff / 2 > a.cut_q16;
   const int luts = a.count + (a.extra != nullptr ? 1 : 0);
   for (int k = 0; k < luts; ++k) {
-    uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * bins : a.extra;
+    const uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * bins : a.extra;
     int32_t* state = a.state + static_cast<size_t>(k) * bins;
-    for (int v = 0; v < bins; ++v) {
-      state[v] = cut ? tone::temporal_start(lut[v]) : tone::temporal_step(state[v], lut[v], a.alpha_q16);
-      lut[v] = static_cast<uint16_t>(tone::temporal_value(state[v]));
-    }
+    for (int v = 0; v < bins; ++v) state[v] = cut ? tone::temporal_start(lut[v]) : tone::temporal_step(state[v], lut[v], a.alpha_q16);
   }
+  // The brightness limit, measured through the reference LUT: the extra one, else LUT 0.
+  const int32_t* ref = a.state + static_cast<size_t>(a.extra != nullptr ? a.count : 0) * bins;
+  auto u_of = [&](int32_t off) -> int32_t {
+    uint64_t sum = 0;
+    for (int v = 0; v < bins; ++v) sum += static_cast<uint64_t>(a.counts[v]) * tone::temporal_entry(ref[v], off, v, bins);
+    return tone::mean_q12(sum, total);
+  };
+  const bool free = a.restart || (cut && a.prev_scalars[3] == 0);
+  int32_t c = 0;
+  if (!free) {
+    const int32_t d = m > a.prev_scalars[2] ? m - a.prev_scalars[2] : a.prev_scalars[2] - m;
+    c = tone::limit_offset(u_of, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d, tone::max_offset(bins));
+  }
+  for (int k = 0; k < luts; ++k) {
+    uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * bins : a.extra;
+    const int32_t* state = a.state + static_cast<size_t>(k) * bins;
+    for (int v = 0; v < bins; ++v) lut[v] = static_cast<uint16_t>(tone::temporal_entry(state[v], c, v, bins));
+  }
+  const int32_t u = u_of(c);
+  a.next_scalars[0] = c;
+  a.next_scalars[1] = u;
+  a.next_scalars[2] = m;
+  a.next_scalars[3] = cut ? 1 : 0;
   return Status::ok();
 }
 

@@ -2,8 +2,8 @@
 // quality_cpu.cpp, so the frames are identical. Kernels:
 //   clip + CDF per tile      one block per tile (CUB block reduce and scan), bins <= block size
 //   sum / mean over tiles    one thread per bin
-//   temporal filter          one block per LUT; each block also measures the histogram distance
-//                            (a few hundred adds), so no block waits for another
+//   temporal filter          one block for the histogram's figures, the scene cut, the reference
+//                            LUT and the brightness offset; then (clahe) one block per tile LUT
 //   apply with tiles         one thread per 16-byte unit of a row, LUTs read through L1
 //   apply with colour        one thread per chroma sample and its co-sited luma samples
 #include <cub/block/block_reduce.cuh>
@@ -121,33 +121,89 @@ Status tiles_reduce(const In* in, int tiles, int bins, Out* out, cudaStream_t st
 
 // --- temporal filter ----------------------------------------------------------------------------
 
+// One block: the histogram's mean and normalized bins, the scene-cut test, the reference LUT (the extra one,
+// else LUT 0) through the filter, the brightness offset, and the scalars for the next frame. In
+// global mode that is all; in clahe mode temporal_tiles_kernel then does the tile LUTs.
 template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK) temporal_kernel(TemporalArgs a) {
-  using Reduce = cub::BlockReduce<uint32_t, BLOCK>;
-  __shared__ typename Reduce::TempStorage tmp;
+__global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
+  using R32 = cub::BlockReduce<uint32_t, BLOCK>;
+  using R64 = cub::BlockReduce<uint64_t, BLOCK>;
+  __shared__ union {
+    typename R32::TempStorage r32;
+    typename R64::TempStorage r64;
+  } tmp;
   __shared__ uint32_t s_total;
+  __shared__ int32_t s_m;
   __shared__ bool s_cut;
   const int v = static_cast<int>(threadIdx.x);
   const bool mine = v < a.bins;
   const uint32_t h = mine ? a.counts[v] : 0u;
-  const uint32_t total = Reduce(tmp).Sum(h);
+  const uint32_t total = R32(tmp.r32).Sum(h);
   if (v == 0) s_total = total;
+  __syncthreads();
+  const uint64_t sum_hv = R64(tmp.r64).Sum(static_cast<uint64_t>(h) * static_cast<uint64_t>(v));
+  if (v == 0) {
+    s_m = tone::mean_q12(sum_hv, s_total);
+    s_cut = a.restart;
+  }
   __syncthreads();
   const uint32_t p = tone::normalized_bin(h, s_total);
   uint32_t d = 0;
-  if (!a.restart && mine) d = p > a.prev[v] ? p - a.prev[v] : a.prev[v] - p;
-  const uint32_t diff = Reduce(tmp).Sum(d);  // at most 2 x 65536 + bins: no overflow
-  if (v == 0) s_cut = a.restart || diff / 2 > a.cut_q16;
+  if (!a.restart && mine) d = p > a.prev_hist[v] ? p - a.prev_hist[v] : a.prev_hist[v] - p;
+  if (mine) a.next_hist[v] = p;
+  const uint32_t diff = R32(tmp.r32).Sum(d);  // at most 2 x 65536 + bins: no overflow
+  if (v == 0 && !a.restart) s_cut = diff / 2 > a.cut_q16;
   __syncthreads();
-  if (!mine) return;
-  const int k = static_cast<int>(blockIdx.x);
-  uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * a.bins : a.extra;
-  int32_t* state = a.state + static_cast<size_t>(k) * a.bins;
-  const uint32_t target = lut[v];
-  const int32_t s = s_cut ? tone::temporal_start(target) : tone::temporal_step(state[v], target, a.alpha_q16);
-  state[v] = s;
-  lut[v] = static_cast<uint16_t>(tone::temporal_value(s));
-  if (k == 0) a.next[v] = p;
+  const bool cut = s_cut;
+  const int ref = a.extra != nullptr ? a.count : 0;
+  uint16_t* lut = a.extra != nullptr ? a.extra : a.luts;
+  int32_t* state = a.state + static_cast<size_t>(ref) * a.bins;
+  int32_t st = 0;
+  if (mine) {
+    const uint32_t t = lut[v];
+    st = cut ? tone::temporal_start(t) : tone::temporal_step(state[v], t, a.alpha_q16);
+    state[v] = st;
+  }
+  // The output's mean with offset c, as the LUT rounds it: a block reduction, the same value in
+  // every thread (so limit_offset's branches are uniform).
+  __shared__ int32_t s_u;
+  auto u_of = [&](int32_t off) -> int32_t {
+    const uint64_t x = mine ? static_cast<uint64_t>(h) * tone::temporal_entry(st, off, v, a.bins) : 0u;
+    const uint64_t sum = R64(tmp.r64).Sum(x);
+    if (v == 0) s_u = tone::mean_q12(sum, s_total);
+    __syncthreads();
+    const int32_t u = s_u;
+    __syncthreads();  // every thread has read s_u and may reuse tmp before thread 0 writes again
+    return u;
+  };
+  const bool free = a.restart || (cut && a.prev_scalars[3] == 0);
+  int32_t c = 0;
+  if (!free) {
+    const int32_t d = s_m > a.prev_scalars[2] ? s_m - a.prev_scalars[2] : a.prev_scalars[2] - s_m;
+    c = tone::limit_offset(u_of, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
+                           tone::max_offset(a.bins));
+  }
+  const int32_t u = u_of(c);
+  if (v == 0) {
+    a.next_scalars[0] = c;
+    a.next_scalars[1] = u;
+    a.next_scalars[2] = s_m;
+    a.next_scalars[3] = cut ? 1 : 0;
+  }
+  if (mine) lut[v] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins));
+}
+
+// Clahe: the tile LUTs (one block each) with the cut and the offset the reference block decided.
+__global__ void temporal_tiles_kernel(TemporalArgs a) {
+  const int v = static_cast<int>(threadIdx.x);
+  if (v >= a.bins) return;
+  const bool cut = a.next_scalars[3] != 0;
+  const int32_t c = a.next_scalars[0];
+  const size_t at = static_cast<size_t>(blockIdx.x) * a.bins + v;
+  const uint32_t t = a.luts[at];
+  const int32_t st = cut ? tone::temporal_start(t) : tone::temporal_step(a.state[at], t, a.alpha_q16);
+  a.state[at] = st;
+  a.luts[at] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins));
 }
 
 // --- apply with tiles ---------------------------------------------------------------------------
@@ -335,13 +391,18 @@ Status apply_colour_gpu(const PlaneRef& luma, const ChromaPlanes& chroma, const 
 
 Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream) {
   HISTEQ_TRY(check_bins(a.bins));
-  if (a.counts == nullptr || a.luts == nullptr || a.state == nullptr || a.next == nullptr || (!a.restart && a.prev == nullptr) ||
-      a.count < 1)
+  if (a.counts == nullptr || a.luts == nullptr || a.state == nullptr || a.next_hist == nullptr || a.next_scalars == nullptr ||
+      (!a.restart && (a.prev_hist == nullptr || a.prev_scalars == nullptr)) || a.count < 1)
     return HISTEQ_ERROR(Code::invalid_argument, "temporal filter: null buffer");
-  const unsigned blocks = static_cast<unsigned>(a.count + (a.extra != nullptr ? 1 : 0));
-  if (a.bins <= 256) temporal_kernel<256><<<blocks, 256, 0, stream>>>(a);
-  else temporal_kernel<kMaxBins><<<blocks, kMaxBins, 0, stream>>>(a);
+  if (a.extra == nullptr && a.count != 1)
+    return HISTEQ_ERROR(Code::invalid_argument, "temporal filter: several LUTs need the extra (mean) one");
+  if (a.bins <= 256) temporal_ref_kernel<256><<<1, 256, 0, stream>>>(a);
+  else temporal_ref_kernel<kMaxBins><<<1, kMaxBins, 0, stream>>>(a);
   HISTEQ_CUDA_TRY_LAUNCH();
+  if (a.extra != nullptr) {
+    temporal_tiles_kernel<<<static_cast<unsigned>(a.count), a.bins <= 256 ? 256 : kMaxBins, 0, stream>>>(a);
+    HISTEQ_CUDA_TRY_LAUNCH();
+  }
   return Status::ok();
 }
 

@@ -26,16 +26,38 @@
 //   1/1024 steps (round to nearest); before the first centre and after the last one the nearest
 //   tile's LUT alone. out = round(((l00 (1 - wx) + l01 wx) (1 - wy) + (l10 (1 - wx) + l11 wx) wy)).
 //   (OpenCV places the centres half a pixel to the left: x / tile_width - 0.5.)
-// Temporal filter: state s (the LUT entry in Q12, signed), target t (this frame's LUT entry):
-//   s += round_half_away((t * 4096 - s) * alpha_q16 / 65536); the LUT applied is round(s / 4096).
-//   A scene cut (or the first frame) sets s = t * 4096.
+// Temporal filter, two parts:
+//  1. the curve: state s (each LUT entry in Q12), target t (this frame's entry):
+//     s += round_half_away((t * 4096 - s) * alpha_q16 / 65536): a first-order IIR, time constant
+//     set by alpha = 1 - exp(-dt / tau);
+//  2. the brightness: the frame's output mean luma (as the LUT applied puts it: sum h(v) lut(v) / N)
+//     may move from the previous frame's by no more than the input's mean moved (no added flicker):
+//     an offset c (Q12, one for the frame, added to every entry before rounding) keeps it within
+//     [u_prev - D, u_prev + D], D = |m - m_prev| (m: the input's mean luma, Q12); otherwise c
+//     decays as the curve does: c_prev - round_half_away(c_prev * alpha_q16 / 65536) when that
+//     keeps the mean in the bounds, else the nearest offset to it that does (limit_offset), and
+//     |c| <= kMaxOffset levels. The LUT applied is clamp(round((s + c + dither(v)) / 4096), 0,
+//     maxval) (temporal_entry; in
+//     clahe mode every tile LUT with the same c, the mean measured through the mean of the tile
+//     LUTs). So a bright object entering a dim shot cannot pump its background, a fade is followed
+//     no faster than it happens, and where the input's mean moves fast (a change of light) so may
+//     the output.
+//  A scene cut starts the curve over (s = t * 4096); the first frame, a change of the settings and
+//  a cut that follows a frame that was not one also start the brightness over (c = 0): the cut's
+//  own frame (which the flicker measure leaves out) takes the new shot's curve and brightness. A run
+//  of "cuts" is a fade through black (whose histograms change as fast as at a cut): past its first
+//  frame the brightness stays limited.
 // Scene cut: p(v) = floor(h(v) * 65536 / N), distance = sum |p_n(v) - p_{n-1}(v)| / 2 (Q16, the
-//   total-variation distance of the two normalized histograms); a cut when distance > cut_q16.
+//   total-variation distance of the consecutive normalized histograms); a cut when distance >
+//   cut_q16. Within a shot (motion, noise, a bright object crossing) the distance stays below about
+//   0.07 on the clips of docs/quality.md, at their hard cuts it is 0.34 and more; fades through
+//   black also cross it near black, where a frame is re-equalized at once (which there changes
+//   little: the clip limit bounds the stretch of a near-black frame).
 // Chroma follow: for a chroma sample with the co-sited luma samples i (n of them: 4 in 4:2:0),
-//   gain = (sum out_i - n black) * 4096 / max(1, sum in_i - n black)   (0 when the top is negative),
-//   s = clamp(gain, 4096 * 4096 / limit_q12, limit_q12)  (Q12), c_out = neutral + round_half_away((c -
-//   neutral) * s / 4096), clamped to [0, maxval]; black = 0 (full range) or 16 << (depth - 8),
-//   neutral = 1 << (depth - 1).
+//   gain = (sum out_i - n black) * 4096 / max(1, sum in_i - n black),
+//   s = clamp(gain, 4096, limit_q12) (Q12; 4096 = 1 when the samples got darker: colour is only ever
+//   restored, never taken away), c_out = neutral + round_half_away((c - neutral) * s / 4096),
+//   clamped to [0, maxval]; black = 0 (full range) or 16 << (depth - 8), neutral = 1 << (depth - 1).
 #pragma once
 
 #include <cstdint>
@@ -128,19 +150,83 @@ HISTEQ_HD uint32_t tile_map(const uint16_t* luts, int cols, int bins, uint32_t e
 // --- temporal filter ----------------------------------------------------------------------------
 
 constexpr int kStateBits = 12;
+constexpr int kMaxOffset = 64;   // levels of 255 (x4 at 10 bits): the most the brightness is held
+
+HISTEQ_HD int32_t round_shift16(int64_t m) { return static_cast<int32_t>((m + (m >= 0 ? 32768 : -32768)) / 65536); }
 
 HISTEQ_HD int32_t temporal_step(int32_t state, uint32_t target, uint32_t alpha_q16) {
   const int64_t d = (static_cast<int64_t>(target) << kStateBits) - state;
-  const int64_t m = d * static_cast<int64_t>(alpha_q16);
-  return state + static_cast<int32_t>((m + (m >= 0 ? 32768 : -32768)) / 65536);
+  return state + round_shift16(d * static_cast<int64_t>(alpha_q16));
 }
 HISTEQ_HD int32_t temporal_start(uint32_t target) { return static_cast<int32_t>(target << kStateBits); }
-HISTEQ_HD uint32_t temporal_value(int32_t state) {
-  return static_cast<uint32_t>((state + (1 << (kStateBits - 1))) >> kStateBits);
+// The LUT entry of a state (and offset), in [0, maxval].
+HISTEQ_HD uint32_t temporal_value(int32_t state, int32_t offset, uint32_t maxval) {
+  const int32_t x = state + offset;
+  if (x <= 0) return 0u;
+  const uint32_t v = static_cast<uint32_t>((x + (1 << (kStateBits - 1))) >> kStateBits);
+  return v > maxval ? maxval : v;
 }
 
-// --- scene cut ----------------------------------------------------------------------------------
+// The LUT entry of bin v from its state and the frame's offset. The rounding threshold moves with
+// v by up to half a level either way (v / bins of a level, less half a level): with an offset of
+// 0 a state that is a whole level (every entry after a cut) rounds to itself, entries stay in
+// order (state and threshold both grow with v), and as the offset moves the entries change one
+// after another rather than all at once, so the frame's mean can be held to a small fraction of a
+// level instead of jumping by whole ones.
+HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins) {
+  const int32_t dither = static_cast<int32_t>((static_cast<int64_t>(v) << kStateBits) / bins) - (1 << (kStateBits - 1));
+  return temporal_value(state, offset + dither, static_cast<uint32_t>(bins - 1));
+}
 
+// The brightness offset of a frame (see the header comment): `u_of(c)` is the output's mean luma
+// (Q12) with offset c, exactly as the LUT rounds and clamps it; it never decreases as c grows. The
+// previous offset, decayed, if that keeps the mean within [lo, hi]; otherwise the nearest offset
+// towards it that does (bisection; the first guess moves by the mean's excess), within +-most.
+// u_of is collective on the GPU (a block reduction): every thread calls it with the same c, so
+// the branches here are the same for the whole block.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable
+#endif
+template <class U>
+HISTEQ_HD int32_t limit_offset(U&& u_of, int32_t c_prev, uint32_t alpha_q16, int32_t lo, int32_t hi, int32_t most) {
+  int32_t c = c_prev - round_shift16(static_cast<int64_t>(c_prev) * alpha_q16);
+  c = c < -most ? -most : c > most ? most : c;
+  const int32_t u = u_of(c);
+  if (u > hi) {  // the largest c' <= c with u(c') <= hi
+    int32_t a = c - (u - hi) - (2 << kStateBits), b = c;
+    if (a < -most) a = -most;
+    if (u_of(a) > hi) {
+      if (a == -most || u_of(-most) > hi) return -most;
+      a = -most;
+    }
+    while (b - a > 1) {
+      const int32_t mid = a + (b - a) / 2;
+      if (u_of(mid) <= hi) a = mid;
+      else b = mid;
+    }
+    return a;
+  }
+  if (u < lo) {  // the smallest c' >= c with u(c') >= lo
+    int32_t a = c, b = c + (lo - u) + (2 << kStateBits);
+    if (b > most) b = most;
+    if (u_of(b) < lo) {
+      if (b == most || u_of(most) < lo) return most;
+      b = most;
+    }
+    while (b - a > 1) {
+      const int32_t mid = a + (b - a) / 2;
+      if (u_of(mid) >= lo) b = mid;
+      else a = mid;
+    }
+    return b;
+  }
+  return c;
+}
+
+HISTEQ_HD int32_t max_offset(int bins) { return (kMaxOffset * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits; }
+
+// The mean luma in Q12 from sum h(v) v; a bin's share of the histogram in Q16.
+HISTEQ_HD int32_t mean_q12(uint64_t sum_hv, uint64_t total) { return total == 0 ? 0 : static_cast<int32_t>((sum_hv << kStateBits) / total); }
 HISTEQ_HD uint32_t normalized_bin(uint32_t h, uint64_t total) {
   return total == 0 ? 0u : static_cast<uint32_t>((static_cast<uint64_t>(h) << 16) / total);
 }
@@ -149,19 +235,26 @@ HISTEQ_HD uint32_t normalized_bin(uint32_t h, uint64_t total) {
 
 constexpr int kChromaBits = 12;
 
-// The chroma scale (Q12) for co-sited luma sums in/out over n samples.
+// The chroma scale (Q12) for co-sited luma sums in/out over n samples (n <= 4, samples < 2^16:
+// 32-bit arithmetic, as 64-bit division is slow on both sides and emulated on the GPU).
 HISTEQ_HD uint32_t chroma_scale(uint32_t sum_in, uint32_t sum_out, uint32_t n, uint32_t black, uint32_t limit_q12) {
-  const int64_t top = static_cast<int64_t>(sum_out) - static_cast<int64_t>(n * black);
-  const int64_t den = static_cast<int64_t>(sum_in) - static_cast<int64_t>(n * black);
-  const int64_t g = top <= 0 ? 0 : (top << kChromaBits) / (den < 1 ? 1 : den);
-  const int64_t lo = (static_cast<int64_t>(1) << (2 * kChromaBits)) / limit_q12;
-  return static_cast<uint32_t>(g < lo ? lo : g > limit_q12 ? limit_q12 : g);
+  constexpr uint32_t kOne = 1u << kChromaBits;
+  const uint32_t nb = n * black;
+  if (sum_out <= sum_in || sum_out <= nb) return kOne;  // darkened or unchanged: chroma kept
+  const uint32_t top = (sum_out - nb) << kChromaBits;  // sums < 2^18, so < 2^30
+  const uint32_t den = sum_in > nb ? sum_in - nb : 1u;
+  // The limit first (exact: g >= limit iff top >= limit * den; 64-bit: den * limit can pass 2^32
+  // for 16-bit samples), so the division is needed only below it.
+  if (static_cast<uint64_t>(top) >= static_cast<uint64_t>(limit_q12) * den) return limit_q12;
+  const uint32_t g = top / den;
+  return g < kOne ? kOne : g;
 }
 
+// |c - neutral| < 2^16 and scale <= 4 x 4096: the product fits 32 bits.
 HISTEQ_HD uint32_t scale_chroma(uint32_t c, uint32_t scale_q12, uint32_t neutral, uint32_t maxval) {
-  const int64_t m = (static_cast<int64_t>(c) - static_cast<int64_t>(neutral)) * scale_q12;
-  const int64_t r = static_cast<int64_t>(neutral) + (m + (m >= 0 ? 2048 : -2048)) / 4096;
-  return static_cast<uint32_t>(r < 0 ? 0 : r > static_cast<int64_t>(maxval) ? maxval : r);
+  const int32_t m = (static_cast<int32_t>(c) - static_cast<int32_t>(neutral)) * static_cast<int32_t>(scale_q12);
+  const int32_t r = static_cast<int32_t>(neutral) + (m + (m >= 0 ? 2048 : -2048)) / 4096;
+  return static_cast<uint32_t>(r < 0 ? 0 : r > static_cast<int32_t>(maxval) ? static_cast<int32_t>(maxval) : r);
 }
 
 }  // namespace histeq::eq::tone

@@ -204,46 +204,60 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
     for (int count : {1, 7}) {
       const bool extra = count > 1;
       const int luts = count + (extra ? 1 : 0);
-      const auto hs = histograms(bins, 24, 99);
+      const int k = bins / 256;
       std::vector<int32_t> state(static_cast<size_t>(luts) * bins, 0);
-      std::vector<uint32_t> hist2(2 * bins, 0);
+      std::vector<uint32_t> cdf(2 * bins, 0);
+      std::vector<int32_t> scalars(2 * eq::kTemporalScalars, 0);
       auto dstate = cuda::Buffer::allocate(MemoryKind::device, state.size() * 4);
-      auto dhist = cuda::Buffer::allocate(MemoryKind::device, hist2.size() * 4);
+      auto dhist = cuda::Buffer::allocate(MemoryKind::device, cdf.size() * 4);
+      auto dscal = cuda::Buffer::allocate(MemoryKind::device, scalars.size() * 4);
       std::mt19937 rng(5);
-      for (int f = 0; f < 24; ++f) {
-        // Slowly changing histograms with a cut every 8 frames (24 different ones: cuts everywhere
-        // when consecutive), and LUT targets that move.
-        const auto& h = hs[(f / 8) * 8];
-        std::vector<uint32_t> hf = h;
-        hf[f % bins] += 1000;
+      for (int f = 0; f < 40; ++f) {
+        // A shot that drifts, fades towards black from frame 10, a cut at 20, a bright object at
+        // 30..34; LUT targets that move.
+        std::vector<uint32_t> h(bins, 0);
+        const int lo = (f < 20 ? 30 : 120) * k, span = (f < 20 ? 60 : 90) * k;
+        const double fade = f >= 10 && f < 20 ? 1.0 - 0.08 * (f - 9) : 1.0;
+        for (int i = 0; i < 5000; ++i) {
+          const int v = 16 * k + static_cast<int>(fade * (lo - 16 * k + static_cast<int>(rng() % span) + f));
+          h[std::min(v, bins - 1)] += 1 + rng() % 3;
+        }
+        if (f >= 30 && f < 35) h[bins - 10] += 4000;
         std::vector<uint16_t> target(static_cast<size_t>(luts) * bins);
         for (auto& t : target) t = static_cast<uint16_t>(rng() % bins);
         std::vector<uint16_t> cpu = target;
         eq::TemporalArgs a;
-        a.counts = hf.data();
+        a.counts = h.data();
         a.bins = bins;
         a.luts = cpu.data();
         a.count = count;
         a.extra = extra ? cpu.data() + static_cast<size_t>(count) * bins : nullptr;
         a.state = state.data();
-        a.prev = hist2.data() + ((f + 1) % 2) * bins;
-        a.next = hist2.data() + (f % 2) * bins;
-        a.restart = f == 0;
+        a.prev_hist = cdf.data() + ((f + 1) % 2) * bins;
+        a.next_hist = cdf.data() + (f % 2) * bins;
+        a.prev_scalars = scalars.data() + ((f + 1) % 2) * eq::kTemporalScalars;
+        a.next_scalars = scalars.data() + (f % 2) * eq::kTemporalScalars;
+        a.restart = f == 0 || f == 25;
+        a.black = 16u * k;
         a.cut_q16 = 0.3 * 65536;
         a.alpha_q16 = 4000 + f * 100;
         ASSERT_OK(eq::temporal_update(a));
-        cuda::Buffer dcounts = upload(hf, s);
+        cuda::Buffer dcounts = upload(h, s);
         cuda::Buffer dluts = upload(target, s);
         eq::TemporalArgs g = a;
         g.counts = static_cast<uint32_t*>(dcounts.data());
         g.luts = static_cast<uint16_t*>(dluts.data());
         g.extra = extra ? g.luts + static_cast<size_t>(count) * bins : nullptr;
         g.state = static_cast<int32_t*>(dstate->data());
-        g.prev = static_cast<uint32_t*>(dhist->data()) + ((f + 1) % 2) * bins;
-        g.next = static_cast<uint32_t*>(dhist->data()) + (f % 2) * bins;
+        g.prev_hist = static_cast<uint32_t*>(dhist->data()) + ((f + 1) % 2) * bins;
+        g.next_hist = static_cast<uint32_t*>(dhist->data()) + (f % 2) * bins;
+        g.prev_scalars = static_cast<int32_t*>(dscal->data()) + ((f + 1) % 2) * eq::kTemporalScalars;
+        g.next_scalars = static_cast<int32_t*>(dscal->data()) + (f % 2) * eq::kTemporalScalars;
         ASSERT_OK(eq::temporal_update_gpu(g, s));
         ASSERT_EQ(download<uint16_t>(dluts, cpu.size(), s), cpu) << "bins " << bins << " LUTs " << luts << " frame " << f;
-        ASSERT_EQ(download<int32_t>(*dstate, state.size(), s), state);
+        ASSERT_EQ(download<int32_t>(*dstate, state.size(), s), state) << "frame " << f;
+        ASSERT_EQ(download<int32_t>(*dscal, scalars.size(), s), scalars) << "frame " << f;
+        ASSERT_EQ(download<uint32_t>(*dhist, cdf.size(), s), cdf) << "frame " << f;
       }
     }
   }

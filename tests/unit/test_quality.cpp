@@ -239,47 +239,114 @@ TEST(Quality, OneTileOrEqualTileLutsAreThePlainLutApplied) {
   }
 }
 
-TEST(Quality, TemporalFilterFollowsStartsOverAndCutsAtSceneChanges) {
-  const int bins = 256;
-  std::vector<uint32_t> dark(bins, 0), dark2(bins, 0), bright(bins, 0);
-  for (int v = 20; v < 60; ++v) dark[v] = 100;
-  for (int v = 22; v < 62; ++v) dark2[v] = 100;  // a small change: distance 0.05
-  for (int v = 150; v < 250; ++v) bright[v] = 40;
-  std::vector<int32_t> state(bins);
-  std::vector<uint32_t> ha(bins), hb(bins);
-  auto step = [&](const std::vector<uint32_t>& h, uint16_t target, bool restart, bool odd) {
-    std::vector<uint16_t> lut(bins, target);
+// One frame through the temporal filter with flat target LUTs, keeping its state between calls.
+struct TemporalRig {
+  int bins = 256;
+  std::vector<int32_t> state = std::vector<int32_t>(256);
+  std::vector<uint32_t> cdf = std::vector<uint32_t>(2 * 256);
+  std::vector<int32_t> scalars = std::vector<int32_t>(2 * eq::kTemporalScalars);
+  int parity = 0;
+  bool first = true;
+  std::vector<uint16_t> last_lut;
+  // Returns the LUT applied at `probe` and whether the frame started over.
+  std::pair<int, bool> step(const std::vector<uint32_t>& h, const std::vector<uint16_t>& target, int probe = 40) {
+    std::vector<uint16_t> lut = target;
     eq::TemporalArgs a;
     a.counts = h.data();
     a.luts = lut.data();
     a.state = state.data();
-    a.prev = odd ? ha.data() : hb.data();
-    a.next = odd ? hb.data() : ha.data();
-    a.restart = restart;
+    a.prev_hist = cdf.data() + (parity ^ 1) * bins;
+    a.next_hist = cdf.data() + parity * bins;
+    a.prev_scalars = scalars.data() + (parity ^ 1) * eq::kTemporalScalars;
+    a.next_scalars = scalars.data() + parity * eq::kTemporalScalars;
+    a.restart = first;
+    a.black = 16;
     a.cut_q16 = eq::cut_q16([] { eq::Quality q; q.scene_cut = 0.35; return q; }());
     a.alpha_q16 = eq::temporal_alpha_q16(0.5, 1 / 30.0);  // about 0.065
     EXPECT_TRUE(eq::temporal_update(a).is_ok());
-    return lut[0];
-  };
-  EXPECT_EQ(step(dark, 100, true, false), 100) << "a restart takes the LUT as it is";
-  const uint16_t moved = step(dark2, 200, false, true);
-  EXPECT_GT(moved, 100);
-  EXPECT_LT(moved, 120) << "a small change moves by alpha only";
-  uint16_t v = moved;
-  for (int i = 0; i < 200; ++i) v = step(dark2, 200, false, i % 2 == 0);
-  EXPECT_EQ(v, 200) << "a steady shot converges";
-  EXPECT_EQ(step(bright, 30, false, true), 30) << "a scene cut (distance ~1) jumps";
+    const bool cut = a.next_scalars[3] != 0;
+    parity ^= 1;
+    first = false;
+    last_lut = lut;
+    return {lut[probe], cut};
+  }
+};
+
+std::vector<uint32_t> band(int lo, int hi, uint32_t n = 100) {
+  std::vector<uint32_t> h(256, 0);
+  for (int v = lo; v < hi; ++v) h[v] = n;
+  return h;
+}
+
+std::vector<uint16_t> ramp(double gain, int offset) {
+  std::vector<uint16_t> l(256);
+  for (int v = 0; v < 256; ++v) l[v] = static_cast<uint16_t>(std::clamp(static_cast<int>(std::lround(offset + gain * v)), 0, 255));
+  return l;
+}
+
+TEST(Quality, TemporalFilterHoldsTheBrightnessFollowsFadesAndCutsAtSceneChanges) {
+  const std::vector<uint16_t> flat100(256, 100), flat200(256, 200);
+  {
+    // A static picture whose curve jumps: the brightness stays (no added flicker) until the most
+    // the offset may hold (64 levels), and the frame does not count as a cut.
+    TemporalRig r;
+    EXPECT_EQ(r.step(band(20, 60), flat100), std::make_pair(100, true)) << "the first frame starts over";
+    const auto held = r.step(band(20, 60), flat200);
+    EXPECT_NEAR(held.first, 100, 1);
+    EXPECT_FALSE(held.second);
+    int v = 0;
+    for (int i = 0; i < 200; ++i) v = r.step(band(20, 60), flat200).first;
+    EXPECT_NEAR(v, 200 - 64, 1) << "the curve converged, the offset held the most it may";
+  }
+  {
+    // A slow fade: each frame's curve doubles it above black, but the output's mean moves no
+    // faster than the input's (within the rounding of the LUT's entries).
+    TemporalRig r;
+    auto mean = [](const std::vector<uint32_t>& h, const std::vector<uint16_t>* lut) {
+      double s = 0, n = 0;
+      for (int v = 0; v < 256; ++v) {
+        s += h[v] * static_cast<double>(lut ? (*lut)[v] : v);
+        n += h[v];
+      }
+      return s / n;
+    };
+    double last_in = 0, last_out = 0;
+    int limited = 0;
+    for (int f = 0; f < 12; ++f) {
+      const double g = 1.0 - 0.02 * f;  // 2 % darker a frame, about black
+      const auto h = band(16 + static_cast<int>(24 * g), 16 + static_cast<int>(104 * g));
+      const bool cut = r.step(h, ramp(2.0, -16)).second;
+      const double in = mean(h, nullptr), out = mean(h, &r.last_lut);
+      if (f > 0 && !cut) {
+        EXPECT_LE(std::abs(out - last_out), std::abs(in - last_in) + 0.51) << "frame " << f;
+        ++limited;
+      }
+      last_in = in;
+      last_out = out;
+    }
+    EXPECT_GE(limited, 8) << "a slow fade is not a run of cuts";
+  }
+  {
+    // A cut: another picture; the new curve and brightness at once.
+    TemporalRig r;
+    r.step(band(20, 60), flat100);
+    const auto [v, cut] = r.step(band(150, 250), flat200);
+    EXPECT_TRUE(cut);
+    EXPECT_EQ(v, 200);
+  }
   EXPECT_EQ(eq::temporal_alpha_q16(0, 1 / 30.0), 65536u);
   EXPECT_GE(eq::temporal_alpha_q16(10, 1 / 240.0), 1u);
 }
 
 TEST(Quality, ChromaFollowsTheLumaGainWithinTheLimit) {
-  // Luma doubled (above black), chroma deviations scaled by 2 capped at the limit, neutral stays.
+  // Luma doubled (above black), chroma deviations scaled by 2 capped at the limit, never below 1,
+  // neutral stays.
   EXPECT_EQ(tone::chroma_scale(4 * 66, 4 * 116, 4, 16, 8192), 8192u);  // gain 2, limit 2
   EXPECT_EQ(tone::chroma_scale(4 * 66, 4 * 116, 4, 16, 6144), 6144u);  // capped at 1.5
-  EXPECT_EQ(tone::chroma_scale(4 * 116, 4 * 66, 4, 16, 8192), 2048u);  // halved
+  EXPECT_EQ(tone::chroma_scale(4 * 66, 4 * 91, 4, 16, 8192), 6144u);  // gain 1.5, below the limit
+  EXPECT_EQ(tone::chroma_scale(4 * 116, 4 * 66, 4, 16, 8192), 4096u);  // darkened: kept
   EXPECT_EQ(tone::chroma_scale(4 * 16, 4 * 100, 4, 16, 6144), 6144u);  // from black: the limit
-  EXPECT_EQ(tone::chroma_scale(4 * 100, 4 * 10, 4, 16, 6144), 2730u);  // to below black: 1 / limit
+  EXPECT_EQ(tone::chroma_scale(4 * 100, 4 * 10, 4, 16, 6144), 4096u);  // to below black: kept
   EXPECT_EQ(tone::scale_chroma(128, 6144, 128, 255), 128u);
   EXPECT_EQ(tone::scale_chroma(138, 6144, 128, 255), 143u);
   EXPECT_EQ(tone::scale_chroma(118, 6144, 128, 255), 113u);
