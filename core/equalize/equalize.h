@@ -98,7 +98,7 @@ struct ChromaPlanes {
   bool interleaved = false;
   int shift_x = 1, shift_y = 1;  // log2 subsampling
   uint32_t black = 16;           // luma black level (0 in full range)
-  uint32_t limit_q12 = 6144;     // chroma_limit in Q12
+  uint32_t limit_q12 = 5120;     // chroma_limit in Q12 (1.25)
 };
 
 // One pass over the frame: every luma sample mapped (by `lut`, or by `tiles` when it is not null),
@@ -115,7 +115,9 @@ Status apply_colour_gpu(const PlaneRef& luma, const ChromaPlanes& chroma, const 
 // left, next_* receive this frame's (never the same buffers): its normalized histogram (Q16) and
 // the scalars (kTemporalScalars). restart: no previous frame to follow (the first one, after a reset, or after a
 // change of the settings): everything starts from these LUTs.
-constexpr int kTemporalScalars = 4;  // the brightness offset c, the output mean u, the input mean m (Q12), 1 = started over
+// The scalars: the brightness offset c, the output mean u, the input mean m (Q12), 1 when the
+// curve started over (a cut), frames since the last cut.
+constexpr int kTemporalScalars = 5;
 struct TemporalArgs {
   const uint32_t* counts = nullptr;  // the frame's histogram (bins)
   int bins = 256;

@@ -233,7 +233,7 @@ Status temporal_update(const TemporalArgs& a) {
     for (int v = 0; v < bins; ++v) sum += static_cast<uint64_t>(a.counts[v]) * tone::temporal_entry(ref[v], off, v, bins);
     return tone::mean_q12(sum, total);
   };
-  const bool free = a.restart || (cut && a.prev_scalars[3] == 0);
+  const bool free = a.restart || (cut && a.prev_scalars[4] >= tone::kCutGap);
   int32_t c = 0;
   if (!free) {
     const int32_t d = m > a.prev_scalars[2] ? m - a.prev_scalars[2] : a.prev_scalars[2] - m;
@@ -249,6 +249,7 @@ Status temporal_update(const TemporalArgs& a) {
   a.next_scalars[1] = u;
   a.next_scalars[2] = m;
   a.next_scalars[3] = cut ? 1 : 0;
+  a.next_scalars[4] = cut ? 0 : std::min(a.restart ? 1 : a.prev_scalars[4] + 1, 1 << 20);
   return Status::ok();
 }
 

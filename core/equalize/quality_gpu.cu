@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
     __syncthreads();  // every thread has read s_u and may reuse tmp before thread 0 writes again
     return u;
   };
-  const bool free = a.restart || (cut && a.prev_scalars[3] == 0);
+  const bool free = a.restart || (cut && a.prev_scalars[4] >= tone::kCutGap);
   int32_t c = 0;
   if (!free) {
     const int32_t d = s_m > a.prev_scalars[2] ? s_m - a.prev_scalars[2] : a.prev_scalars[2] - s_m;
@@ -189,6 +189,7 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
     a.next_scalars[1] = u;
     a.next_scalars[2] = s_m;
     a.next_scalars[3] = cut ? 1 : 0;
+    a.next_scalars[4] = cut ? 0 : min(a.restart ? 1 : a.prev_scalars[4] + 1, 1 << 20);
   }
   if (mine) lut[v] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins));
 }

@@ -43,10 +43,10 @@
 //     no faster than it happens, and where the input's mean moves fast (a change of light) so may
 //     the output.
 //  A scene cut starts the curve over (s = t * 4096); the first frame, a change of the settings and
-//  a cut that follows a frame that was not one also start the brightness over (c = 0): the cut's
-//  own frame (which the flicker measure leaves out) takes the new shot's curve and brightness. A run
-//  of "cuts" is a fade through black (whose histograms change as fast as at a cut): past its first
-//  frame the brightness stays limited.
+//  a cut at least kCutGap frames after the last one also start the brightness over (c = 0): the
+//  cut's own frame (which the flicker measure leaves out) takes the new shot's curve and
+//  brightness. "Cuts" in quick succession are a fade through black (whose histograms change as
+//  fast as at a cut, near black): there the brightness stays limited.
 // Scene cut: p(v) = floor(h(v) * 65536 / N), distance = sum |p_n(v) - p_{n-1}(v)| / 2 (Q16, the
 //   total-variation distance of the consecutive normalized histograms); a cut when distance >
 //   cut_q16. Within a shot (motion, noise, a bright object crossing) the distance stays below about
@@ -151,6 +151,7 @@ HISTEQ_HD uint32_t tile_map(const uint16_t* luts, int cols, int bins, uint32_t e
 
 constexpr int kStateBits = 12;
 constexpr int kMaxOffset = 64;   // levels of 255 (x4 at 10 bits): the most the brightness is held
+constexpr int kCutGap = 8;       // frames: a cut this soon after another is part of a fade through black
 
 HISTEQ_HD int32_t round_shift16(int64_t m) { return static_cast<int32_t>((m + (m >= 0 ? 32768 : -32768)) / 65536); }
 
