@@ -27,8 +27,8 @@ Peers: ffmpeg's `histeq`, `normalize` (and with smoothing over 15 frames), `hist
                its --stats-json), ffmpeg's filter by -benchmark (filtered minus unfiltered decode,
                best of 2, one filter thread), OpenCV's call (median over frames)
 
-Writes DIR/quality.csv, DIR/quality.json, DIR/mean_luma.png (mean luma per frame, input and
-outputs) and with --stills DIR/stills/CLIP.png (input, plain, default, clahe and OpenCV CLAHE side by
+Writes DIR/quality.csv, DIR/quality.json, DIR/quality_table.md (the table of docs/quality.md),
+DIR/mean_luma.png (mean luma per frame, input and outputs) and with --stills DIR/stills/CLIP.png (input, plain, default, clahe and OpenCV CLAHE side by
 side). Needs numpy, matplotlib and the ffmpeg CLI.
 """
 import argparse
@@ -332,11 +332,31 @@ def main():
     with open(tmp, "w") as f:
         json.dump({"command": man.get("command"), "device": man.get("device"), "rows": rows}, f, indent=1)
     os.replace(tmp, os.path.join(a.out, "quality.json"))
+    write_markdown(rows, os.path.join(a.out, "quality_table.md"))
     plot(curves, os.path.join(a.out, "mean_luma.png"))
     if a.stills:
         for name, stills in still_frames.items():
             save_stills(name, stills, os.path.join(a.out, "stills", name + ".png"))
-    print(f"wrote {a.out}/quality.csv, quality.json, mean_luma.png" + (", stills/" if a.stills else ""))
+    print(f"wrote {a.out}/quality.csv, quality.json, quality_table.md, mean_luma.png" + (", stills/" if a.stills else ""))
+
+
+def write_markdown(rows, path):
+    """The table of docs/quality.md: a row a clip and method."""
+    def f(v, fmt="{:.2f}"):
+        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+    lines = ["| clip | method | flicker p50 / p99 (x input) | hist. distance p99 (x input) | cut lag (frames) | "
+             "colourfulness (x input) | noise in flat areas (x input) | clipped % | contrast (luma sd, x input) | ms / frame |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["kind"] == "input":
+            continue
+        lines.append(f"| {r['clip']} | {r['method']} | {f(r['flicker_mean_p50_ratio'])} / {f(r['flicker_mean_p99_ratio'])} | "
+                     f"{f(r['flicker_hist_p99_ratio'])} | {f(r['cut_lag_frames'], '{}')} | {f(r['colourfulness_ratio'])} | "
+                     f"{f(r['noise_ratio'])} | {f(r['clipped_pct'], '{:.1f}')} | {f(r['contrast'], '{:.1f}')} ({f(r['contrast_ratio'])}) | "
+                     f"{f(r.get('ms_median'), '{:.2f}')} |")
+    with open(path + ".part", "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    os.replace(path + ".part", path)
 
 
 def plot(curves, path):

@@ -98,7 +98,7 @@ struct ChromaPlanes {
   bool interleaved = false;
   int shift_x = 1, shift_y = 1;  // log2 subsampling
   uint32_t black = 16;           // luma black level (0 in full range)
-  uint32_t limit_q12 = 5120;     // chroma_limit in Q12 (1.25)
+  uint32_t limit_q12 = 4915;     // chroma_limit in Q12 (1.2)
 };
 
 // One pass over the frame: every luma sample mapped (by `lut`, or by `tiles` when it is not null),
@@ -116,8 +116,8 @@ Status apply_colour_gpu(const PlaneRef& luma, const ChromaPlanes& chroma, const 
 // the scalars (kTemporalScalars). restart: no previous frame to follow (the first one, after a reset, or after a
 // change of the settings): everything starts from these LUTs.
 // The scalars: the brightness offset c, the output mean u, the input mean m (Q12), 1 when the
-// curve started over (a cut), frames since the last cut.
-constexpr int kTemporalScalars = 5;
+// curve started over (a cut), frames since the last cut, the input mean's change (Q12, signed).
+constexpr int kTemporalScalars = 6;
 struct TemporalArgs {
   const uint32_t* counts = nullptr;  // the frame's histogram (bins)
   int bins = 256;

@@ -22,21 +22,21 @@ Quality plain_quality() { return Quality{}; }
 Quality default_quality() {
   Quality q;
   // docs/quality.md, "Choosing the defaults": sweeps over the clips of bench/make_quality_clips.py.
-  //  - clip 1.25: the most contrast that keeps the noise of flat areas within 2x on every clip
-  //    (1.5: 2.1-2.4x on the dark ones, 2: 2.5-2.9x; contrast 1.6-2.1x at 1.25);
+  //  - clip 1.1: the most contrast that keeps the noise of flat areas within 2x on every clip
+  //    (1.25: 2.1x on the dark one, 1.5: 2.1-2.4x, 2: 2.5-2.9x; contrast 1.45-2.0x at 1.1);
   //  - temporal 0.5 s: with the brightness limit every time constant keeps the mean's flicker at
   //    the input's; 0.5 s smooths the curve's own changes (the histogram distance's p99) without
   //    visible lag (longer ones hold the offset longer after fades);
   //  - scene cut 0.3: within the clips' shots the distance stayed below 0.07, at their hard cuts it
   //    was 0.34 and more (0.35 missed one of the trailer's); a bright block over a quarter of the
   //    picture appearing at once measures 0.25 and must not count as a cut (tests/unit);
-  //  - chroma limit 1.25: colourfulness 1.03-1.31x of the input's (1.5: up to 1.56x).
+  //  - chroma limit 1.2: colourfulness 1.03-1.2x of the input's (1.25: up to 1.31x, 1.5: 1.56x).
   q.mode = Mode::global;
-  q.clip_limit = 1.25;
+  q.clip_limit = 1.1;
   q.temporal_s = 0.5;
   q.scene_cut = 0.3;
   q.chroma = ChromaMode::follow;
-  q.chroma_limit = 1.25;
+  q.chroma_limit = 1.2;
   return q;
 }
 

@@ -45,7 +45,7 @@ struct Quality {
   double temporal_s = 0;       // 0 = off; else the IIR time constant in seconds
   double scene_cut = 0.3;      // total-variation distance 0..1 (docs/quality.md has the measurement)
   ChromaMode chroma = ChromaMode::keep;
-  double chroma_limit = 1.25;  // >= 1
+  double chroma_limit = 1.2;   // >= 1
 
   bool operator==(const Quality& o) const noexcept {
     return mode == o.mode && tiles == o.tiles && clip_limit == o.clip_limit && temporal_s == o.temporal_s &&
@@ -74,7 +74,7 @@ Result<Mode> parse_mode(const std::string& s);
 Result<ChromaMode> parse_chroma(const std::string& s);
 // "8x8" -> {8, 8}
 Result<hist::TileGrid> parse_tiles(const std::string& s);
-// "plain" or e.g. "clahe 8x8, clip 1.25, temporal 0.5 s (cut 0.3), chroma auto (limit 1.25)".
+// "plain" or e.g. "clahe 8x8, clip 1.1, temporal 0.5 s (cut 0.3), chroma auto (limit 1.2)".
 std::string describe(const Quality& q);
 
 // The integer forms (tone.h). clip_q8 = round(clip_limit * 256) (0 = off); cut_q16 =

@@ -233,11 +233,13 @@ Status temporal_update(const TemporalArgs& a) {
     for (int v = 0; v < bins; ++v) sum += static_cast<uint64_t>(a.counts[v]) * tone::temporal_entry(ref[v], off, v, bins);
     return tone::mean_q12(sum, total);
   };
-  const bool free = a.restart || (cut && a.prev_scalars[4] >= tone::kCutGap);
+  const bool free = a.restart || (cut && tone::free_cut(a.prev_scalars[4], m - a.prev_scalars[2], a.prev_scalars[5], bins));
   int32_t c = 0;
   if (!free) {
     const int32_t d = m > a.prev_scalars[2] ? m - a.prev_scalars[2] : a.prev_scalars[2] - m;
-    c = tone::limit_offset(u_of, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d, tone::max_offset(bins));
+    auto search = [&](int32_t lo, int32_t hi, int32_t t) { return tone::bisect_at_most(u_of, lo, hi, t); };
+    c = tone::limit_offset(u_of, search, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
+                           tone::max_offset(bins));
   }
   for (int k = 0; k < luts; ++k) {
     uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * bins : a.extra;
@@ -250,6 +252,7 @@ Status temporal_update(const TemporalArgs& a) {
   a.next_scalars[2] = m;
   a.next_scalars[3] = cut ? 1 : 0;
   a.next_scalars[4] = cut ? 0 : std::min(a.restart ? 1 : a.prev_scalars[4] + 1, 1 << 20);
+  a.next_scalars[5] = a.restart ? 0 : m - a.prev_scalars[2];
   return Status::ok();
 }
 

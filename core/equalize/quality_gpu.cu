@@ -164,23 +164,57 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
     st = cut ? tone::temporal_start(t) : tone::temporal_step(state[v], t, a.alpha_q16);
     state[v] = st;
   }
-  // The output's mean with offset c, as the LUT rounds it: a block reduction, the same value in
-  // every thread (so limit_offset's branches are uniform).
-  __shared__ int32_t s_u;
-  auto u_of = [&](int32_t off) -> int32_t {
-    const uint64_t x = mine ? static_cast<uint64_t>(h) * tone::temporal_entry(st, off, v, a.bins) : 0u;
-    const uint64_t sum = R64(tmp.r64).Sum(x);
-    if (v == 0) s_u = tone::mean_q12(sum, s_total);
+  // The brightness limit. The bins' counts and filtered states go to shared memory, so that each
+  // warp can measure the output's mean for an offset of its own: kWarps offsets a pass. u_of (one
+  // offset) and the search (kWarps a pass, kWarps + 1 ways) return the same value to every thread,
+  // so limit_offset's branches are uniform.
+  constexpr int kWarps = BLOCK / 32;
+  __shared__ uint32_t s_h[BLOCK];
+  __shared__ int32_t s_st[BLOCK], s_off[kWarps], s_u[kWarps];
+  s_h[v] = h;
+  s_st[v] = st;
+  __syncthreads();
+  const int warp = v / 32, lane = v % 32;
+  // u for s_off[w] into s_u[w], warp w; then a barrier.
+  auto measure = [&]() {
+    const int32_t off = s_off[warp];
+    uint64_t sum = 0;
+    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry(s_st[b], off, b, a.bins);
+    for (int m = 16; m > 0; m >>= 1) sum += __shfl_down_sync(0xFFFFFFFFu, sum, m);
+    if (lane == 0) s_u[warp] = tone::mean_q12(sum, s_total);
     __syncthreads();
-    const int32_t u = s_u;
-    __syncthreads();  // every thread has read s_u and may reuse tmp before thread 0 writes again
+  };
+  auto u_of = [&](int32_t off) -> int32_t {
+    if (v < kWarps) s_off[v] = off;
+    __syncthreads();
+    measure();
+    const int32_t u = s_u[0];
+    __syncthreads();  // every thread has read s_u before the next pass writes it
     return u;
   };
-  const bool free = a.restart || (cut && a.prev_scalars[4] >= tone::kCutGap);
+  auto search = [&](int32_t lo, int32_t hi, int32_t t) -> int32_t {
+    while (hi - lo > 1) {
+      // kWarps offsets spread over (lo, hi), increasing: u(lo) <= t < u(hi) and u never decreases,
+      // so the offsets with u <= t come first.
+      if (v < kWarps) s_off[v] = lo + static_cast<int32_t>((static_cast<int64_t>(hi - lo) * (v + 1)) / (kWarps + 1));
+      __syncthreads();
+      measure();
+      int32_t nlo = lo, nhi = hi;
+      for (int k = 0; k < kWarps; ++k) {
+        if (s_u[k] <= t) nlo = max(nlo, s_off[k]);
+        else nhi = min(nhi, s_off[k]);
+      }
+      __syncthreads();  // every thread has read s_off and s_u before the next pass writes them
+      lo = nlo;
+      hi = nhi;
+    }
+    return lo;
+  };
+  const bool free = a.restart || (cut && tone::free_cut(a.prev_scalars[4], s_m - a.prev_scalars[2], a.prev_scalars[5], a.bins));
   int32_t c = 0;
   if (!free) {
     const int32_t d = s_m > a.prev_scalars[2] ? s_m - a.prev_scalars[2] : a.prev_scalars[2] - s_m;
-    c = tone::limit_offset(u_of, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
+    c = tone::limit_offset(u_of, search, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
                            tone::max_offset(a.bins));
   }
   const int32_t u = u_of(c);
@@ -190,6 +224,7 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
     a.next_scalars[2] = s_m;
     a.next_scalars[3] = cut ? 1 : 0;
     a.next_scalars[4] = cut ? 0 : min(a.restart ? 1 : a.prev_scalars[4] + 1, 1 << 20);
+    a.next_scalars[5] = a.restart ? 0 : s_m - a.prev_scalars[2];
   }
   if (mine) lut[v] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins));
 }

@@ -36,17 +36,18 @@
 //     [u_prev - D, u_prev + D], D = |m - m_prev| (m: the input's mean luma, Q12); otherwise c
 //     decays as the curve does: c_prev - round_half_away(c_prev * alpha_q16 / 65536) when that
 //     keeps the mean in the bounds, else the nearest offset to it that does (limit_offset), and
-//     |c| <= kMaxOffset levels. The LUT applied is clamp(round((s + c + dither(v)) / 4096), 0,
-//     maxval) (temporal_entry; in
+//     |c| <= kMaxOffset levels. The LUT applied is clamp(round((s + c w(s) + dither(v)) / 4096), 0,
+//     maxval), w(s) = min(1, s / R, (max - s) / R) with R = kMaxOffset levels (temporal_entry; in
 //     clahe mode every tile LUT with the same c, the mean measured through the mean of the tile
 //     LUTs). So a bright object entering a dim shot cannot pump its background, a fade is followed
 //     no faster than it happens, and where the input's mean moves fast (a change of light) so may
 //     the output.
 //  A scene cut starts the curve over (s = t * 4096); the first frame, a change of the settings and
-//  a cut at least kCutGap frames after the last one also start the brightness over (c = 0): the
-//  cut's own frame (which the flicker measure leaves out) takes the new shot's curve and
-//  brightness. "Cuts" in quick succession are a fade through black (whose histograms change as
-//  fast as at a cut, near black): there the brightness stays limited.
+//  a cut that is not part of a fade (free_cut: at least kCutGap frames after the last one, and the
+//  input's mean not already moving the same way frame after frame) also start the brightness over
+//  (c = 0): the cut's own frame (which the flicker measure leaves out) takes the new shot's curve
+//  and brightness. Near black a fade's histograms change as fast as at a cut: there the brightness
+//  stays limited.
 // Scene cut: p(v) = floor(h(v) * 65536 / N), distance = sum |p_n(v) - p_{n-1}(v)| / 2 (Q16, the
 //   total-variation distance of the consecutive normalized histograms); a cut when distance >
 //   cut_q16. Within a shot (motion, noise, a bright object crossing) the distance stays below about
@@ -152,6 +153,17 @@ HISTEQ_HD uint32_t tile_map(const uint16_t* luts, int cols, int bins, uint32_t e
 constexpr int kStateBits = 12;
 constexpr int kMaxOffset = 64;   // levels of 255 (x4 at 10 bits): the most the brightness is held
 constexpr int kCutGap = 8;       // frames: a cut this soon after another is part of a fade through black
+constexpr int kFadeStep = 1;     // levels of 255 a frame: a mean moving this fast the same way twice is a fade
+
+// Whether a frame that starts the curve over (a cut) may also start the brightness over: not soon
+// after another cut, and not in the middle of a fade (the input's mean moving at least kFadeStep a
+// frame the same way at this frame and the one before). dm, dm_prev: the mean's changes, Q12.
+HISTEQ_HD bool free_cut(int32_t since_last_cut, int32_t dm, int32_t dm_prev, int bins) {
+  if (since_last_cut < kCutGap) return false;
+  const int32_t step = (kFadeStep * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits;
+  const bool fading = (dm >= step && dm_prev >= step) || (dm <= -step && dm_prev <= -step);
+  return !fading;
+}
 
 HISTEQ_HD int32_t round_shift16(int64_t m) { return static_cast<int32_t>((m + (m >= 0 ? 32768 : -32768)) / 65536); }
 
@@ -168,60 +180,74 @@ HISTEQ_HD uint32_t temporal_value(int32_t state, int32_t offset, uint32_t maxval
   return v > maxval ? maxval : v;
 }
 
-// The LUT entry of bin v from its state and the frame's offset. The rounding threshold moves with
-// v by up to half a level either way (v / bins of a level, less half a level): with an offset of
-// 0 a state that is a whole level (every entry after a cut) rounds to itself, entries stay in
-// order (state and threshold both grow with v), and as the offset moves the entries change one
-// after another rather than all at once, so the frame's mean can be held to a small fraction of a
-// level instead of jumping by whole ones.
+// The LUT entry of bin v from its state and the frame's offset. The offset moves an entry fully
+// in the middle of the range and less towards its ends (weight min(1, s / R, (max - s) / R), R =
+// kMaxOffset levels, so no entry reaches 0 or max that the curve did not put there, and entries
+// stay in order: |offset| <= R makes each one's change at most its distance to the end). The
+// rounding threshold moves with v by up to half a level either way (v / bins of a level, less half
+// a level): with an offset of 0 a state that is a whole level (every entry after a cut) rounds to
+// itself, entries stay in order (state and threshold both grow with v), and as the offset moves
+// the entries change one after another rather than all at once, so the frame's mean can be held to
+// a small fraction of a level instead of jumping by whole ones.
 HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins) {
+  const int64_t ramp = static_cast<int64_t>(kMaxOffset * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits;
+  const int64_t top = static_cast<int64_t>(bins - 1) << kStateBits;
+  int64_t w = state < top - state ? state : top - state;  // distance to the nearer end, Q12
+  if (w < 0) w = 0;
+  const int64_t moved = w >= ramp ? offset : (static_cast<int64_t>(offset) * w) / ramp;
   const int32_t dither = static_cast<int32_t>((static_cast<int64_t>(v) << kStateBits) / bins) - (1 << (kStateBits - 1));
-  return temporal_value(state, offset + dither, static_cast<uint32_t>(bins - 1));
+  return temporal_value(state + static_cast<int32_t>(moved), dither, static_cast<uint32_t>(bins - 1));
 }
 
 // The brightness offset of a frame (see the header comment): `u_of(c)` is the output's mean luma
 // (Q12) with offset c, exactly as the LUT rounds and clamps it; it never decreases as c grows. The
 // previous offset, decayed, if that keeps the mean within [lo, hi]; otherwise the nearest offset
-// towards it that does (bisection; the first guess moves by the mean's excess), within +-most.
-// u_of is collective on the GPU (a block reduction): every thread calls it with the same c, so
-// the branches here are the same for the whole block.
+// towards it that does, within +-most (or the end of that range when none does). That offset is
+// unique, so how it is searched does not change it: `last_at_most(a, b, t)` returns the largest c
+// in [a, b) with u(c) <= t, given u(a) <= t < u(b) (bisection on the CPU, a many-way search on the
+// GPU). The first guess moves by the mean's excess. On the GPU u_of and last_at_most are
+// collective (block reductions): every thread calls them with the same arguments, so the branches
+// here are the same for the whole block.
 #ifdef __CUDACC__
 #pragma nv_exec_check_disable
 #endif
-template <class U>
-HISTEQ_HD int32_t limit_offset(U&& u_of, int32_t c_prev, uint32_t alpha_q16, int32_t lo, int32_t hi, int32_t most) {
+template <class U, class Search>
+HISTEQ_HD int32_t limit_offset(U&& u_of, Search&& last_at_most, int32_t c_prev, uint32_t alpha_q16, int32_t lo, int32_t hi,
+                               int32_t most) {
   int32_t c = c_prev - round_shift16(static_cast<int64_t>(c_prev) * alpha_q16);
   c = c < -most ? -most : c > most ? most : c;
   const int32_t u = u_of(c);
+  constexpr int32_t kMargin = 2 << kStateBits;
   if (u > hi) {  // the largest c' <= c with u(c') <= hi
-    int32_t a = c - (u - hi) - (2 << kStateBits), b = c;
+    int32_t a = c - (u - hi) - kMargin;
     if (a < -most) a = -most;
     if (u_of(a) > hi) {
       if (a == -most || u_of(-most) > hi) return -most;
       a = -most;
     }
-    while (b - a > 1) {
-      const int32_t mid = a + (b - a) / 2;
-      if (u_of(mid) <= hi) a = mid;
-      else b = mid;
-    }
-    return a;
+    return last_at_most(a, c, hi);
   }
   if (u < lo) {  // the smallest c' >= c with u(c') >= lo
-    int32_t a = c, b = c + (lo - u) + (2 << kStateBits);
+    int32_t b = c + (lo - u) + kMargin;
     if (b > most) b = most;
     if (u_of(b) < lo) {
       if (b == most || u_of(most) < lo) return most;
       b = most;
     }
-    while (b - a > 1) {
-      const int32_t mid = a + (b - a) / 2;
-      if (u_of(mid) >= lo) b = mid;
-      else a = mid;
-    }
-    return b;
+    return last_at_most(c, b, lo - 1) + 1;
   }
   return c;
+}
+
+// last_at_most by bisection (the CPU's search).
+template <class U>
+HISTEQ_HD int32_t bisect_at_most(U&& u_of, int32_t a, int32_t b, int32_t t) {
+  while (b - a > 1) {
+    const int32_t mid = a + (b - a) / 2;
+    if (u_of(mid) <= t) a = mid;
+    else b = mid;
+  }
+  return a;
 }
 
 HISTEQ_HD int32_t max_offset(int bins) { return (kMaxOffset * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits; }

@@ -296,7 +296,9 @@ TEST(Quality, TemporalFilterHoldsTheBrightnessFollowsFadesAndCutsAtSceneChanges)
     EXPECT_FALSE(held.second);
     int v = 0;
     for (int i = 0; i < 200; ++i) v = r.step(band(20, 60), flat200).first;
-    EXPECT_NEAR(v, 200 - 64, 1) << "the curve converged, the offset held the most it may";
+    // The curve converged; the offset holds the most it may (64 levels), which moves an entry 55
+    // levels from white by 55 (no entry is pushed to an end the curve did not put it at).
+    EXPECT_NEAR(v, 200 - 55, 1) << "the offset held the most it may";
   }
   {
     // A slow fade: each frame's curve doubles it above black, but the output's mean moves no
@@ -336,6 +338,49 @@ TEST(Quality, TemporalFilterHoldsTheBrightnessFollowsFadesAndCutsAtSceneChanges)
   }
   EXPECT_EQ(eq::temporal_alpha_q16(0, 1 / 30.0), 65536u);
   EXPECT_GE(eq::temporal_alpha_q16(10, 1 / 240.0), 1u);
+}
+
+// The offset the brightness limit picks is unique, so the GPU's many-way search (here in its host
+// form: W offsets a pass) finds what the CPU's bisection and a plain scan find.
+TEST(Quality, TheBrightnessOffsetDoesNotDependOnHowItIsSearched) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    // A non-decreasing step function with plateaus, as a rounded LUT's mean is.
+    std::vector<int32_t> steps(64);
+    for (auto& x : steps) x = static_cast<int32_t>(rng() % 2000) - 1000;
+    std::sort(steps.begin(), steps.end());
+    const int32_t base = static_cast<int32_t>(rng() % 100000);
+    auto u_of = [&](int32_t c) {
+      return base + static_cast<int32_t>(std::upper_bound(steps.begin(), steps.end(), c / 7) - steps.begin()) * 300 + (c >> 9);
+    };
+    auto scan = [&](int32_t lo, int32_t hi, int32_t t) {
+      int32_t best = lo;
+      for (int32_t c = lo; c < hi; ++c)
+        if (u_of(c) <= t) best = c;
+      return best;
+    };
+    auto bisect = [&](int32_t lo, int32_t hi, int32_t t) { return tone::bisect_at_most(u_of, lo, hi, t); };
+    auto many = [&](int32_t lo, int32_t hi, int32_t t) {
+      constexpr int kWays = 8;
+      while (hi - lo > 1) {
+        int32_t nlo = lo, nhi = hi;
+        for (int k = 0; k < kWays; ++k) {
+          const int32_t off = lo + static_cast<int32_t>((static_cast<int64_t>(hi - lo) * (k + 1)) / (kWays + 1));
+          if (u_of(off) <= t) nlo = std::max(nlo, off);
+          else nhi = std::min(nhi, off);
+        }
+        lo = nlo;
+        hi = nhi;
+      }
+      return lo;
+    };
+    const int32_t most = 20000, c_prev = static_cast<int32_t>(rng() % 30000) - 15000;
+    const int32_t u_prev = u_of(static_cast<int32_t>(rng() % 20000) - 10000), d = static_cast<int32_t>(rng() % 2000);
+    const uint32_t alpha = 1 + rng() % 65536;
+    const int32_t a = tone::limit_offset(u_of, scan, c_prev, alpha, u_prev - d, u_prev + d, most);
+    ASSERT_EQ(tone::limit_offset(u_of, bisect, c_prev, alpha, u_prev - d, u_prev + d, most), a) << trial;
+    ASSERT_EQ(tone::limit_offset(u_of, many, c_prev, alpha, u_prev - d, u_prev + d, most), a) << trial;
+  }
 }
 
 TEST(Quality, ChromaFollowsTheLumaGainWithinTheLimit) {
