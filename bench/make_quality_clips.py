@@ -6,7 +6,8 @@ encoded with x264 (so dark flat areas get compression blocks, as real footage do
   bench/make_quality_clips.py OUTDIR [--size 960x540] [--fps 30] [--ten-bit]
 
 Writes OUTDIR/{trailer,street,dark,cut}.mkv and beside each a .json with its cuts (the first frame
-of each new shot), fades and description: the ground truth the flicker metrics exclude cuts with.
+of each new shot), fades, the frame the stills show, and a description: the ground truth the
+flicker metrics exclude cuts with.
   trailer  a dim animated trailer: six shots, hard cuts and fades through black, a bright object
            crossing one shot, noise
   street   a static street camera at dusk: one shot, fresh noise every frame, a bright headlight
@@ -141,7 +142,7 @@ def trailer(w, h, fps):
     return shots, fade_in, fade_out
 
 
-def render(path, w, h, fps, shots, fade_in, fade_out, noise, crf, seed, depth=8, describe=""):
+def render(path, w, h, fps, shots, fade_in, fade_out, noise, crf, seed, depth=8, describe="", still=0):
     rng = np.random.default_rng(seed)
     out = Writer(path, w, h, fps, depth, crf)
     cuts, fades = [], []
@@ -163,7 +164,8 @@ def render(path, w, h, fps, shots, fade_in, fade_out, noise, crf, seed, depth=8,
             frame += 1
     out.close()
     with open(os.path.splitext(path)[0] + ".json", "w") as f:
-        json.dump({"frames": frame, "fps": fps, "cuts": cuts, "fade_frames": fades, "description": describe}, f, indent=1)
+        json.dump({"frames": frame, "fps": fps, "cuts": cuts, "fade_frames": fades, "still": still, "description": describe}, f,
+                  indent=1)
 
 
 def main():
@@ -178,7 +180,7 @@ def main():
     fps = a.fps
 
     shots, fi, fo = trailer(w, h, fps)
-    render(os.path.join(a.outdir, "trailer.mkv"), w, h, fps, shots, fi, fo, noise=2.0, crf=24, seed=1,
+    render(os.path.join(a.outdir, "trailer.mkv"), w, h, fps, shots, fi, fo, noise=2.0, crf=24, seed=1, still=45,
            describe="dim animated trailer: 6 shots, hard cuts and fades through black, a bright object crossing, noise")
     if a.ten_bit:
         render(os.path.join(a.outdir, "trailer10.mkv"), w, h, fps, shots, fi, fo, noise=2.0, crf=24, seed=1, depth=10,
@@ -194,7 +196,7 @@ def main():
             disc(rgb, int(-0.1 * w + 1.2 * w * phase), int(0.7 * h), h // 10, 1.0)
         return rgb
 
-    render(os.path.join(a.outdir, "street.mkv"), w, h, fps, [(fps * 10, street)], set(), set(), noise=2.5, crf=26, seed=2,
+    render(os.path.join(a.outdir, "street.mkv"), w, h, fps, [(fps * 10, street)], set(), set(), noise=2.5, crf=26, seed=2, still=15,
            describe="static street camera at dusk: fresh noise every frame, a headlight crossing every 3 s, slow exposure drift")
 
     astro = photo("astronaut.png")
@@ -203,14 +205,14 @@ def main():
         base = view(astro, w, h, 0.45 + 0.1 * i / n, 0.5, 1.3)
         return 0.02 + 0.13 * base  # luma about 16..50 of 255
 
-    render(os.path.join(a.outdir, "dark.mkv"), w, h, fps, [(fps * 8, dark)], set(), set(), noise=1.5, crf=28, seed=3,
+    render(os.path.join(a.outdir, "dark.mkv"), w, h, fps, [(fps * 8, dark)], set(), set(), noise=1.5, crf=28, seed=3, still=120,
            describe="dark low-contrast scene (luma about 16..50), heavy compression, slow pan")
 
     coffee = photo("coffee.png")
     bright = lambda i, n: np.clip(view(astro, w, h, 0.5, 0.4, 1.1 + 0.1 * i / n) * 1.05 + 0.05, 0, 1)
     dim = lambda i, n: view(coffee, w, h, 0.5, 0.5, 1.2 + 0.1 * i / n) * 0.15
     render(os.path.join(a.outdir, "cut.mkv"), w, h, fps, [(fps * 3, bright), (fps * 3, dim), (fps * 2, bright)], set(), set(),
-           noise=1.5, crf=22, seed=4, describe="a bright shot, a cut to a dark shot, a cut back")
+           noise=1.5, crf=22, seed=4, still=135, describe="a bright shot, a cut to a dark shot, a cut back")
 
 
 if __name__ == "__main__":

@@ -404,8 +404,15 @@ def save_stills(name, stills, path):
         ax.set_title(k, fontsize=10)
     fig.tight_layout()
     fig.savefig(path + ".part.png", dpi=80)
-    os.replace(path + ".part.png", path)
     plt.close(fig)
+    try:  # 256 colours (as scripts/player_screenshots.sh): a fraction of the size, for the docs
+        from PIL import Image
+        im = Image.open(path + ".part.png").convert("RGB")
+        im.quantize(colors=256, method=Image.Quantize.LIBIMAGEQUANT, dither=Image.Dither.FLOYDSTEINBERG).save(
+            path + ".part.png", optimize=True)
+    except Exception:  # no python3-pil (or no libimagequant): the full PNG
+        pass
+    os.replace(path + ".part.png", path)
 
 
 if __name__ == "__main__":
