@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   add_play_command(app, play);
   ExportCliOptions exp;
   add_export_command(app, exp);
+  QualityCliOptions quality;
+  quality.argv = bench.argv;
+  add_quality_command(app, quality);
 
   try {
     app.parse(argc, argv);
@@ -39,7 +42,18 @@ int main(int argc, char** argv) {
 
   if (app.got_subcommand("info")) return run_info(info_markdown);
   if (app.got_subcommand("bench")) return run_bench(bench);
-  if (app.got_subcommand("play")) return run_play(play, bench.argv);
-  if (app.got_subcommand("export")) return run_export(exp, bench.argv);
+  if (app.got_subcommand("play")) {
+    auto q = play.quality.resolve();
+    if (!q) return fail(q.status().message() + " (see histeq play --help)", 2);
+    play.eq.quality = *q;
+    return run_play(play, bench.argv);
+  }
+  if (app.got_subcommand("export")) {
+    auto q = exp.quality.resolve();
+    if (!q) return fail(q.status().message() + " (see histeq export --help)", 2);
+    exp.eq.quality = *q;
+    return run_export(exp, bench.argv);
+  }
+  if (app.got_subcommand("quality")) return run_quality(quality);
   return fail("no command given (see histeq --help)", 2);
 }

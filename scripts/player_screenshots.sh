@@ -32,12 +32,14 @@ play() { "$histeq" play "$tmp/dim.mp4" --window 1280x720 --max-speed "$@" >/dev/
 play --split 0.5 --frames 175 --keys "162:space" --screenshot "$tmp/overview.png"      # the rocket
 play --split 0.42 --no-overlay --frames 50 --keys "44:space" --screenshot "$tmp/split.png"  # the coffee
 play --frames 110 --keys "60:k,95:space,100:h" --screenshot "$tmp/help.png"             # the coins
+# Settings B (plain equalization) left of the divider, the defaults right.
+play --split 0.5 --compare plain --no-overlay --frames 50 --keys "44:space" --screenshot "$tmp/compare.png"
 
 /usr/bin/python3 - "$tmp" "$out" <<'PY'
 import sys
 from PIL import Image
 tmp, out = sys.argv[1], sys.argv[2]
-for name in ("overview", "split", "help"):
+for name in ("overview", "split", "help", "compare"):
     im = Image.open(f"{tmp}/{name}.png").convert("RGB")
     q = im.quantize(colors=256, method=Image.Quantize.LIBIMAGEQUANT, dither=Image.Dither.FLOYDSTEINBERG)
     q.save(f"{out}/player-{name}.png", optimize=True)

@@ -4,8 +4,9 @@
 //  - u_full_range: 0 = limited (Y 16..235, C 16..240 at 8 bits), 1 = full
 //  - u_scale: factor from the texture's normalized value to the 8-bit-equivalent code value, so
 //    10-bit samples in 16-bit textures (value / 65535) and 8-bit ones (value / 255) share the math
-//  - split view: left of u_split (0..1 in window x) shows the "before" luma, right the "after";
-//    u_split < 0 disables it. u_divider_px draws a thin divider line at the split.
+//  - split view: left of u_split (0..1 in window x) shows the "before" picture (its own luma and
+//    chroma: the input, or another equalization of it), right the "after"; u_split < 0 disables
+//    it. u_divider_px draws a thin divider line at the split.
 in vec2 v_uv;
 out vec4 frag_color;
 
@@ -13,6 +14,8 @@ uniform sampler2D u_y;
 uniform sampler2D u_y_before;
 uniform sampler2D u_u;
 uniform sampler2D u_v;
+uniform sampler2D u_u_before;
+uniform sampler2D u_v_before;
 uniform int u_matrix;
 uniform int u_full_range;
 uniform float u_scale;
@@ -23,8 +26,8 @@ uniform float u_width_px;
 void main() {
   bool before = u_split >= 0.0 && v_uv.x < u_split;
   float y = (before ? texture(u_y_before, v_uv).r : texture(u_y, v_uv).r) * u_scale;
-  float cb = texture(u_u, v_uv).r * u_scale - 128.0;
-  float cr = texture(u_v, v_uv).r * u_scale - 128.0;
+  float cb = (before ? texture(u_u_before, v_uv).r : texture(u_u, v_uv).r) * u_scale - 128.0;
+  float cr = (before ? texture(u_v_before, v_uv).r : texture(u_v, v_uv).r) * u_scale - 128.0;
   if (u_full_range == 0) {
     y = (y - 16.0) * (255.0 / 219.0);
     cb *= 255.0 / 224.0;

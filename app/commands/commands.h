@@ -54,6 +54,10 @@ int run_bench(const BenchOptions& opts);
 int run_bench_paper(const BenchOptions& opts, bench::Engine& engine);     // bench_paper.cpp
 int run_bench_equalize(const BenchOptions& opts, bench::Engine& engine);  // bench_equalize.cpp
 
+// The picture-quality options (QualityArgs, app/common/play_options.h) on a command; --plain
+// excludes the others.
+void add_quality_options(CLI::App* cmd, QualityArgs& q);
+
 // histeq play (PlayOptions: app/common/play_options.h, shared with the player window)
 void add_play_command(CLI::App& app, PlayOptions& opts);
 int run_play(const PlayOptions& opts, const std::vector<std::string>& argv);
@@ -68,7 +72,8 @@ struct ExportCliOptions {
   std::vector<std::string> inputs;
   std::string output;
   bool overwrite = false;
-  pipeline::EqualizerOptions eq;
+  pipeline::EqualizerOptions eq;  // eq.quality comes from `quality`
+  QualityArgs quality;
   std::string codec = "libx264";
   int crf = -1;
   std::string preset;
@@ -97,5 +102,28 @@ int run_export_batch(const ExportCliOptions& opts, const video::TimeRange& range
 // --report: every file's result (input, output, result, message, frames, time, output size).
 Status write_export_report(const std::string& path, const std::vector<std::string>& argv,
                            const std::vector<pipeline::BatchFileResult>& results, double elapsed_s, int jobs);
+
+// histeq quality: clips through histeq's configurations and the peers, metrics (bench/quality.py);
+// --bench: the equalization's cost per frame in each mode.
+struct QualityCliOptions {
+  std::vector<std::string> clips;
+  std::string out = "quality-out";
+  std::vector<std::string> configs{"plain", "default", "clahe", "clip", "temporal", "chroma"};
+  pipeline::EqualizerOptions eq;  // kernel, --cpu
+  std::string peers = "auto";
+  bool stills = false, no_metrics = false;
+  std::string script;
+  bool bench = false;
+  std::vector<std::string> sizes{"1080p", "4k"};
+  std::string input;
+  int runs = 300;
+  std::string json, csv;
+  std::vector<std::string> argv;
+};
+void add_quality_command(CLI::App& app, QualityCliOptions& opts);
+int run_quality(const QualityCliOptions& opts);
+int run_quality_bench(const QualityCliOptions& opts);  // quality_bench.cpp
+// A configuration of `histeq quality --configs`: a preset name or NAME:key=value:...
+Result<eq::Quality> quality_config(const std::string& spec);
 
 }  // namespace histeq::app

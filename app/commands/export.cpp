@@ -47,6 +47,7 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
       ->check(CLI::IsMember({"auto", "nvdec", "none"}))
       ->capture_default_str();
   e->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
+  add_quality_options(e, o.quality);
   e->add_option("-c,--codec", o.codec, "video encoder (any FFmpeg encoder: libx264, ffv1, mpeg4, ...)")->capture_default_str();
   e->add_option("--crf", o.crf, "constant rate factor (libx264: 0-51; default: the encoder's, 23 for libx264)");
   e->add_option("--preset", o.preset, "encoder preset (libx264: ultrafast ... veryslow; default: the encoder's, medium)");

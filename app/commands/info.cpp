@@ -28,6 +28,7 @@ void print_markdown() {
     std::string name = "`" + k.name + "`";
     if (is_default(k)) name += " (default)";
     if (k.weighted) name += " (weighted)";
+    if (k.tiles) name += " (tiles)";
     const std::string idea = k.alias_of.empty() ? k.description : "alias of `" + k.alias_of + "`: " + k.description;
     std::string source = k.paper == "-" ? "-" : k.paper + (k.section.empty() || k.section == "-" ? "" : ", " + k.section);
     std::printf("| %s | %s | %s / %s | %s | %s | %s |\n", name.c_str(), backend_name(k.backend), hist::bins_to_string(k.bins_8bit).c_str(),
@@ -63,17 +64,19 @@ int run_info(bool markdown) {
   }
   std::printf("default kernel   %s (GPU: fused histogram+LUT+apply), %s (CPU): thread-private counters, time independent of the picture\n",
               pipeline::default_kernel(Backend::gpu), pipeline::default_kernel(Backend::cpu));
-  std::printf("\n%-18s %-4s %-9s %-10s %-5s %-8s %-9s %s\n", "kernel", "on", "8-bit", "16-bit", "indep", "weights", "here",
-              "description / source");
+  std::printf("\n%-18s %-4s %-9s %-10s %-5s %-8s %-6s %-9s %s\n", "kernel", "on", "8-bit", "16-bit", "indep", "weights", "tiles",
+              "here", "description / source");
   for (const auto& e : hist::registry()) {
     const KernelInfo& k = e.info;
     const bool runs = k.backend == Backend::cpu || gpu;
     std::string desc = k.alias_of.empty() ? k.description : "alias of " + k.alias_of + ": " + k.description;
     if (is_default(k)) desc = "(default) " + desc;
-    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s %-9s %s\n", k.name.c_str(), k.backend == Backend::gpu ? "gpu" : "cpu",
+    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s %-6s %-9s %s\n", k.name.c_str(), k.backend == Backend::gpu ? "gpu" : "cpu",
                 hist::bins_to_string(k.bins_8bit).c_str(), hist::bins_to_string(k.bins_16bit).c_str(),
-                k.data_independent ? "yes" : "no", k.weighted ? "yes" : "-", runs ? "runs" : "needs GPU", desc.c_str());
-    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s %-9s   %s, %s\n", "", "", "", "", "", "", "", k.paper.c_str(), k.section.c_str());
+                k.data_independent ? "yes" : "no", k.weighted ? "yes" : "-", k.tiles ? "yes" : "-", runs ? "runs" : "needs GPU",
+                desc.c_str());
+    std::printf("%-18s %-4s %-9s %-10s %-5s %-8s %-6s %-9s   %s, %s\n", "", "", "", "", "", "", "", "", k.paper.c_str(),
+                k.section.c_str());
   }
   return 0;
 }

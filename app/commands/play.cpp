@@ -92,6 +92,7 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}))
       ->capture_default_str();
   p->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
+  add_quality_options(p, o.quality);
   p->add_option("--stats-json", o.stats_json, "write every frame's stage times and the summary to this JSON file");
   p->add_flag("-q,--quiet", o.quiet, "no table each second, only the summary");
   p->add_flag("-v,--verbose", o.verbose, "show FFmpeg's warnings");
@@ -102,7 +103,11 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_flag("--no-vsync", o.no_vsync, "do not wait for the display's refresh when swapping");
   p->add_flag("--fullscreen", o.fullscreen, "start fullscreen (f toggles)");
   p->add_flag("--no-overlay", o.no_overlay, "start with the overlay hidden (o toggles)");
-  p->add_option("--split", o.split, "start with the before/after split view, divider at 0..1 of the width (b toggles)");
+  p->add_option("--split", o.split, "start with the split view, divider at 0..1 of the width (b toggles)");
+  p->add_option("--compare", o.compare,
+                "the split view's left side: input (the picture as it came) or plain, clahe, default (those settings)")
+      ->check(CLI::IsMember({"input", "plain", "clahe", "default"}))
+      ->capture_default_str();
   p->add_flag("--exit-at-end", o.exit_at_end, "close the window at the end of the input (default: keep the last frame)");
   p->add_option("--frames", o.frames, "close the window after drawing this many frames (counted from the first with video)");
   p->add_option("--screenshot", o.screenshot, "with --frames: write a PNG of the window's last frame (video and overlay)");

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/equalize/quality.h"
 #include "core/pipeline/equalizer.h"
 #include "core/video/media_time.h"
 
@@ -13,6 +14,17 @@ class Option;
 }
 
 namespace histeq::app {
+
+// The picture-quality options of play, export and quality (--mode, --tiles, --clip-limit,
+// --temporal, --scene-cut, --chroma, --chroma-limit, --plain), as typed; resolve() checks them
+// and gives the settings (core/equalize/quality.h). Defaults: eq::default_quality().
+struct QualityArgs {
+  QualityArgs();
+  std::string mode, tiles, chroma;
+  double clip_limit = 0, temporal_s = 0, scene_cut = 0, chroma_limit = 0;
+  bool plain = false;  // today's equalization: global, no clip, no temporal filter, chroma kept
+  Result<eq::Quality> resolve() const;
+};
 
 struct PlayOptions {
   std::string input;                 // empty: synthetic (or --webcam)
@@ -28,7 +40,8 @@ struct PlayOptions {
   double synthetic_s = 10;           // the synthetic source's length (its end, or 10 s)
   bool no_audio = false;             // --no-audio: the player window plays no sound
   bool max_speed = false;
-  pipeline::EqualizerOptions eq;
+  pipeline::EqualizerOptions eq;      // eq.quality comes from `quality` (resolve())
+  QualityArgs quality;
   std::string hwdec = "auto";        // --hwdec auto|nvdec|none (none with --cpu unless named)
   std::string synthetic_on = "auto"; // --synthetic-on auto|gpu|cpu: where the built-in source is drawn
   double live_timeout = 5.0;         // live inputs: the stream has stopped after this long without data
@@ -43,7 +56,8 @@ struct PlayOptions {
   std::string screenshot;            // with frames: a PNG of the last frame
   std::string screenshot_dir = ".";  // where the s key writes
   std::string keys;                  // scripted key presses (app/player/controls.h)
-  double split = -1;                 // start with the before/after split at this position (0..1)
+  double split = -1;                 // start with the split view at this position (0..1)
+  std::string compare = "input";     // the split view's left side: "input" or a look ("plain", "clahe", ...)
 };
 
 }  // namespace histeq::app

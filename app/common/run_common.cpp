@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "app/common/play_options.h"
 #include "core/cuda/device.h"
 #include "core/histogram/histogram.h"
 #include "core/video/log.h"
@@ -120,7 +121,38 @@ std::string counters_line(int64_t frames, double secs, const pipeline::RunStats&
 std::string describe_equalizer(const pipeline::EqualizerInfo& e) {
   if (e.kernel == "none") return "no equalization (passthrough)";
   return std::string(backend_name(e.backend)) + " " + e.kernel + " (" + e.device +
-         (e.fallback_note.empty() ? "" : "; no CUDA device") + "), " + std::to_string(e.bins) + " bins";
+         (e.fallback_note.empty() ? "" : "; no CUDA device") + "), " + std::to_string(e.bins) + " bins; " + eq::describe(e.quality);
+}
+
+QualityArgs::QualityArgs() {
+  const eq::Quality d = eq::default_quality();
+  mode = eq::mode_name(d.mode);
+  tiles = std::to_string(d.tiles.cols) + "x" + std::to_string(d.tiles.rows);
+  chroma = eq::chroma_name(d.chroma);
+  clip_limit = d.clip_limit;
+  temporal_s = d.temporal_s;
+  scene_cut = d.scene_cut;
+  chroma_limit = d.chroma_limit;
+}
+
+Result<eq::Quality> QualityArgs::resolve() const {
+  if (plain) return eq::plain_quality();
+  eq::Quality q;
+  auto m = eq::parse_mode(mode);
+  if (!m) return m.status();
+  q.mode = *m;
+  auto t = eq::parse_tiles(tiles);
+  if (!t) return t.status();
+  q.tiles = *t;
+  auto c = eq::parse_chroma(chroma);
+  if (!c) return c.status();
+  q.chroma = *c;
+  q.clip_limit = clip_limit;
+  q.temporal_s = temporal_s;
+  q.scene_cut = scene_cut;
+  q.chroma_limit = chroma_limit;
+  HISTEQ_TRY(eq::validate(q));
+  return q;
 }
 
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
@@ -140,7 +172,8 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
                     {"kernel", eq.kernel},
                     {"device", eq.device},
                     {"bins", eq.bins},
-                    {"strength_weight", eq.weight}};
+                    {"strength_weight", eq.weight},
+                    {"quality", eq::describe(eq.quality)}};
   j["units"] = "ms";
   const auto total = stats.total();
   const std::vector<int> rows = pipeline::ordered_rows(total, order);

@@ -38,7 +38,14 @@ const std::vector<CommandInfo>& commands() {
       {Command::next_kernel, "k", "next histogram kernel"},
       {Command::prev_kernel, "K", "previous histogram kernel"},
       {Command::overlay, "o", "show / hide the overlay"},
-      {Command::split, "b", "before/after split view (drag the divider)"},
+      {Command::split, "b", "split view: the input (or settings B) left, the output right; drag the divider"},
+      {Command::mode, "g", "mode: global / clahe (tiles)"},
+      {Command::clip, "l", "clip limit on / off"},
+      {Command::temporal, "t", "temporal filter on / off"},
+      {Command::chroma, "c", "colour: auto (keep saturation) / keep chroma"},
+      {Command::plain, "p", "plain equalization / back"},
+      {Command::compare, "v", "split view's left side: the input / settings B"},
+      {Command::swap, "w", "swap the settings of the two sides"},
       {Command::screenshot, "s", "screenshot (PNG of the window)"},
       {Command::fullscreen, "f", "fullscreen"},
       {Command::mute, "m", "mute / unmute the sound"},
@@ -89,6 +96,35 @@ Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script) {
     out.push_back({at, it->command, ""});
   }
   return out;
+}
+
+eq::Quality toggle_quality(Command c, const eq::Quality& q, const eq::Quality& on) {
+  const eq::Quality d = eq::default_quality();
+  eq::Quality r = q;
+  switch (c) {
+    case Command::mode: r.mode = q.mode == eq::Mode::clahe ? eq::Mode::global : eq::Mode::clahe; break;
+    case Command::chroma: r.chroma = q.chroma == eq::ChromaMode::follow ? eq::ChromaMode::keep : eq::ChromaMode::follow; break;
+    case Command::temporal: r.temporal_s = q.temporal_s > 0 ? 0 : on.temporal_s > 0 ? on.temporal_s : d.temporal_s; break;
+    case Command::clip: r.clip_limit = q.clip_limit > 0 ? 0 : on.clip_limit > 0 ? on.clip_limit : d.clip_limit; break;
+    default: break;
+  }
+  return r;
+}
+
+Result<std::optional<pipeline::Look>> compare_look(const std::string& name) {
+  if (name == "input") return std::optional<pipeline::Look>();
+  pipeline::Look l;
+  if (name == "plain") {
+    l.quality = eq::plain_quality();
+  } else if (name == "default") {
+    l.quality = eq::default_quality();
+  } else if (name == "clahe") {
+    l.quality = eq::default_quality();
+    l.quality.mode = eq::Mode::clahe;
+  } else {
+    return HISTEQ_ERROR(Code::invalid_argument, "--compare must be input, plain, clahe or default, not '" + name + "'");
+  }
+  return std::optional<pipeline::Look>(l);
 }
 
 std::vector<KernelChoice> kernel_menu(Backend backend, const video::FrameFormat& format) {

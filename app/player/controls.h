@@ -4,10 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/cuda/status.h"
+#include "core/equalize/quality.h"
 #include "core/pipeline/equalizer.h"
 #include "core/video/frame.h"
 
@@ -21,7 +23,14 @@ enum class Command {
   next_kernel,   // k
   prev_kernel,   // K
   overlay,       // o: show / hide the overlay
-  split,         // b: before/after split view on / off
+  split,         // b: split view on / off
+  mode,          // g: global / clahe
+  chroma,        // c: chroma auto / keep
+  temporal,      // t: temporal filter on / off
+  clip,          // l: clip limit on / off
+  plain,         // p: plain equalization / back to the settings before
+  compare,       // v: the split's left side: the input / settings B
+  swap,          // w: swap the settings of the two sides (A <-> B)
   screenshot,    // s: PNG of the window
   fullscreen,    // f
   mute,          // m: sound off / on
@@ -56,6 +65,15 @@ struct ScriptedKey {
 // An item without TICK comes one frame after the previous item (the first at tick 1). Ticks may
 // not go back. Errors name the bad item.
 Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script);
+
+// What the keys g, c, t and l do to quality settings: flip the mode or the chroma, or switch the
+// temporal filter or the clip limit off, or back on at `on`'s value (eq::default_quality()'s when
+// `on` has it off too). Other commands: `q` unchanged.
+eq::Quality toggle_quality(Command c, const eq::Quality& q, const eq::Quality& on);
+
+// The split view's left side from --compare: "input" (nullopt) or the look of "plain", "clahe" or
+// "default" settings (strength 1).
+Result<std::optional<pipeline::Look>> compare_look(const std::string& name);
 
 // The kernel selector: every registry kernel that has a mode for the stream's bins, and whether
 // this equalizer can switch to it (or why not: the other backend, no GPU).

@@ -38,61 +38,60 @@ gl::ColorInfo FrameUploader::color(const video::ColorTags& tags, int height) {
   return c;
 }
 
-// The frame's chroma as two planes: planar frames as they are; NV12/P010 split into scratch planes
-// in the frame's memory (on the device, a kernel on stream_).
-Status FrameUploader::chroma(const video::Frame& f, PlaneRef& u, PlaneRef& v) {
+// A frame's planes as the renderer takes them: planar frames as they are; NV12/P010 with the UV
+// plane split into U and V scratch planes (split_[first], split_[first + 1]) in the frame's memory
+// (on the device, a kernel on stream_).
+Status FrameUploader::planes(const video::Frame& f, int first, gl::Planes& out) {
+  out.y = f.plane(0);
   if (f.format().layout == video::PlaneLayout::planar) {
-    u = f.plane(1);
-    v = f.plane(2);
+    out.u = f.plane(1);
+    out.v = f.plane(2);
     return Status::ok();
   }
   const video::FrameFormat& fmt = f.format();
   const size_t pitch = static_cast<size_t>(fmt.chroma_width()) * fmt.bytes_per_sample();
   const size_t bytes = pitch * static_cast<size_t>(fmt.chroma_height());
-  for (cuda::Buffer* b : {&split_[0], &split_[1]}) {
-    if (b->bytes() < bytes || b->kind() != f.memory()) {
+  PlaneRef split[2];
+  for (int i = 0; i < 2; ++i) {
+    cuda::Buffer& b = split_[first + i];
+    if (b.bytes() < bytes || b.kind() != f.memory()) {
       auto a = cuda::Buffer::allocate(f.memory(), bytes);
       if (!a) return a.status();
-      *b = std::move(a.value());
+      b = std::move(a.value());
     }
+    split[i].data = b.data();
+    split[i].width = fmt.chroma_width();
+    split[i].height = fmt.chroma_height();
+    split[i].pitch = pitch;
+    split[i].bytes_per_sample = fmt.bytes_per_sample();
+    split[i].bit_depth = fmt.storage_depth();
+    split[i].memory = f.memory();
   }
-  PlaneRef planes[2];
-  for (int i = 0; i < 2; ++i) {
-    planes[i].data = split_[i].data();
-    planes[i].width = fmt.chroma_width();
-    planes[i].height = fmt.chroma_height();
-    planes[i].pitch = pitch;
-    planes[i].bytes_per_sample = fmt.bytes_per_sample();
-    planes[i].bit_depth = fmt.storage_depth();
-    planes[i].memory = f.memory();
-  }
-  u = planes[0];
-  v = planes[1];
-  return deinterleave_uv(f.plane(1), u, v, stream_.get());
+  out.u = split[0];
+  out.v = split[1];
+  return deinterleave_uv(f.plane(1), out.u, out.v, stream_.get());
 }
 
-Status FrameUploader::put(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r) {
+Status FrameUploader::put(const video::Frame& f, const video::Frame* before, gl::VideoRenderer& r) {
   HISTEQ_TRY(r.configure(geometry(f.format())));
+  if (before != nullptr && (before->format() != f.format() || before->memory() != f.memory())) before = nullptr;
   if (f.on_device() && stream_.get() == nullptr) {
     auto s = cuda::Stream::create();
     if (!s) return s.status();
     stream_ = std::move(s.value());
   }
-  PlaneRef u, v;
-  HISTEQ_TRY(chroma(f, u, v));
-  if (f.on_device()) return put_device(f, input_luma, u, v, r);
-  const PlaneRef y = f.plane(0);
-  const PlaneRef before = input_luma && !input_luma->on_device() ? *input_luma : y;
+  gl::Planes after, left;
+  HISTEQ_TRY(planes(f, 0, after));
+  if (before != nullptr) HISTEQ_TRY(planes(*before, 2, left));
+  else left = after;
+  if (f.on_device()) return put_device(after, left, r);
   path_ = "host upload (glTexSubImage2D)";
-  return r.upload(y, before, u, v);
+  return r.upload(after, left);
 }
 
-Status FrameUploader::put_device(const video::Frame& f, const PlaneRef* input_luma, const PlaneRef& u, const PlaneRef& v,
-                                 gl::VideoRenderer& r) {
-  const PlaneRef before = input_luma && input_luma->on_device() ? *input_luma : f.plane(0);
-  const PlaneRef planes[4] = {f.plane(0), before, u, v};
+Status FrameUploader::put_device(const gl::Planes& after, const gl::Planes& before, gl::VideoRenderer& r) {
   if (!interop_failed_) {
-    const Status s = r.write_from_device(planes[0], planes[1], planes[2], planes[3], stream_.get());
+    const Status s = r.write_from_device(after, before, stream_.get());
     if (s.is_ok()) {
       // The copies read the frame's device planes, which go back to their pool (and to a later
       // frame's upload) as soon as the frame is released: wait for them here.
@@ -103,12 +102,13 @@ Status FrameUploader::put_device(const video::Frame& f, const PlaneRef* input_lu
     interop_failed_ = true;
     path_ = "via host memory (CUDA-GL interop unavailable: " + s.message() + ")";
   }
-  return through_host(planes, r);
+  return through_host(after, before, r);
 }
 
-Status FrameUploader::through_host(const PlaneRef (&dev)[4], gl::VideoRenderer& r) {
-  PlaneRef host[4];
-  for (int i = 0; i < 4; ++i) {
+Status FrameUploader::through_host(const gl::Planes& after, const gl::Planes& before, gl::VideoRenderer& r) {
+  const PlaneRef dev[6] = {after.y, after.u, after.v, before.y, before.u, before.v};
+  PlaneRef host[6];
+  for (int i = 0; i < 6; ++i) {
     const size_t bytes = dev[i].row_bytes() * static_cast<size_t>(dev[i].height);
     if (staging_[i].bytes() < bytes) {
       auto b = cuda::Buffer::allocate(MemoryKind::pinned, bytes);
@@ -122,7 +122,7 @@ Status FrameUploader::through_host(const PlaneRef (&dev)[4], gl::VideoRenderer& 
     HISTEQ_TRY(copy_into(dev[i], host[i], stream_.get()));
   }
   HISTEQ_TRY(stream_.synchronize());
-  return r.upload(host[0], host[1], host[2], host[3]);
+  return r.upload({host[0], host[1], host[2]}, {host[3], host[4], host[5]});
 }
 
 }  // namespace histeq::app::player

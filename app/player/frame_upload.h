@@ -1,4 +1,5 @@
-// Puts an equalized frame into the VideoRenderer's textures, with the input luma for the split view:
+// Puts an equalized frame into the VideoRenderer's textures, with the split view's "before" picture
+// (the comparison of the equalizer's side data: the input, or another equalization of it):
 //   - GPU path (a device frame): CUDA-GL interop, device planes copied into the registered
 //     textures; the picture never leaves the GPU. Should interop be unavailable (a GL context on
 //     another GPU or a software renderer, e.g. a remote display), the planes go through host
@@ -18,9 +19,8 @@ namespace histeq::app::player {
 
 class FrameUploader {
  public:
-  // `input_luma`: the luma before equalization (the split view's "before"), in the frame's memory;
-  // null: the frame's own luma.
-  Status put(const video::Frame& f, const PlaneRef* input_luma, gl::VideoRenderer& r);
+  // `before`: the split view's left picture, in the frame's memory and format; null: the frame.
+  Status put(const video::Frame& f, const video::Frame* before, gl::VideoRenderer& r);
   const std::string& path() const noexcept { return path_; }  // how frames reach GL, for the overlay
 
   static gl::FrameGeometry geometry(const video::FrameFormat& f);
@@ -28,16 +28,15 @@ class FrameUploader {
   static gl::ColorInfo color(const video::ColorTags& tags, int height);
 
  private:
-  Status put_device(const video::Frame& f, const PlaneRef* input_luma, const PlaneRef& u, const PlaneRef& v,
-                    gl::VideoRenderer& r);
-  Status chroma(const video::Frame& f, PlaneRef& u, PlaneRef& v);
-  Status through_host(const PlaneRef (&dev)[4], gl::VideoRenderer& r);
+  Status planes(const video::Frame& f, int first_split, gl::Planes& out);
+  Status put_device(const gl::Planes& after, const gl::Planes& before, gl::VideoRenderer& r);
+  Status through_host(const gl::Planes& after, const gl::Planes& before, gl::VideoRenderer& r);
 
   std::string path_;
   bool interop_failed_ = false;
   cuda::Stream stream_;
-  cuda::Buffer staging_[4];  // pinned, for the fallback
-  cuda::Buffer split_[2];    // NV12/P010: the U and V planes split out of the UV plane
+  cuda::Buffer staging_[6];  // pinned, for the fallback
+  cuda::Buffer split_[4];    // NV12/P010: U and V split out of the UV plane, of the frame and of `before`
 };
 
 }  // namespace histeq::app::player

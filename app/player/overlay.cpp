@@ -287,11 +287,36 @@ void Overlay::main_panel(const OverlayState& s, OverlayActions& out) {
   float strength = s.strength;
   ImGui::SetNextItemWidth(-1);
   if (ImGui::SliderFloat("##strength", &strength, 0.f, 1.f, "%.2f")) out.strength = strength;
+  {
+    eq::Quality q = s.quality;
+    if (quality_controls("a", q)) out.quality = q;
+    ImGui::PushTextWrapPos(wrap);
+    ImGui::TextColored(kDim, "on screen: %s", s.quality_shown.c_str());
+    ImGui::PopTextWrapPos();
+  }
+  ImGui::Separator();
   bool split = s.split;
-  if (ImGui::Checkbox("Before / after split", &split)) out.split = split;
-  if (s.split) {
-    ImGui::SameLine();
-    ImGui::TextColored(kDim, "left: input  |  right: output");
+  if (ImGui::Checkbox("Split view", &split)) out.split = split;
+  ImGui::SameLine();
+  ImGui::TextColored(kDim, "left:");
+  ImGui::SameLine();
+  int left = s.compare_look ? 1 : 0;
+  if (ImGui::RadioButton("input", &left, 0)) out.compare_look = false;
+  ImGui::SameLine();
+  if (ImGui::RadioButton("settings B", &left, 1)) out.compare_look = true;
+  ImGui::SameLine();
+  if (ImGui::SmallButton("swap")) out.swap = true;
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("exchange the settings of the right side (A) and of the left (B)");
+  if (s.compare_look) {
+    ImGui::TextColored(kAmber, "Settings B, left of the divider");
+    pipeline::Look b = s.look_b;
+    float bs = static_cast<float>(b.strength);
+    label("Strength", true);
+    ImGui::SetNextItemWidth(-1);
+    bool changed = ImGui::SliderFloat("##strength_b", &bs, 0.f, 1.f, "%.2f");
+    b.strength = bs;
+    changed |= quality_controls("b", b.quality);
+    if (changed) out.look_b = b;
   }
   ImGui::Separator();
 
@@ -515,12 +540,83 @@ void Overlay::help_panel(const OverlayState&, OverlayActions& out) {
   if (!open) out.toggle_help = true;
 }
 
+bool Overlay::quality_controls(const char* id, eq::Quality& q) {
+  ImGui::PushID(id);
+  bool changed = false;
+  label("Mode", true);
+  int mode = q.mode == eq::Mode::clahe ? 1 : 0;
+  changed |= ImGui::RadioButton("global", &mode, 0);
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("clahe", &mode, 1);
+  q.mode = mode == 1 ? eq::Mode::clahe : eq::Mode::global;
+  if (q.mode == eq::Mode::clahe) {
+    ImGui::SameLine();
+    int tiles[2] = {q.tiles.cols, q.tiles.rows};
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::SliderInt2("##tiles", tiles, 1, hist::kMaxTiles, "%d tiles")) {
+      q.tiles = {tiles[0], tiles[1]};
+      changed = true;
+    }
+  }
+  label("Clip limit", true);
+  float clip = static_cast<float>(q.clip_limit);
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::SliderFloat("##clip", &clip, 0.f, 8.f, clip < 1 ? "off" : "%.2f x mean")) {
+    q.clip_limit = clip < 1 ? 0.0 : std::round(clip * 4) / 4;  // quarter steps; below 1 means off
+    changed = true;
+  }
+  label("Temporal", true);
+  float tau = static_cast<float>(q.temporal_s);
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::SliderFloat("##temporal", &tau, 0.f, 2.f, tau <= 0 ? "off" : "%.2f s")) {
+    q.temporal_s = std::round(tau * 100) / 100;
+    changed = true;
+  }
+  if (q.temporal_s > 0) {
+    label("Scene cut", true);
+    float cut = static_cast<float>(q.scene_cut);
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::SliderFloat("##cut", &cut, 0.f, 1.f, cut >= 1 ? "never" : "distance > %.2f")) {
+      q.scene_cut = std::round(cut * 100) / 100;
+      changed = true;
+    }
+  }
+  label("Colour", true);
+  int chroma = q.chroma == eq::ChromaMode::follow ? 1 : 0;
+  changed |= ImGui::RadioButton("keep", &chroma, 0);
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("auto", &chroma, 1);
+  q.chroma = chroma == 1 ? eq::ChromaMode::follow : eq::ChromaMode::keep;
+  if (q.chroma == eq::ChromaMode::follow) {
+    ImGui::SameLine();
+    float lim = static_cast<float>(q.chroma_limit);
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::SliderFloat("##climit", &lim, 1.f, 3.f, "up to x%.2f")) {
+      q.chroma_limit = std::round(lim * 100) / 100;
+      changed = true;
+    }
+  }
+  if (ImGui::SmallButton("plain")) {
+    q = eq::plain_quality();
+    changed = true;
+  }
+  ImGui::SameLine();
+  if (ImGui::SmallButton("defaults")) {
+    q = eq::default_quality();
+    changed = true;
+  }
+  ImGui::PopID();
+  return changed;
+}
+
 void Overlay::split_handle(const OverlayState& s, OverlayActions& out) {
   if (s.video_w <= 0) return;
   ImDrawList* fg = ImGui::GetForegroundDrawList();
   const float x = s.video_x + s.split_pos * s.video_w;
   // Labels at the top of each side.
-  const char* labels[2] = {"BEFORE", "AFTER"};
+  const std::string left = s.compare_look ? "B: " + eq::describe(s.look_b.quality) : "INPUT";
+  const std::string right = s.compare_look ? "A: " + s.quality_shown : "OUTPUT";
+  const char* labels[2] = {left.c_str(), right.c_str()};
   for (int i = 0; i < 2; ++i) {
     const ImVec2 ts = ImGui::CalcTextSize(labels[i]);
     const float cx = i == 0 ? x - 12 - ts.x : x + 12;
@@ -548,7 +644,7 @@ void Overlay::export_dialog(const OverlayState& s, OverlayActions& out) {
                           ImVec2(0.5f, 0.5f));
   ImGui::SetNextWindowSize(ImVec2(560, 0), ImGuiCond_Appearing);
   if (ImGui::Begin("Export the equalized video", &export_dialog_, ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_AlwaysAutoResize)) {
-    ImGui::TextColored(kDim, "Every frame of the file, with the current kernel and strength, encoded with");
+    ImGui::TextColored(kDim, "Every frame of the file, with the current kernel, strength and settings, encoded with");
     ImGui::TextColored(kDim, "libx264 (audio and subtitles copied); playback goes on meanwhile.");
     ImGui::SetNextItemWidth(520);
     const bool enter = ImGui::InputText("##out", export_path_, sizeof(export_path_), ImGuiInputTextFlags_EnterReturnsTrue);

@@ -3,8 +3,8 @@
 // carries out. It holds only widget state (text being typed, the file browser's folder); it never
 // touches the pipeline.
 //
-// Panels: "histeq" (source, kernel selector, strength, split view, transport, open, export) at the
-// top left; "Timing" (frame-time graph with the budget line, per-stage rows with sparklines,
+// Panels: "histeq" (source, kernel selector, strength, the picture-quality controls, the split
+// view and its left side's settings, transport, open, export) at the top left; "Timing" (frame-time graph with the budget line, per-stage rows with sparklines,
 // dropped and late frames by cause) at the top right; "Luma" (input and output histograms with
 // their CDFs) at the bottom left; the keyboard help in the middle when asked for.
 //
@@ -51,9 +51,13 @@ struct OverlayState {
   std::string kernel_shown;           // the kernel that equalized the frame on screen
   std::string kernel_requested;       // a switch not on screen yet ("" = none)
   float strength = 1.f;
+  eq::Quality quality;                // the controls as set (on screen from the next frame)
+  std::string quality_shown;          // eq::describe() of the frame on screen
 
   // The picture.
   bool split = false;
+  bool compare_look = false;          // the split's left side: settings B (else the input)
+  pipeline::Look look_b;              // settings B
   float split_pos = 0.5f;
   float video_x = 0, video_y = 0, video_w = 0, video_h = 0;  // where the video is, in window coordinates
 
@@ -89,6 +93,10 @@ struct OverlayState {
 struct OverlayActions {
   std::optional<std::string> kernel;    // switch to this kernel
   std::optional<float> strength;
+  std::optional<eq::Quality> quality;   // the picture-quality controls of the output (A)
+  std::optional<bool> compare_look;     // the split's left side: settings B / the input
+  std::optional<pipeline::Look> look_b; // settings B
+  bool swap = false;                    // A <-> B
   std::optional<bool> split;
   std::optional<float> split_pos;
   bool toggle_pause = false, step = false, toggle_help = false;
@@ -109,6 +117,8 @@ class Overlay {
   void luma_panel(const OverlayState& s);
   void help_panel(const OverlayState& s, OverlayActions& out);
   void split_handle(const OverlayState& s, OverlayActions& out);
+  // The controls of one set of quality settings; true when one changed (then `q` holds the change).
+  bool quality_controls(const char* id, eq::Quality& q);
   void export_dialog(const OverlayState& s, OverlayActions& out);
 
   ImFont* mono_;

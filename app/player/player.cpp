@@ -88,10 +88,17 @@ struct Media {
 class Player final : public pipeline::Sink {
  public:
   Player(const PlayOptions& o, std::unique_ptr<Window> w, std::vector<ScriptedKey> script, const std::atomic<bool>& stop)
-      : o_(o), signal_stop_(stop), window_(std::move(w)), strength_(static_cast<float>(o.eq.strength)),
+      : o_(o), signal_stop_(stop), window_(std::move(w)), strength_(static_cast<float>(o.eq.strength)), quality_(o.eq.quality),
         overlay_visible_(!o.no_overlay), split_(o.split >= 0), split_pos_(o.split >= 0 ? static_cast<float>(std::min(o.split, 1.0)) : 0.5f),
         script_(std::move(script)) {
     tick_period_ns_ = static_cast<int64_t>(1e9 / std::max(24.0, window_->refresh_hz()));
+    // The left side of the split: --compare's look, else the input (B's settings start as plain
+    // equalization, the most telling comparison with the defaults).
+    look_b_.quality = eq::plain_quality();
+    if (auto l = compare_look(o.compare); l && l->has_value()) {
+      look_b_ = **l;
+      compare_look_ = true;
+    }
   }
 
   int run(std::unique_ptr<video::Source> source, const std::vector<std::string>& argv);
@@ -116,6 +123,8 @@ class Player final : public pipeline::Sink {
   void apply(const OverlayActions& a);
   OverlayState state();
   void request_kernel(const std::string& name);
+  void set_quality(const eq::Quality& q);
+  void set_compare(bool look, const pipeline::Look& b);
   void request_seek(double t);
   void request_open(const std::string& path);
   void request_quit();
@@ -141,6 +150,11 @@ class Player final : public pipeline::Sink {
   size_t sequence_pos_ = 0;
   std::string kernel_shown_, kernel_requested_;
   float strength_;
+  eq::Quality quality_;                      // the output's settings (A), as last set
+  std::optional<eq::Quality> before_plain_;  // what p goes back to
+  bool compare_look_ = false;                // the split's left side: settings B, else the input
+  pipeline::Look look_b_;
+  std::string quality_shown_;                // eq::describe() of the frame on screen
   double interval_s_ = 1 / 60.0, budget_ms_ = 1000 / 60.0;
 
   // What is on screen.
@@ -195,9 +209,12 @@ Result<Media> Player::prepare(std::unique_ptr<video::Source> source, const std::
   po.equalizer = o_.eq;
   po.equalizer.kernel = kernel;
   po.equalizer.strength = strength_;
+  po.equalizer.quality = quality_;
   po.equalizer.download = false;        // the picture goes from the device to GL...
   po.equalizer.keep_on_device = true;   // ...through interop (GPU); ignored by the CPU equalizer
-  po.equalizer.keep_input_luma = true;  // the "before" side of the split view
+  // The split view's left side: the input, or settings B, all planes, for every frame (so that the
+  // split shows at once, even paused).
+  po.equalizer.compare = {true, compare_look_ ? std::optional<pipeline::Look>(look_b_) : std::nullopt};
   po.equalizer.keep_histogram = true;   // the luma plots
   po.max_seconds = o_.range.end_s;
   auto p = pipeline::Pipeline::create(po, source->info());
@@ -518,7 +535,13 @@ Status Player::consume_synced(pipeline::PipelineFrame& pf, pipeline::FrameRecord
 Status Player::show(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec) {
   video::FramePtr& f = pf.frame;
   const int64_t t0 = now_ns();
-  HISTEQ_TRY(uploader_.put(*f, pf.side.input_luma.get(), *renderer_));
+  HISTEQ_TRY(uploader_.put(*f, pf.side.compare.get(), *renderer_));
+  const std::string shown = eq::describe(pf.side.quality);
+  if (shown != quality_shown_) {
+    std::printf("histeq play: %s from frame %lld\n", shown.c_str(), static_cast<long long>(f->index));
+    std::fflush(stdout);
+    quality_shown_ = shown;
+  }
   if (!pf.side.kernel.empty() && pf.side.kernel != kernel_shown_) {
     std::printf("histeq play: kernel %s from frame %lld\n", pf.side.kernel.c_str(), static_cast<long long>(f->index));
     std::fflush(stdout);
@@ -649,6 +672,13 @@ void Player::on_event(const SDL_Event& e) {
         case SDLK_k: run_command(shift ? Command::prev_kernel : Command::next_kernel); break;
         case SDLK_o: if (!repeat) run_command(Command::overlay); break;
         case SDLK_b: if (!repeat) run_command(Command::split); break;
+        case SDLK_g: if (!repeat) run_command(Command::mode); break;
+        case SDLK_c: if (!repeat) run_command(Command::chroma); break;
+        case SDLK_t: if (!repeat) run_command(Command::temporal); break;
+        case SDLK_l: if (!repeat) run_command(Command::clip); break;
+        case SDLK_p: if (!repeat) run_command(Command::plain); break;
+        case SDLK_v: if (!repeat) run_command(Command::compare); break;
+        case SDLK_w: if (!repeat) run_command(Command::swap); break;
         case SDLK_s: if (!repeat) run_command(Command::screenshot); break;
         case SDLK_f: if (!repeat) run_command(Command::fullscreen); break;
         case SDLK_m: if (!repeat) run_command(Command::mute); break;
@@ -705,6 +735,28 @@ void Player::run_command(Command c) {
     case Command::prev_kernel: request_kernel(cycle(usable_, target_kernel(), -1)); break;
     case Command::overlay: overlay_visible_ = !overlay_visible_; break;
     case Command::split: split_ = !split_; break;
+    case Command::mode:
+    case Command::chroma:
+    case Command::temporal:
+    case Command::clip: set_quality(toggle_quality(c, quality_, before_plain_.value_or(o_.eq.quality))); break;
+    case Command::plain:
+      if (quality_.plain() && before_plain_) {
+        set_quality(*before_plain_);
+      } else if (!quality_.plain()) {
+        const eq::Quality back = quality_;
+        set_quality(eq::plain_quality());
+        before_plain_ = back;
+      }
+      break;
+    case Command::compare: set_compare(!compare_look_, look_b_); break;
+    case Command::swap: {
+      const pipeline::Look a{strength_, quality_};
+      const pipeline::Look b = look_b_;
+      if (Status st = pipe_->set_strength(b.strength); st) strength_ = static_cast<float>(b.strength);
+      set_quality(b.quality);
+      set_compare(true, a);
+      break;
+    }
     case Command::screenshot: screenshot_pending_ = true; break;
     case Command::fullscreen: window_->toggle_fullscreen(); break;
     case Command::help: show_help_ = !show_help_; break;
@@ -720,6 +772,9 @@ void Player::apply(const OverlayActions& a) {
     if (Status s = pipe_->set_strength(*a.strength); s) strength_ = *a.strength;
     else say(s.to_string(), true);
   }
+  if (a.quality) set_quality(*a.quality);
+  if (a.compare_look || a.look_b) set_compare(a.compare_look.value_or(compare_look_), a.look_b.value_or(look_b_));
+  if (a.swap) run_command(Command::swap);
   if (a.split) split_ = *a.split;
   if (a.split_pos) split_pos_ = *a.split_pos;
   if (a.toggle_pause) run_command(Command::pause);
@@ -738,6 +793,26 @@ void Player::request_kernel(const std::string& name) {
     return;
   }
   kernel_requested_ = name == kernel_shown_ ? "" : name;
+}
+
+void Player::set_quality(const eq::Quality& q) {
+  if (Status s = pipe_->set_quality(q); !s) {
+    say(s.to_string(), true);
+    return;
+  }
+  if (!q.plain()) before_plain_.reset();
+  quality_ = q;
+  say("settings: " + eq::describe(q) + " (from the next frame)");
+}
+
+void Player::set_compare(bool look, const pipeline::Look& b) {
+  if (Status s = pipe_->set_compare({true, look ? std::optional<pipeline::Look>(b) : std::nullopt}); !s) {
+    say(s.to_string(), true);
+    return;
+  }
+  compare_look_ = look;
+  look_b_ = b;
+  if (look && !split_) split_ = true;  // asking for settings B means wanting to see them
 }
 
 void Player::request_seek(double t) {
@@ -798,6 +873,7 @@ void Player::start_export(const std::string& output) {
   eo.pipeline.equalizer = o_.eq;
   eo.pipeline.equalizer.kernel = target_kernel();
   eo.pipeline.equalizer.strength = strength_;
+  eo.pipeline.equalizer.quality = quality_;
   eo.hwdec = hwdec_for(o_.hwdec, o_.eq);
   if (Status s = export_.start(eo); !s) {
     say(s.to_string(), true);
@@ -822,6 +898,10 @@ OverlayState Player::state() {
   s.kernel_shown = kernel_shown_;
   s.kernel_requested = kernel_requested_;
   s.strength = strength_;
+  s.quality = quality_;
+  s.quality_shown = quality_shown_;
+  s.compare_look = compare_look_;
+  s.look_b = look_b_;
   s.split = split_;
   s.split_pos = split_pos_;
   const float ppp = window_->pixels_per_point();

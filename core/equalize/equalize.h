@@ -15,6 +15,7 @@
 
 #include "core/cuda/status.h"
 #include "core/equalize/lut.h"
+#include "core/histogram/histogram.h"
 #include "core/image/plane.h"
 
 namespace histeq::eq {
@@ -50,5 +51,96 @@ Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint16
 // vector accesses where the rows allow them. Only the `width` samples of each row are touched.
 Status apply_lut_gpu(const PlaneView<uint8_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream);
 Status apply_lut_gpu(const PlaneView<uint16_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream, int shift = 0);
+
+// ---------------------------------------------------------------------------------------------
+// The picture-quality controls (quality.h), with the formulas of tone.h. Each function has a CPU
+// form (host pointers, synchronous) and a GPU form (device pointers, asynchronous on `stream`);
+// both give identical results.
+
+// The global LUT from a histogram clipped at clip_q8 / 256 x the mean bin count, its excess spread
+// over all bins (tone.h), then lut.h's formula. clip_q8 = 0: build_lut / build_lut_gpu exactly.
+Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* lut);
+Status build_lut_clipped_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* d_lut,
+                             cudaStream_t stream);
+
+// CLAHE: `tiles` LUTs (tone.h's tile formula, clipped when clip_q8 > 0, blended by weight) from
+// `tiles` histograms, tile-major, bins entries each; and mean_lut, the rounded mean of the tile
+// LUTs (what a display shows as "the" LUT of a tiled frame).
+Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* tile_luts,
+                       uint16_t* mean_lut);
+Status build_tile_luts_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8,
+                           uint16_t* d_tile_luts, uint16_t* d_mean_lut, cudaStream_t stream);
+
+// counts[v] = the sum over the tiles of tile_counts[t * bins + v]: the frame's histogram.
+Status sum_tiles(const uint32_t* tile_counts, int tiles, int bins, uint32_t* counts);
+Status sum_tiles_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t* d_counts, cudaStream_t stream);
+
+// table[x] = tone::axis_entry(x, n, size) for x in [0, size): the interpolation of one axis (host).
+void axis_table(int size, int n, uint32_t* table);
+
+// The tile LUTs of a frame and where each pixel finds them (memory of the plane they map).
+struct TileLuts {
+  const uint16_t* luts = nullptr;  // grid.count() LUTs of `bins` entries, tile-major
+  hist::TileGrid grid;
+  const uint32_t* x_table = nullptr;  // plane width entries (axis_table)
+  const uint32_t* y_table = nullptr;  // plane height entries
+  int shift = 0;                      // samples in the high bits (P010: 6): the LUTs map v >> shift
+};
+
+// plane[x, y] = tone::tile_map(...) for samples < bins (others unchanged), in place; only the
+// samples of each row are touched.
+Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins);
+Status apply_tiles(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins);
+Status apply_tiles_gpu(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, cudaStream_t stream);
+Status apply_tiles_gpu(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, cudaStream_t stream);
+
+// The chroma planes of a frame for apply_colour: planar U and V, or one interleaved UV plane
+// (semi-planar, in chroma[0]), with the subsampling and the levels of tone.h's chroma formula.
+struct ChromaPlanes {
+  PlaneRef planes[2];          // planar: U, V; semi-planar: UV in planes[0]
+  bool interleaved = false;
+  int shift_x = 1, shift_y = 1;  // log2 subsampling
+  uint32_t black = 16;           // luma black level (0 in full range)
+  uint32_t limit_q12 = 4915;     // chroma_limit in Q12 (1.2)
+  int shift = 0;                 // luma and chroma samples in the high bits (P010: 6); black is unshifted
+};
+
+// One pass over the frame: every luma sample mapped (by `lut`, or by `tiles` when it is not null),
+// and every chroma sample's deviation from neutral scaled by the luma gain of its co-sited luma
+// samples (tone.h). Luma and chroma in place, in the same memory.
+Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* lut, const TileLuts* tiles, int bins);
+Status apply_colour_gpu(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* d_lut, const TileLuts* tiles, int bins,
+                        cudaStream_t stream);
+
+// The temporal filter of a frame (tone.h): the scene-cut test, the filtered curves and the
+// brightness limit, in place on `count` LUTs at `luts` (bins entries each) and, when `extra` is not
+// null, one more LUT there (clahe: the mean of the tile LUTs, which the brightness limit measures;
+// else LUT 0). state holds (count + 1 if extra) x bins entries. prev_* are what the previous frame
+// left, next_* receive this frame's (never the same buffers): its normalized histogram (Q16) and
+// the scalars (kTemporalScalars). restart: no previous frame to follow (the first one, after a reset, or after a
+// change of the settings): everything starts from these LUTs.
+// The scalars: the brightness offset c, the output mean u, the input mean m (Q12), 1 when the
+// curve started over (a cut), frames since the last cut, the input mean's change (Q12, signed).
+constexpr int kTemporalScalars = 6;
+struct TemporalArgs {
+  const uint32_t* counts = nullptr;  // the frame's histogram (bins)
+  int bins = 256;
+  uint16_t* luts = nullptr;
+  int count = 1;
+  uint16_t* extra = nullptr;
+  int32_t* state = nullptr;
+  const uint32_t* prev_hist = nullptr;
+  uint32_t* next_hist = nullptr;
+  const int32_t* prev_scalars = nullptr;
+  int32_t* next_scalars = nullptr;
+  bool restart = true;
+  uint32_t black = 16;               // luma black level, in samples
+  uint32_t cut_q16 = 65536;
+  uint32_t alpha_q16 = 65536;
+};
+Status temporal_update(const TemporalArgs& a);
+// The argument checks both forms make (bins, buffers, the extra LUT of several).
+Status check_temporal_args(const TemporalArgs& a);
+Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream);
 
 }  // namespace histeq::eq

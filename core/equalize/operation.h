@@ -27,6 +27,8 @@
 #include "core/cuda/backend.h"
 #include "core/cuda/status.h"
 #include "core/equalize/lut.h"
+#include "core/equalize/quality.h"
+#include "core/histogram/histogram.h"
 #include "core/image/plane.h"
 #include "core/video/frame.h"
 #include "core/video/timing.h"
@@ -36,8 +38,9 @@ namespace histeq::eq {
 // The settings a frame is equalized with: a snapshot taken when the frame enters the equalizer, so
 // that live controls apply from the next frame and never change a frame half-way.
 struct Settings {
-  std::string kernel;             // the histogram kernel (registry name)
+  std::string kernel;             // the histogram kernel (registry name); in clahe mode one with tiles (tiles_kernel())
   uint32_t weight = kWeightOne;   // the strength as a LUT weight (strength_weight())
+  Quality quality;                // mode, clip limit, temporal filter, chroma (quality.h); plain by default
 };
 
 // One frame as the operations see it.
@@ -56,7 +59,17 @@ struct FrameContext {
   int bins = 256;                 // 2^format->bit_depth
   uint32_t* counts = nullptr;     // `bins` counters in the luma's memory: written by the histogram stage
   uint16_t* lut = nullptr;        // `bins` entries in the luma's memory: written by the LUT stage, read by apply
-  bool equalized = false;         // the luma is already equalized (by the fused operation): counts and lut hold its histogram and LUT
+                                  // (clahe: the mean of the tile LUTs, for displays)
+  double time_s = 0;              // the frame's time (the temporal filter's frame interval)
+  bool full_range = false;        // the frame's colour range tag: black is 0, else 16 << (bit_depth - 8)
+  // Tiled frames (clahe mode): set by the histogram stage for the later stages, in the luma's memory.
+  hist::TileGrid tiles;              // effective_tiles() of the frame
+  uint32_t* tile_counts = nullptr;   // tiles.count() histograms of `bins` counters, tile-major
+  uint16_t* tile_luts = nullptr;     // tiles.count() LUTs of `bins` entries
+  const uint32_t* tile_x = nullptr;  // luma width entries: axis_table() of the columns
+  const uint32_t* tile_y = nullptr;  // luma height entries
+  bool equalized = false;           // the luma is already equalized (by the fused operation): counts and lut hold
+                                     // its histogram and LUT
 };
 
 class Operation {
@@ -86,16 +99,32 @@ class Operation {
 
 using Operations = std::vector<std::unique_ptr<Operation>>;
 
-// The standard equalization: histogram (the kernel named by Settings::kernel; instances are made
-// at the first frame that asks for them and kept, one per slot) -> LUT (lut.h's formula with
-// Settings::weight) -> apply (in place). Bit-identical on the CPU and the GPU. On the GPU, when
-// the kernel is the fused path's (kFusedKernel) and the samples are not in the high bits, a first
-// operation "equalize" does all three in one launch (fused_gpu.h) and the three sit out: the same
-// frames, one launch instead of three.
+// The equalization: [equalize] -> histogram -> lut -> temporal -> apply, every operation reading
+// its controls from the frame's Settings (so a live change, global <-> clahe included, takes effect
+// at the next frame with the same list):
+//   equalize   GPU, plain settings (Quality::plain()) with the fused path's kernel (kFusedKernel),
+//              samples not in the high bits: histogram, LUT and apply in one launch (fused_gpu.h);
+//              the four after it sit out (the same frames, one launch instead of three)
+//   histogram  the kernel named by Settings::kernel (instances made at the first frame that asks
+//              for them and kept, one per slot); clahe: all tile histograms in one call
+//              (hist::compute_tiles) and their sum, the frame's histogram
+//   lut        global: lut.h's formula with Settings::weight, on the clipped histogram when the
+//              clip limit is on; clahe: one LUT per tile (tone.h) and their mean
+//   temporal   stateful: the LUTs through the IIR filter, reset at scene cuts; nothing when off
+//   apply      the LUT (or the interpolated tile LUTs) on the luma in place; with chroma follow,
+//              the chroma scaled in the same pass
+// With plain settings the frames are today's equalization, bit for bit; in every mode the CPU and
+// the GPU give identical frames.
 Operations standard_operations();
 
-// The kernel whose frames the GPU equalizes in one fused launch (the default GPU kernel).
+// The kernel whose frames the GPU equalizes in one fused launch with plain settings (the default
+// GPU kernel).
 constexpr const char* kFusedKernel = "method2_tuned";
+
+// The kernel the histogram stage runs for `kernel` in `mode`: itself, or in clahe mode when it has
+// no tiled form (cub, method2_tuned, ...) the default tiled kernel of the backend (method2,
+// cpu_parallel).
+std::string tiles_kernel(const std::string& kernel, Mode mode, Backend backend);
 
 // Whether `kernel` can serve the histogram stage for frames of `format` on `backend`: ok, or why
 // not (unknown kernel, a kernel of the other backend, no CUDA device, no mode for the bins).

@@ -1,6 +1,10 @@
+#include <algorithm>
+#include <cmath>
 #include <map>
 
+#include "core/cuda/check.h"
 #include "core/cuda/device.h"
+#include "core/cuda/resources.h"
 #include "core/equalize/equalize.h"
 #include "core/equalize/fused_gpu.h"
 #include "core/equalize/operation.h"
@@ -30,7 +34,9 @@ class FusedOp final : public Operation {
     }
     return Status::ok();
   }
-  bool active(const FrameContext& ctx) const override { return usable_ && ctx.settings->kernel == kFusedKernel; }
+  bool active(const FrameContext& ctx) const override {
+    return usable_ && ctx.settings->kernel == kFusedKernel && ctx.settings->quality.plain();
+  }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     FusedEqualizer& fe = fused_.at(static_cast<size_t>(ctx.slot));
     const FusedOutputs out{ctx.counts, ctx.lut};  // the side data and the displays read them
@@ -46,10 +52,62 @@ class FusedOp final : public Operation {
   std::vector<FusedEqualizer> fused_;
 };
 
+MemoryKind memory_of(const FrameContext& ctx) { return ctx.backend == Backend::gpu ? MemoryKind::device : MemoryKind::host; }
+
+Result<cuda::Buffer> allocate(MemoryKind kind, size_t bytes) { return cuda::Buffer::allocate(kind, bytes); }
+
+// A slot's buffers for tiled frames: the tile histograms and LUTs (sized for the largest grid, so
+// a live change of the grid never reallocates under a frame in flight) and the interpolation
+// tables of the grid it last served (on the GPU uploaded from pinned staging on the slot's stream).
+struct TileScratch {
+  cuda::Buffer counts, luts, x_table, y_table, x_stage, y_stage;
+  hist::TileGrid grid{0, 0};
+
+  Status ensure(const FrameContext& ctx, cudaStream_t stream) {
+    const MemoryKind mem = memory_of(ctx);
+    const size_t most = static_cast<size_t>(hist::kMaxTiles) * hist::kMaxTiles * static_cast<size_t>(ctx.bins);
+    const int w = ctx.luma.width, h = ctx.luma.height;
+    if (counts.empty()) {
+      auto c = allocate(mem, sizeof(uint32_t) * most);
+      if (!c) return c.status();
+      counts = std::move(c.value());
+      auto l = allocate(mem, sizeof(uint16_t) * most);
+      if (!l) return l.status();
+      luts = std::move(l.value());
+      auto x = allocate(mem, sizeof(uint32_t) * static_cast<size_t>(std::max(1, w)));
+      if (!x) return x.status();
+      x_table = std::move(x.value());
+      auto y = allocate(mem, sizeof(uint32_t) * static_cast<size_t>(std::max(1, h)));
+      if (!y) return y.status();
+      y_table = std::move(y.value());
+      if (mem == MemoryKind::device) {
+        auto xs = allocate(MemoryKind::pinned, x_table.bytes());
+        if (!xs) return xs.status();
+        x_stage = std::move(xs.value());
+        auto ys = allocate(MemoryKind::pinned, y_table.bytes());
+        if (!ys) return ys.status();
+        y_stage = std::move(ys.value());
+      }
+    }
+    if (grid != ctx.tiles) {
+      const bool dev = mem == MemoryKind::device;
+      axis_table(w, ctx.tiles.cols, static_cast<uint32_t*>(dev ? x_stage.data() : x_table.data()));
+      axis_table(h, ctx.tiles.rows, static_cast<uint32_t*>(dev ? y_stage.data() : y_table.data()));
+      if (dev) {
+        HISTEQ_CUDA_TRY(cudaMemcpyAsync(x_table.data(), x_stage.data(), sizeof(uint32_t) * w, cudaMemcpyHostToDevice, stream));
+        HISTEQ_CUDA_TRY(cudaMemcpyAsync(y_table.data(), y_stage.data(), sizeof(uint32_t) * h, cudaMemcpyHostToDevice, stream));
+      }
+      grid = ctx.tiles;
+    }
+    return Status::ok();
+  }
+};
+
 // The luma histogram by a registry kernel. Instances are made at the first frame that names them
 // and kept per slot (a kernel instance may hold scratch memory that one stream uses, e.g. cub's),
 // so a live switch waits for nothing and switching back costs nothing; a slot with a frame in
-// flight keeps the instance it used alive.
+// flight keeps the instance it used alive. Clahe frames: the tile histograms in one call, summed
+// into the frame's histogram, and the tile fields of the context for the later stages.
 class HistogramOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
@@ -58,6 +116,8 @@ class HistogramOp final : public Operation {
     (void)backend, (void)format;
     kernels_.clear();
     kernels_.resize(static_cast<size_t>(slots));
+    tiles_.clear();
+    tiles_.resize(static_cast<size_t>(slots));
     return Status::ok();
   }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
@@ -68,13 +128,25 @@ class HistogramOp final : public Operation {
       if (!k) return k.status();
       it = set.emplace(ctx.settings->kernel, std::move(k.value())).first;
     }
-    const MemoryKind mem = ctx.backend == Backend::gpu ? MemoryKind::device : MemoryKind::host;
-    return hist::compute(*it->second, ctx.luma, {ctx.counts, ctx.bins, mem}, stream);
+    const MemoryKind mem = memory_of(ctx);
+    if (ctx.settings->quality.mode != Mode::clahe) return hist::compute(*it->second, ctx.luma, {ctx.counts, ctx.bins, mem}, stream);
+
+    TileScratch& t = tiles_.at(static_cast<size_t>(ctx.slot));
+    ctx.tiles = effective_tiles(ctx.settings->quality, ctx.luma.width, ctx.luma.height);
+    HISTEQ_TRY(t.ensure(ctx, stream));
+    ctx.tile_counts = static_cast<uint32_t*>(t.counts.data());
+    ctx.tile_luts = static_cast<uint16_t*>(t.luts.data());
+    ctx.tile_x = static_cast<const uint32_t*>(t.x_table.data());
+    ctx.tile_y = static_cast<const uint32_t*>(t.y_table.data());
+    HISTEQ_TRY(hist::compute_tiles(*it->second, ctx.luma, ctx.tiles, {ctx.tile_counts, ctx.bins, mem}, stream));
+    if (ctx.backend == Backend::gpu) return sum_tiles_gpu(ctx.tile_counts, ctx.tiles.count(), ctx.bins, ctx.counts, stream);
+    return sum_tiles(ctx.tile_counts, ctx.tiles.count(), ctx.bins, ctx.counts);
   }
 
  private:
   video::StageId id_ = video::stage_id("histogram");
   std::vector<std::map<std::string, std::unique_ptr<hist::Kernel>>> kernels_;
+  std::vector<TileScratch> tiles_;
 };
 
 class LutOp final : public Operation {
@@ -82,12 +154,113 @@ class LutOp final : public Operation {
   video::StageId stage() const override { return id_; }
   bool active(const FrameContext& ctx) const override { return !ctx.equalized; }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
-    if (ctx.backend == Backend::gpu) return build_lut_gpu(ctx.counts, ctx.bins, ctx.settings->weight, ctx.lut, stream);
-    return build_lut(ctx.counts, ctx.bins, ctx.settings->weight, ctx.lut);
+    const Quality& q = ctx.settings->quality;
+    const bool gpu = ctx.backend == Backend::gpu;
+    const uint32_t clip = clip_q8(q), w = ctx.settings->weight;
+    if (q.mode == Mode::clahe) {
+      if (ctx.tile_counts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe LUTs without tile histograms");
+      const int tiles = ctx.tiles.count();
+      return gpu ? build_tile_luts_gpu(ctx.tile_counts, tiles, ctx.bins, w, clip, ctx.tile_luts, ctx.lut, stream)
+                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, ctx.tile_luts, ctx.lut);
+    }
+    // clip 0: build_lut / build_lut_gpu themselves, so plain equalization is today's bit for bit.
+    return gpu ? build_lut_clipped_gpu(ctx.counts, ctx.bins, w, clip, ctx.lut, stream)
+               : build_lut_clipped(ctx.counts, ctx.bins, w, clip, ctx.lut);
   }
 
  private:
   video::StageId id_ = video::stage_id("lut");
+};
+
+// The temporal filter (tone.h): its state (the filtered LUTs in Q12; the last normalized histogram
+// and scalars,
+// double-buffered so that a frame reads what its predecessor wrote) lives in the luma's memory, one
+// copy for the whole equalizer: the equalizer orders its runs across slots. What the host keeps
+// (the last frame's time and settings, whether the filter ran) decides when it starts over: after
+// reset(), when it was off for the previous frame, when any setting changed (a mode, a grid, the
+// strength...: the user sees a change at once rather than at the filter's pace).
+class TemporalOp final : public Operation {
+ public:
+  video::StageId stage() const override { return id_; }
+  bool stateful() const override { return true; }
+  bool active(const FrameContext& ctx) const override {
+    if (!ctx.equalized && ctx.settings->quality.temporal_s > 0) return true;
+    active_ = false;  // a frame without the filter: the next one with it starts over
+    return false;
+  }
+  Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
+    (void)backend, (void)slots;
+    bins_ = format.bins();
+    state_ = {};
+    buffers_ = {};
+    reset();
+    return Status::ok();
+  }
+  Status run(FrameContext& ctx, cudaStream_t stream) override {
+    const Settings& set = *ctx.settings;
+    const Quality& q = set.quality;
+    if (q.temporal_s <= 0) {
+      active_ = false;
+      return Status::ok();
+    }
+    const MemoryKind mem = memory_of(ctx);
+    if (state_.empty()) {
+      const size_t luts = static_cast<size_t>(hist::kMaxTiles) * hist::kMaxTiles + 1;
+      auto st = allocate(mem, sizeof(int32_t) * luts * static_cast<size_t>(bins_));
+      if (!st) return st.status();
+      state_ = std::move(st.value());
+      auto b = allocate(mem, sizeof(uint32_t) * 2 * (static_cast<size_t>(bins_) + kTemporalScalars));
+      if (!b) return b.status();
+      buffers_ = std::move(b.value());
+    }
+    const bool clahe = q.mode == Mode::clahe;
+    const hist::TileGrid layout = clahe ? ctx.tiles : hist::TileGrid{0, 0};
+    double dt = ctx.time_s - last_time_;
+    if (!(dt > 0 && dt <= kMaxInterval)) dt = interval_;  // a jump (or no previous frame): the last interval
+    const bool same = active_ && layout == layout_ && set.weight == last_.weight && q == last_.quality;
+    TemporalArgs a;
+    a.counts = ctx.counts;
+    a.bins = bins_;
+    a.luts = clahe ? ctx.tile_luts : ctx.lut;
+    a.count = clahe ? ctx.tiles.count() : 1;
+    a.extra = clahe ? ctx.lut : nullptr;
+    a.state = static_cast<int32_t*>(state_.data());
+    // buffers_: histogram 0, histogram 1, scalars 0, scalars 1.
+    uint32_t* hist = static_cast<uint32_t*>(buffers_.data());
+    int32_t* scalars = reinterpret_cast<int32_t*>(hist + 2 * bins_);
+    a.prev_hist = hist + (parity_ ^ 1) * bins_;
+    a.next_hist = hist + parity_ * bins_;
+    a.prev_scalars = scalars + (parity_ ^ 1) * kTemporalScalars;
+    a.next_scalars = scalars + parity_ * kTemporalScalars;
+    a.restart = !same;
+    a.black = ctx.full_range ? 0u : 16u << (ctx.format->bit_depth - 8);
+    a.cut_q16 = cut_q16(q);
+    a.alpha_q16 = temporal_alpha_q16(q.temporal_s, dt);
+    HISTEQ_TRY(ctx.backend == Backend::gpu ? temporal_update_gpu(a, stream) : temporal_update(a));
+    if (same) interval_ = dt;
+    active_ = true;
+    layout_ = layout;
+    last_ = set;
+    last_time_ = ctx.time_s;
+    parity_ ^= 1;
+    return Status::ok();
+  }
+  void reset() override {
+    active_ = false;
+    interval_ = kDefaultInterval;
+  }
+
+ private:
+  static constexpr double kMaxInterval = 1.0;          // longer gaps are jumps, not frame intervals
+  static constexpr double kDefaultInterval = 1 / 30.0;  // before two frames have given one
+  video::StageId id_ = video::stage_id("temporal");
+  int bins_ = 256;
+  cuda::Buffer state_, buffers_;
+  mutable bool active_ = false;  // the filter ran on the previous frame (active() clears it)
+  hist::TileGrid layout_{0, 0};
+  Settings last_;
+  double last_time_ = 0, interval_ = kDefaultInterval;
+  int parity_ = 0;
 };
 
 class ApplyOp final : public Operation {
@@ -95,7 +268,36 @@ class ApplyOp final : public Operation {
   video::StageId stage() const override { return id_; }
   bool active(const FrameContext& ctx) const override { return !ctx.equalized; }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
+    const Quality& q = ctx.settings->quality;
     const bool gpu = ctx.backend == Backend::gpu;
+    TileLuts tiles;
+    if (q.mode == Mode::clahe) {
+      if (ctx.tile_luts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe apply without tile LUTs");
+      tiles = {ctx.tile_luts, ctx.tiles, ctx.tile_x, ctx.tile_y, ctx.format->sample_shift()};
+    }
+    const TileLuts* tp = q.mode == Mode::clahe ? &tiles : nullptr;
+    if (q.chroma == ChromaMode::follow) {
+      ChromaPlanes c;
+      const video::FrameFormat& f = *ctx.format;
+      c.interleaved = f.layout == video::PlaneLayout::semi_planar;
+      c.planes[0] = ctx.chroma[0];
+      c.planes[1] = ctx.chroma[1];
+      if (c.planes[0].data == nullptr || (!c.interleaved && c.planes[1].data == nullptr))
+        return HISTEQ_ERROR(Code::internal, "chroma follow without the chroma planes");
+      c.shift_x = f.chroma_shift_x;
+      c.shift_y = f.chroma_shift_y;
+      c.black = ctx.full_range ? 0u : 16u << (f.bit_depth - 8);
+      c.limit_q12 = chroma_limit_q12(q);
+      c.shift = ctx.format->sample_shift();
+      return gpu ? apply_colour_gpu(ctx.luma, c, ctx.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, c, ctx.lut, tp, ctx.bins);
+    }
+    if (tp != nullptr) {
+      if (ctx.luma.bytes_per_sample == 1)
+        return gpu ? apply_tiles_gpu(writable<uint8_t>(ctx.luma), tiles, ctx.bins, stream)
+                   : apply_tiles(writable<uint8_t>(ctx.luma), tiles, ctx.bins);
+      return gpu ? apply_tiles_gpu(writable<uint16_t>(ctx.luma), tiles, ctx.bins, stream)
+                 : apply_tiles(writable<uint16_t>(ctx.luma), tiles, ctx.bins);
+    }
     if (ctx.luma.bytes_per_sample == 1)
       return gpu ? apply_lut_gpu(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, stream)
                  : apply_lut(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins);
@@ -115,8 +317,16 @@ Operations standard_operations() {
   ops.push_back(std::make_unique<FusedOp>());
   ops.push_back(std::make_unique<HistogramOp>());
   ops.push_back(std::make_unique<LutOp>());
+  ops.push_back(std::make_unique<TemporalOp>());
   ops.push_back(std::make_unique<ApplyOp>());
   return ops;
+}
+
+std::string tiles_kernel(const std::string& kernel, Mode mode, Backend backend) {
+  if (mode != Mode::clahe) return kernel;
+  const hist::KernelEntry* e = hist::find_kernel(kernel);
+  if (e != nullptr && e->info.tiles) return kernel;
+  return backend == Backend::gpu ? "method2" : "cpu_parallel";
 }
 
 Status check_kernel(const std::string& name, Backend backend, const video::FrameFormat& format) {

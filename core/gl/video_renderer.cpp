@@ -44,33 +44,36 @@ Status VideoRenderer::configure(const FrameGeometry& g) {
   auto yb = Texture2D::create(g.width, g.height, g.bytes_per_sample);
   auto u = Texture2D::create(g.chroma_width, g.chroma_height, g.bytes_per_sample);
   auto v = Texture2D::create(g.chroma_width, g.chroma_height, g.bytes_per_sample);
-  if (!y) return y.status();
-  if (!yb) return yb.status();
-  if (!u) return u.status();
-  if (!v) return v.status();
+  auto ub = Texture2D::create(g.chroma_width, g.chroma_height, g.bytes_per_sample);
+  auto vb = Texture2D::create(g.chroma_width, g.chroma_height, g.bytes_per_sample);
+  for (auto* t : {&y, &yb, &u, &v, &ub, &vb})
+    if (!*t) return t->status();
   y_ = std::move(y.value());
   y_before_ = std::move(yb.value());
   u_ = std::move(u.value());
   v_ = std::move(v.value());
+  u_before_ = std::move(ub.value());
+  v_before_ = std::move(vb.value());
   geom_ = g;
   return Status::ok();
 }
 
-Status VideoRenderer::upload(const PlaneRef& y, const PlaneRef& y_before, const PlaneRef& u, const PlaneRef& v) {
-  HISTEQ_TRY(y_.upload(y));
-  HISTEQ_TRY(y_before_.upload(y_before));
-  HISTEQ_TRY(u_.upload(u));
-  return v_.upload(v);
+Status VideoRenderer::upload(const Planes& after, const Planes& before) {
+  HISTEQ_TRY(y_.upload(after.y));
+  HISTEQ_TRY(u_.upload(after.u));
+  HISTEQ_TRY(v_.upload(after.v));
+  HISTEQ_TRY(y_before_.upload(before.y));
+  HISTEQ_TRY(u_before_.upload(before.u));
+  return v_before_.upload(before.v);
 }
 
-Status VideoRenderer::write_from_device(const PlaneRef& y, const PlaneRef& y_before, const PlaneRef& u, const PlaneRef& v,
-                                        cudaStream_t stream) {
+Status VideoRenderer::write_from_device(const Planes& after, const Planes& before, cudaStream_t stream) {
   if (!interop_) {
-    auto reg = CudaGlTextures::register_textures({&y_, &y_before_, &u_, &v_});
+    auto reg = CudaGlTextures::register_textures({&y_, &y_before_, &u_, &v_, &u_before_, &v_before_});
     if (!reg) return reg.status();
     interop_ = std::make_unique<CudaGlTextures>(std::move(reg.value()));
   }
-  return interop_->write({y, y_before, u, v}, stream);
+  return interop_->write({after.y, before.y, after.u, after.v, before.u, before.v}, stream);
 }
 
 Result<Rect> VideoRenderer::draw(int fb_width, int fb_height, const DrawOptions& o) {
@@ -81,9 +84,9 @@ Result<Rect> VideoRenderer::draw(int fb_width, int fb_height, const DrawOptions&
   glClear(GL_COLOR_BUFFER_BIT);
   glViewport(r.x, r.y, r.w, r.h);
   glUseProgram(program_.id());
-  const Texture2D* units[4] = {&y_, &y_before_, &u_, &v_};
-  const char* names[4] = {"u_y", "u_y_before", "u_u", "u_v"};
-  for (int i = 0; i < 4; ++i) {
+  const Texture2D* units[6] = {&y_, &y_before_, &u_, &v_, &u_before_, &v_before_};
+  const char* names[6] = {"u_y", "u_y_before", "u_u", "u_v", "u_u_before", "u_v_before"};
+  for (int i = 0; i < 6; ++i) {
     glActiveTexture(GL_TEXTURE0 + i);
     glBindTexture(GL_TEXTURE_2D, units[i]->id());
     glUniform1i(program_.uniform(names[i]), i);

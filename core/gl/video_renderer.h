@@ -1,6 +1,6 @@
 // Draws a planar YUV frame into the current framebuffer with the shaders of shaders/: BT.601 or
-// BT.709, limited or full range, aspect ratio kept (letterboxed), and an optional before/after
-// split with a divider. Frames arrive either from host planes (CPU path, glTexSubImage2D) or from
+// BT.709, limited or full range, aspect ratio kept (letterboxed), and an optional split with a
+// divider: left of it a second picture (all three planes: the input, or another equalization). Frames arrive either from host planes (CPU path, glTexSubImage2D) or from
 // device planes through CUDA-GL interop (textures registered once per geometry, mapped per frame).
 //
 // Thread: the GL context's thread, with the context current for every call. No SDL here.
@@ -34,9 +34,14 @@ struct ColorInfo {
   bool full_range = false;
 };
 
+// The planes of one picture (host planes for upload, device planes for write_from_device).
+struct Planes {
+  PlaneRef y, u, v;
+};
+
 struct DrawOptions {
   ColorInfo color;
-  float split = -1.f;         // 0..1 of the video's width: left shows the input luma; < 0: off
+  float split = -1.f;         // 0..1 of the video's width: left shows the "before" picture; < 0: off
   float sample_aspect = 1.f;  // pixel aspect ratio of the video
 };
 
@@ -53,11 +58,11 @@ class VideoRenderer {
   Status configure(const FrameGeometry& g);
   const FrameGeometry& geometry() const noexcept { return geom_; }
 
-  // CPU path: the equalized frame (y, u, v) and the input luma for the split view, host planes.
-  Status upload(const PlaneRef& y, const PlaneRef& y_before, const PlaneRef& u, const PlaneRef& v);
+  // CPU path: the equalized frame and the split view's "before" picture (the input, or another
+  // equalization of it), host planes.
+  Status upload(const Planes& after, const Planes& before);
   // GPU path: the same from device planes, through interop, ordered on `stream`.
-  Status write_from_device(const PlaneRef& y, const PlaneRef& y_before, const PlaneRef& u, const PlaneRef& v,
-                           cudaStream_t stream);
+  Status write_from_device(const Planes& after, const Planes& before, cudaStream_t stream);
 
   // Draws into the current framebuffer of fb_width x fb_height pixels (clears the borders).
   Result<Rect> draw(int fb_width, int fb_height, const DrawOptions& opts);
@@ -69,7 +74,7 @@ class VideoRenderer {
   Program program_;
   GLuint vao_ = 0;
   FrameGeometry geom_;
-  Texture2D y_, y_before_, u_, v_;
+  Texture2D y_, y_before_, u_, v_, u_before_, v_before_;
   std::unique_ptr<CudaGlTextures> interop_;  // registered lazily, on the first device write
  public:
   ~VideoRenderer();

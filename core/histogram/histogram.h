@@ -25,6 +25,18 @@
 // the bin (relative), whatever the plane size: float chains stay short and long sums are double.
 // Weights must be finite. The unweighted compute() never touches out.weight_sums.
 //
+// Tiled histograms (kernels whose KernelInfo::tiles is set; CLAHE, core/equalize):
+//
+//   HISTEQ_TRY(hist::compute_tiles(**k, plane, {8, 8}, {d_counts, 256, MemoryKind::device}, stream));
+//
+// The plane is cut into grid.cols x grid.rows tiles; tile (c, r) is the pitched sub-plane
+// tile_plane(plane, grid, c, r): columns [c * W / cols, (c + 1) * W / cols) and rows
+// [r * H / rows, (r + 1) * H / rows) (integer division), so tiles differ by at most one sample in
+// each direction and cover the plane exactly once. out.counts holds grid.count() histograms of
+// out.bins counters, tile-major (tile t = r * cols + c at out.counts + t * out.bins); all of them
+// are overwritten, in one launch on the GPU. Binning as above. A grid needs 1..kMaxTiles tiles per
+// axis and at least one sample per tile (cols <= W, rows <= H).
+//
 // Threads. A Kernel instance keeps per-instance state (scratch buffers allocated once, a CPU thread
 // pool) and must not be used by two threads at once; separate instances are independent.
 #pragma once
@@ -39,6 +51,7 @@
 #include <vector>
 
 #include "core/cuda/backend.h"
+#include "core/cuda/hd.h"
 #include "core/cuda/status.h"
 #include "core/image/plane.h"
 
@@ -63,6 +76,7 @@ struct KernelInfo {
   // and traits. Benchmarks skip aliases unless asked for them by name.
   std::string alias_of = {};
   bool weighted = false;    // also computes weighted histograms (compute() with weights); set by name
+  bool tiles = false;       // also computes tiled histograms (compute_tiles()), all tiles in one launch
 
   bool supports(int bytes_per_sample, int bins) const noexcept;
 };
@@ -75,6 +89,22 @@ struct HistogramView {
   MemoryKind memory = MemoryKind::device;
   float* weight_sums = nullptr;  // written by the weighted compute() only (required there)
 };
+
+// The tiles of a tiled histogram (see the header comment).
+constexpr int kMaxTiles = 32;  // per axis: a 4K frame in 32 x 32 tiles is 120 x 67 samples a tile
+struct TileGrid {
+  int cols = 1, rows = 1;
+  int count() const noexcept { return cols * rows; }
+  bool operator==(const TileGrid& o) const noexcept { return cols == o.cols && rows == o.rows; }
+  bool operator!=(const TileGrid& o) const noexcept { return !(*this == o); }
+};
+// The first column (or row) of tile i of n over `size` samples: floor(i * size / n). Tile i spans
+// [tile_start(i), tile_start(i + 1)).
+HISTEQ_HD int tile_start(int i, int n, int size) {
+  return static_cast<int>(static_cast<int64_t>(i) * size / n);
+}
+// Tile (col, row) of `in` as a pitched sub-plane (same memory, pitch and depth).
+PlaneRef tile_plane(const PlaneRef& in, const TileGrid& grid, int col, int row);
 
 // Launch overrides for tests and sweeps; zero means "the policy decides".
 struct KernelOptions {
@@ -104,6 +134,10 @@ class Kernel {
   virtual Status run_weighted(const PlaneRef& in, const WeightsView& weights, const HistogramView& out,
                               cudaStream_t stream);
 
+  // The tiled form, called by compute_tiles() after validation (so only for kernels whose info says
+  // `tiles`), with out.counts holding grid.count() * out.bins counters. The default refuses.
+  virtual Status run_tiles(const PlaneRef& in, const TileGrid& grid, const HistogramView& out, cudaStream_t stream);
+
  private:
   const KernelInfo& info_;
   KernelOptions opts_;
@@ -129,7 +163,8 @@ struct KernelEntry {
 //         .make<Method2Kernel<...>>();             // K(info, opts, args...) for make<K>(args...)
 //   }
 //
-// Fields left out keep KernelInfo's defaults (no bins, not data-independent, GPU, not weighted).
+// Fields left out keep KernelInfo's defaults (no bins, not data-independent, GPU, not weighted, no
+// tiles).
 class KernelSpec {
  public:
   explicit KernelSpec(std::string name) { info_.name = std::move(name); }
@@ -143,6 +178,7 @@ class KernelSpec {
   KernelSpec& bins_16bit(BinMask m) { info_.bins_16bit = m; return *this; }
   KernelSpec& data_independent(bool yes = true) { info_.data_independent = yes; return *this; }
   KernelSpec& weighted(bool yes = true) { info_.weighted = yes; return *this; }
+  KernelSpec& tiles(bool yes = true) { info_.tiles = yes; return *this; }
   KernelSpec& on(Backend b) { info_.backend = b; return *this; }
   const KernelInfo& info() const noexcept { return info_; }
 
@@ -177,11 +213,19 @@ Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView&
 // for weights whose size, pitch, alignment or memory kind do not fit, or a null out.weight_sums.
 Status validate(const KernelInfo& info, const PlaneRef& in, const WeightsView& weights, const HistogramView& out);
 
+// The same for a tiled request: unsupported when the kernel has no tiled form; invalid_argument for
+// a grid outside 1..kMaxTiles per axis or with more tiles than samples along an axis.
+Status validate_tiles(const KernelInfo& info, const PlaneRef& in, const TileGrid& grid, const HistogramView& out);
+
 // The entry point: validates, handles empty planes, then runs the kernel.
 Status compute(Kernel& kernel, const PlaneRef& in, const HistogramView& out, cudaStream_t stream = nullptr);
 // Weighted histogram: counts and per-bin weight sums (see the header comment).
 Status compute(Kernel& kernel, const PlaneRef& in, const WeightsView& weights, const HistogramView& out,
                cudaStream_t stream = nullptr);
+
+// Tiled histograms: grid.count() histograms of out.bins counters, one per tile (header comment).
+Status compute_tiles(Kernel& kernel, const PlaneRef& in, const TileGrid& grid, const HistogramView& out,
+                     cudaStream_t stream = nullptr);
 
 // log2 of a power-of-two bin count, -1 otherwise.
 int bins_log2(int bins) noexcept;

@@ -147,6 +147,34 @@ Status Kernel::run_weighted(const PlaneRef&, const WeightsView&, const Histogram
   return HISTEQ_ERROR(Code::unsupported, "kernel '" + info_.name + "' does not compute weighted histograms");
 }
 
+Status Kernel::run_tiles(const PlaneRef&, const TileGrid&, const HistogramView&, cudaStream_t) {
+  return HISTEQ_ERROR(Code::unsupported, "kernel '" + info_.name + "' does not compute tiled histograms");
+}
+
+PlaneRef tile_plane(const PlaneRef& in, const TileGrid& grid, int col, int row) {
+  PlaneRef t = in;
+  const int x0 = tile_start(col, grid.cols, in.width), x1 = tile_start(col + 1, grid.cols, in.width);
+  const int y0 = tile_start(row, grid.rows, in.height), y1 = tile_start(row + 1, grid.rows, in.height);
+  t.data = static_cast<const unsigned char*>(in.data) + static_cast<size_t>(y0) * in.pitch +
+           static_cast<size_t>(x0) * in.bytes_per_sample;
+  t.width = x1 - x0;
+  t.height = y1 - y0;
+  return t;
+}
+
+Status validate_tiles(const KernelInfo& info, const PlaneRef& in, const TileGrid& grid, const HistogramView& out) {
+  HISTEQ_TRY(validate(info, in, out));
+  if (!info.tiles) return HISTEQ_ERROR(Code::unsupported, "kernel '" + info.name + "' does not compute tiled histograms");
+  if (grid.cols < 1 || grid.rows < 1 || grid.cols > kMaxTiles || grid.rows > kMaxTiles)
+    return HISTEQ_ERROR(Code::invalid_argument, "tiles must be 1.." + std::to_string(kMaxTiles) + " per axis, not " +
+                                                    std::to_string(grid.cols) + "x" + std::to_string(grid.rows));
+  if (in.samples() > 0 && (grid.cols > in.width || grid.rows > in.height))
+    return HISTEQ_ERROR(Code::invalid_argument, std::to_string(grid.cols) + "x" + std::to_string(grid.rows) + " tiles on a " +
+                                                    std::to_string(in.width) + "x" + std::to_string(in.height) +
+                                                    " plane leave tiles without samples");
+  return Status::ok();
+}
+
 namespace {
 
 // An empty plane: every output zero, without calling the kernel.
@@ -167,6 +195,16 @@ Status compute(Kernel& kernel, const PlaneRef& in, const HistogramView& out, cud
   HISTEQ_TRY(validate(kernel.info(), in, out));
   if (in.samples() == 0) return zero_outputs(out, false, stream);
   return kernel.run(in, out, stream);
+}
+
+Status compute_tiles(Kernel& kernel, const PlaneRef& in, const TileGrid& grid, const HistogramView& out,
+                     cudaStream_t stream) {
+  HISTEQ_TRY(validate_tiles(kernel.info(), in, grid, out));
+  if (in.samples() == 0) {
+    const HistogramView all{out.counts, out.bins * grid.count(), out.memory, nullptr};
+    return zero_outputs(all, false, stream);
+  }
+  return kernel.run_tiles(in, grid, out, stream);
 }
 
 Status compute(Kernel& kernel, const PlaneRef& in, const WeightsView& weights, const HistogramView& out,

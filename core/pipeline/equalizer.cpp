@@ -30,11 +30,12 @@ int64_t now_ns() {
 // ---------------------------------------------------------------------------------------------
 // Live settings
 
-// A kernel switch asked for by another thread, taken by the submitting thread at its next frame
-// (the latest request wins), and the strength as the LUT weight.
+// Live controls asked for by other threads, taken by the submitting thread at its next frame (the
+// latest request wins): the kernel, the quality settings and the comparison; the strength as the
+// LUT weight.
 class LiveSettings {
  public:
-  explicit LiveSettings(uint32_t weight) : weight_(weight) {}
+  LiveSettings(uint32_t weight, const eq::Quality& q, const Compare& c) : weight_(weight), quality_(q), compare_(c) {}
   void request_kernel(const std::string& name) {
     std::lock_guard<std::mutex> l(mu_);
     pending_ = name;
@@ -55,13 +56,34 @@ class LiveSettings {
     return Status::ok();
   }
   uint32_t weight() const noexcept { return weight_.load(std::memory_order_relaxed); }
+  void set_quality(const eq::Quality& q) {
+    std::lock_guard<std::mutex> l(mu_);
+    quality_ = q;
+  }
+  void set_compare(const Compare& c) {
+    std::lock_guard<std::mutex> l(mu_);
+    compare_ = c;
+  }
+  void snapshot(eq::Quality& q, Compare& c) {
+    std::lock_guard<std::mutex> l(mu_);
+    q = quality_;
+    c = compare_;
+  }
 
  private:
   std::mutex mu_;
   std::string pending_;
   std::atomic<bool> has_pending_{false};
   std::atomic<uint32_t> weight_;
+  eq::Quality quality_;
+  Compare compare_;
 };
+
+Status validate_look(const Look& l) {
+  auto w = eq::strength_weight(l.strength);
+  if (!w) return w.status();
+  return eq::validate(l.quality);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Copies of the input luma (side data for before/after views), recycled. A copy goes back to the
@@ -135,7 +157,9 @@ Status copy_to(const PlaneRef& src, const PlaneRef& dst, cudaStream_t s) {
 class EqualizerImpl final : public Equalizer {
  public:
   EqualizerImpl(EqualizerInfo info, const EqualizerOptions& opts, const FrameFormat& fmt, eq::Operations ops)
-      : info_(std::move(info)), opts_(opts), fmt_(fmt), ops_(std::move(ops)), live_(info_.weight), kernel_(info_.kernel) {}
+      : info_(std::move(info)), opts_(opts), fmt_(fmt), live_(info_.weight, opts.quality, opts.compare), kernel_(info_.kernel) {
+    chains_[0].ops = std::move(ops);
+  }
 
   ~EqualizerImpl() override {
     for (auto& s : slots_) (void)s.stream.synchronize();  // nothing may still write into a frame we drop
@@ -147,7 +171,7 @@ class EqualizerImpl final : public Equalizer {
   std::vector<video::StageId> stages() const override {
     std::vector<video::StageId> v;
     if (gpu()) v.push_back(video::stage::upload);
-    for (const auto& op : ops_) v.push_back(op->stage());
+    for (const auto& op : chains_[0].ops) v.push_back(op->stage());
     if (gpu()) v.push_back(video::stage::download);
     return v;
   }
@@ -160,6 +184,25 @@ class EqualizerImpl final : public Equalizer {
     return Status::ok();
   }
   Status set_strength(double strength) override { return live_.set_strength(strength); }
+  Status set_quality(const eq::Quality& q) override {
+    if (passthrough()) return HISTEQ_ERROR(Code::invalid_argument, "no equalization (passthrough): no quality controls");
+    HISTEQ_TRY(eq::validate(q));
+    live_.set_quality(q);
+    return Status::ok();
+  }
+  Status set_compare(const Compare& c) override {
+    HISTEQ_TRY(check_compare(c));
+    live_.set_compare(c);
+    return Status::ok();
+  }
+  Status check_compare(const Compare& c) const {
+    if (!c.enabled) return Status::ok();
+    if (passthrough()) return HISTEQ_ERROR(Code::invalid_argument, "no equalization (passthrough): nothing to compare");
+    if (gpu() && !opts_.keep_on_device)
+      return HISTEQ_ERROR(Code::invalid_argument, "the comparison needs a GPU equalizer that keeps its frames on the device");
+    if (c.look) HISTEQ_TRY(validate_look(*c.look));
+    return Status::ok();
+  }
 
   Status submit(FramePtr frame, std::vector<PipelineFrame>& done) override {
     if (passthrough()) {
@@ -172,10 +215,18 @@ class EqualizerImpl final : public Equalizer {
       return Status::ok();
     }
     if (std::string want; live_.take_kernel(want)) kernel_ = want;
-    eq::Settings settings;
-    settings.kernel = kernel_;
-    settings.weight = live_.weight();
-    return gpu() ? submit_gpu(std::move(frame), std::move(settings), done) : submit_cpu(std::move(frame), std::move(settings), done);
+    FrameSettings fs;
+    live_.snapshot(fs.a.quality, fs.compare);
+    fs.a.kernel = eq::tiles_kernel(kernel_, fs.a.quality.mode, info_.backend);
+    fs.a.weight = live_.weight();
+    if (fs.compare.enabled && fs.compare.look) {
+      fs.b.quality = fs.compare.look->quality;
+      fs.b.kernel = eq::tiles_kernel(kernel_, fs.b.quality.mode, info_.backend);
+      auto w = eq::strength_weight(fs.compare.look->strength);
+      if (!w) return w.status();
+      fs.b.weight = *w;
+    }
+    return gpu() ? submit_gpu(std::move(frame), std::move(fs), done) : submit_cpu(std::move(frame), std::move(fs), done);
   }
 
   Status flush(std::vector<PipelineFrame>& done) override {
@@ -191,20 +242,39 @@ class EqualizerImpl final : public Equalizer {
       s.release();
     }
     inflight_.clear();
-    for (auto& op : ops_) op->reset();
+    for (auto& c : chains_)
+      for (auto& op : c.ops) op->reset();
   }
 
  private:
+  // The settings a frame is equalized with: look A's, and the comparison's.
+  struct FrameSettings {
+    eq::Settings a, b;
+    Compare compare;
+  };
+
+  // An operation list and what orders its stateful operations across slots (GPU). Chain 0 makes
+  // the output frame; chain 1 the comparison.
+  struct Chain {
+    eq::Operations ops;
+    std::vector<cuda::Event> state_ev;  // per operation: its last run
+    std::vector<bool> state_recorded;
+    bool prepared = false;
+  };
+
   // A frame in flight (GPU; the CPU uses slot 0 synchronously) and the buffers it works with.
   struct Slot {
     cuda::Stream stream;
     std::vector<cuda::Event> ev;  // [0] start, [1] uploaded, [2 + k] after operation k, [back] done
-    std::vector<bool> ran;        // operation k worked on this slot's frame (see Operation::active)
+    std::vector<bool> ran;        // chain 0's operation k worked on this slot's frame (Operation::active)
     cuda::Buffer counts, lut;     // device (GPU) or host (CPU)
+    cuda::Buffer counts_b, lut_b; // the same for the comparison (allocated at its first frame)
     cuda::Buffer host_counts, host_lut;  // pinned, keep_histogram on the GPU
     cuda::Buffer luma;            // GPU, host input without keep_on_device: the device luma worked on
     size_t luma_pitch = 0;
-    eq::Settings settings;
+    cuda::Buffer chroma[2];       // GPU, host input without keep_on_device, chroma follow: the device chroma
+    size_t chroma_pitch = 0;
+    eq::Settings settings, settings_b;
     FramePtr in;                  // the frame submitted
     FramePtr out;                 // the frame that comes out, when it is another one (device or host copy)
     SideData side;
@@ -218,65 +288,154 @@ class EqualizerImpl final : public Equalizer {
   };
 
   bool gpu() const noexcept { return info_.backend == Backend::gpu; }
-  bool passthrough() const noexcept { return ops_.empty(); }
+  bool passthrough() const noexcept { return chains_[0].ops.empty(); }
+  const eq::Operations& ops() const noexcept { return chains_[0].ops; }
   MemoryKind work_memory() const noexcept { return gpu() ? MemoryKind::device : MemoryKind::host; }
 
-  eq::FrameContext context(Slot& s, const PlaneRef& luma, const PlaneRef* chroma, int chroma_count, int slot) {
+  eq::FrameContext context(Slot& s, const PlaneRef& luma, const PlaneRef* chroma, int chroma_count, int slot, bool b = false) {
     eq::FrameContext c;
     c.backend = info_.backend;
     c.format = &fmt_;
     c.slot = slot;
     c.frame_index = s.in->index;
-    c.settings = &s.settings;
+    c.settings = b ? &s.settings_b : &s.settings;
     c.luma = luma;
     for (int i = 0; i < chroma_count && i < 2; ++i) c.chroma[i] = chroma[i];
     c.bins = info_.bins;
-    c.counts = static_cast<uint32_t*>(s.counts.data());
-    c.lut = static_cast<uint16_t*>(s.lut.data());
+    c.counts = static_cast<uint32_t*>((b ? s.counts_b : s.counts).data());
+    c.lut = static_cast<uint16_t*>((b ? s.lut_b : s.lut).data());
+    c.time_s = s.in->time_s;
+    c.full_range = s.in->color.range == kRangeFull;
     return c;
   }
 
-  Status submit_cpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done);
-  Status submit_gpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done);
+  // Prepares a chain's operations for the slots, and on the GPU the events that order its stateful
+  // operations. Chain 1 (the comparison) is made at its first frame.
+  Status prepare_chain(Chain& c) {
+    if (c.prepared) return Status::ok();
+    if (c.ops.empty()) c.ops = opts_.make_operations ? opts_.make_operations() : eq::standard_operations();
+    for (auto& op : c.ops) HISTEQ_TRY(op->prepare(info_.backend, static_cast<int>(slots_.size()), fmt_));
+    if (gpu()) {
+      c.state_ev.resize(c.ops.size());
+      c.state_recorded.assign(c.ops.size(), false);
+      for (size_t k = 0; k < c.ops.size(); ++k) {
+        if (!c.ops[k]->stateful()) continue;
+        auto ev = cuda::Event::create(false);
+        if (!ev) return ev.status();
+        c.state_ev[k] = std::move(ev.value());
+      }
+    }
+    c.prepared = true;
+    return Status::ok();
+  }
+
+  // Runs a chain's operations on a frame; GPU: on the slot's stream, stateful operations after
+  // their previous run, and (chain 0) the events that time each operation.
+  Status run_chain(Chain& c, Slot& s, eq::FrameContext& ctx, bool timed) {
+    HISTEQ_TRY(prepare_chain(c));
+    const cudaStream_t st = gpu() ? s.stream.get() : nullptr;
+    for (size_t k = 0; k < c.ops.size(); ++k) {
+      eq::Operation& op = *c.ops[k];
+      const bool active = op.active(ctx);
+      if (timed) s.ran[k] = active;
+      if (!gpu()) {
+        if (!active) continue;
+        const int64_t a = now_ns();
+        HISTEQ_TRY(op.run(ctx, nullptr));
+        if (timed) s.in->timing.set(op.stage(), (now_ns() - a) / 1e6);
+        continue;
+      }
+      if (active) {
+        // A stateful operation runs after its run on the previous frame, whatever stream that took.
+        if (op.stateful() && c.state_recorded[k]) HISTEQ_CUDA_TRY(cudaStreamWaitEvent(st, c.state_ev[k].get(), 0));
+        HISTEQ_TRY(op.run(ctx, st));
+        if (op.stateful()) {
+          HISTEQ_TRY(c.state_ev[k].record(st));
+          c.state_recorded[k] = true;
+        }
+      }
+      if (timed) HISTEQ_TRY(s.ev[2 + k].record(st));  // also for one that sat out: the spans stay consecutive
+    }
+    return Status::ok();
+  }
+
+  // The comparison's frame: a copy of the input planes (`planes`, before A's operations) in the
+  // output's memory; the look runs on it later (finish_compare).
+  Status start_compare(Slot& s, const FrameSettings& fs, const PlaneRef* planes, int nplanes, cudaStream_t st) {
+    if (!fs.compare.enabled) return Status::ok();
+    if (!compare_pool_) {
+      auto p = video::FramePool::create(fmt_, gpu() ? MemoryKind::device : MemoryKind::host);
+      if (!p) return p.status();
+      compare_pool_ = std::move(p.value());
+    }
+    auto f = compare_pool_->get();
+    if (!f) return f.status();
+    for (int i = 0; i < nplanes; ++i) HISTEQ_TRY(copy_to(planes[i], (*f)->plane(i), st));
+    (*f)->copy_props_from(*s.in);
+    compare_frame_ = std::move(f.value());
+    return Status::ok();
+  }
+  Status finish_compare(Slot& s, const FrameSettings& fs, int slot) {
+    if (!compare_frame_) return Status::ok();
+    if (fs.compare.look) {
+      if (s.counts_b.empty()) HISTEQ_TRY(allocate_counts(s.counts_b, s.lut_b));
+      Frame& f = *compare_frame_;
+      const PlaneRef chroma[2] = {f.plane(1), f.plane(2)};
+      eq::FrameContext ctx = context(s, f.plane(0), chroma, f.plane_count() - 1, slot, true);
+      HISTEQ_TRY(run_chain(chains_[1], s, ctx, false));
+    }
+    s.side.compare = std::shared_ptr<const Frame>(std::move(compare_frame_));
+    s.side.compare_look = fs.compare.look;
+    return Status::ok();
+  }
+  Status allocate_counts(cuda::Buffer& counts, cuda::Buffer& lut) {
+    auto c = cuda::Buffer::allocate(work_memory(), sizeof(uint32_t) * info_.bins);
+    if (!c) return c.status();
+    counts = std::move(c.value());
+    auto l = cuda::Buffer::allocate(work_memory(), sizeof(uint16_t) * info_.bins);
+    if (!l) return l.status();
+    lut = std::move(l.value());
+    return Status::ok();
+  }
+
+  Status submit_cpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done);
+  Status submit_gpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done);
   Status retire(std::vector<PipelineFrame>& done);
   Result<FramePtr> host_frame_for_download();
   Result<FramePtr> to_host(const Frame& device_frame);
 
+  static constexpr int kRangeFull = 2;  // AVCOL_RANGE_JPEG
+
   EqualizerInfo info_;
   EqualizerOptions opts_;
   FrameFormat fmt_;
-  eq::Operations ops_;
+  Chain chains_[2];
   LiveSettings live_;
   std::string kernel_;  // the kernel of the next frame
   std::vector<Slot> slots_;
   std::deque<int> inflight_;
   uint64_t next_ = 0;
-  std::vector<cuda::Event> state_ev_;  // per operation: its last run (stateful operations, GPU)
-  std::vector<bool> state_recorded_;
   std::shared_ptr<LumaStore> input_store_;
+  std::unique_ptr<video::FramePool> compare_pool_;  // the comparison's frames (output memory)
+  FramePtr compare_frame_;                          // the one being made, between start and finish
   std::unique_ptr<video::FramePool> device_pool_;  // keep_on_device: output frames
   std::unique_ptr<video::FramePool> host_pool_;    // download of a device input: output frames
 };
 
 Status EqualizerImpl::init() {
   if (passthrough()) return Status::ok();
+  HISTEQ_TRY(check_compare(opts_.compare));
   const int nslots = gpu() ? std::max(2, opts_.frames_in_flight) : 1;
-  for (auto& op : ops_) HISTEQ_TRY(op->prepare(info_.backend, nslots, fmt_));
   slots_.resize(static_cast<size_t>(nslots));
-  const MemoryKind mem = work_memory();
+  HISTEQ_TRY(prepare_chain(chains_[0]));
   for (auto& s : slots_) {
-    auto c = cuda::Buffer::allocate(mem, sizeof(uint32_t) * info_.bins);
-    if (!c) return c.status();
-    s.counts = std::move(c.value());
-    auto l = cuda::Buffer::allocate(mem, sizeof(uint16_t) * info_.bins);
-    if (!l) return l.status();
-    s.lut = std::move(l.value());
+    HISTEQ_TRY(allocate_counts(s.counts, s.lut));
+    s.ran.assign(ops().size(), false);
     if (!gpu()) continue;
     auto st = cuda::Stream::create();
     if (!st) return st.status();
     s.stream = std::move(st.value());
-    s.ev.resize(ops_.size() + 3);
-    s.ran.assign(ops_.size(), false);
+    s.ev.resize(ops().size() + 3);
     for (auto& e : s.ev) {
       auto ev = cuda::Event::create(true);
       if (!ev) return ev.status();
@@ -292,14 +451,6 @@ Status EqualizerImpl::init() {
     }
   }
   if (gpu()) {
-    state_ev_.resize(ops_.size());
-    state_recorded_.assign(ops_.size(), false);
-    for (size_t k = 0; k < ops_.size(); ++k) {
-      if (!ops_[k]->stateful()) continue;
-      auto ev = cuda::Event::create(false);
-      if (!ev) return ev.status();
-      state_ev_[k] = std::move(ev.value());
-    }
     if (opts_.keep_on_device) {
       auto p = video::FramePool::create(fmt_, MemoryKind::device);
       if (!p) return p.status();
@@ -311,9 +462,10 @@ Status EqualizerImpl::init() {
   return Status::ok();
 }
 
-Status EqualizerImpl::submit_cpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done) {
+Status EqualizerImpl::submit_cpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done) {
   Slot& s = slots_[0];
-  s.settings = std::move(settings);
+  s.settings = std::move(fs.a);
+  s.settings_b = fs.b;
   if (frame->on_device()) {  // a device frame on the CPU path: its planes come down first
     auto h = to_host(*frame);
     if (!h) return h.status();
@@ -321,29 +473,29 @@ Status EqualizerImpl::submit_cpu(FramePtr frame, eq::Settings settings, std::vec
   }
   s.in = std::move(frame);
   const PlaneRef y = s.in->plane(0);
-  SideData side;
-  side.kernel = s.settings.kernel;
+  s.side = {};
+  s.side.kernel = s.settings.kernel;
+  s.side.quality = s.settings.quality;
   if (opts_.keep_input_luma) {  // for displays only: outside the timed stages
     auto copy = input_store_->acquire();
     if (!copy) return copy.status();
     HISTEQ_TRY(copy_to(y, **copy, nullptr));
-    side.input_luma = std::move(copy.value());
+    s.side.input_luma = std::move(copy.value());
   }
-  PlaneRef chroma[2] = {s.in->plane(1), s.in->plane(2)};
-  eq::FrameContext ctx = context(s, y, chroma, s.in->plane_count() - 1, 0);
-  for (auto& op : ops_) {
-    if (!op->active(ctx)) continue;
-    const int64_t a = now_ns();
-    HISTEQ_TRY(op->run(ctx, nullptr));
-    s.in->timing.set(op->stage(), (now_ns() - a) / 1e6);
-  }
+  PlaneRef planes[3];
+  for (int i = 0; i < s.in->plane_count(); ++i) planes[i] = s.in->plane(i);
+  HISTEQ_TRY(start_compare(s, fs, planes, s.in->plane_count(), nullptr));
+  eq::FrameContext ctx = context(s, y, planes + 1, s.in->plane_count() - 1, 0);
+  HISTEQ_TRY(run_chain(chains_[0], s, ctx, true));
+  HISTEQ_TRY(finish_compare(s, fs, 0));
   if (opts_.keep_histogram) {
     const auto* c = static_cast<const uint32_t*>(s.counts.data());
     const auto* l = static_cast<const uint16_t*>(s.lut.data());
-    side.histogram.assign(c, c + info_.bins);
-    side.lut.assign(l, l + info_.bins);
+    s.side.histogram.assign(c, c + info_.bins);
+    s.side.lut.assign(l, l + info_.bins);
   }
-  done.push_back({std::move(s.in), std::move(side)});
+  done.push_back({std::move(s.in), std::move(s.side)});
+  s.release();
   return Status::ok();
 }
 
@@ -368,26 +520,32 @@ Result<FramePtr> EqualizerImpl::to_host(const Frame& d) {
   return h;
 }
 
-Status EqualizerImpl::submit_gpu(FramePtr frame, eq::Settings settings, std::vector<PipelineFrame>& done) {
+Status EqualizerImpl::submit_gpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done) {
   while (!inflight_.empty() && slots_[static_cast<size_t>(inflight_.front())].ev.back().ready()) HISTEQ_TRY(retire(done));
   if (inflight_.size() == slots_.size()) HISTEQ_TRY(retire(done));  // waits for the oldest frame only
   const int idx = static_cast<int>(next_++ % slots_.size());
   Slot& s = slots_[static_cast<size_t>(idx)];
-  s.settings = std::move(settings);
+  s.settings = std::move(fs.a);
+  s.settings_b = fs.b;
   s.side = {};
   s.side.kernel = s.settings.kernel;
+  s.side.quality = s.settings.quality;
   s.uploaded = s.downloaded = false;
   const cudaStream_t st = s.stream.get();
   s.in = std::move(frame);
   const Frame& in = *s.in;
   const int nplanes = in.plane_count();
+  const bool colour = s.settings.quality.chroma == eq::ChromaMode::follow;
 
   // Where the planes are worked on: where they already are (a device frame), in a device frame of
-  // our own (keep_on_device: the display gets all planes), or in the slot's device luma.
+  // our own (keep_on_device: the display gets all planes), or in the slot's device planes (the
+  // luma, and the chroma when chroma follow changes it).
   PlaneRef work[3];
+  int chroma_planes = 0;  // how many of work[1..2] hold the chroma on the device
   HISTEQ_TRY(s.ev[0].record(st));
   if (in.on_device()) {
     for (int i = 0; i < nplanes; ++i) work[i] = in.plane(i);
+    chroma_planes = nplanes - 1;
   } else if (opts_.keep_on_device) {
     auto d = device_pool_->get();
     if (!d) return d.status();
@@ -396,6 +554,7 @@ Status EqualizerImpl::submit_gpu(FramePtr frame, eq::Settings settings, std::vec
       work[i] = s.out->plane(i);
       HISTEQ_TRY(copy_to(in.plane(i), work[i], st));
     }
+    chroma_planes = nplanes - 1;
     s.uploaded = true;
   } else {
     const PlaneRef host = in.plane(0);
@@ -410,6 +569,24 @@ Status EqualizerImpl::submit_gpu(FramePtr frame, eq::Settings settings, std::vec
     work[0].pitch = s.luma_pitch;
     work[0].memory = MemoryKind::device;
     HISTEQ_TRY(copy_to(host, work[0], st));
+    if (colour) {
+      for (int i = 1; i < nplanes; ++i) {
+        const PlaneRef hc = in.plane(i);
+        cuda::Buffer& buf = s.chroma[i - 1];
+        if (buf.empty()) {
+          s.chroma_pitch = (hc.row_bytes() + 15) / 16 * 16;
+          auto b = cuda::Buffer::allocate(MemoryKind::device, s.chroma_pitch * static_cast<size_t>(hc.height));
+          if (!b) return b.status();
+          buf = std::move(b.value());
+        }
+        work[i] = hc;
+        work[i].data = buf.data();
+        work[i].pitch = s.chroma_pitch;
+        work[i].memory = MemoryKind::device;
+        HISTEQ_TRY(copy_to(hc, work[i], st));
+      }
+      chroma_planes = nplanes - 1;
+    }
     s.uploaded = true;
   }
   if (opts_.keep_input_luma) {
@@ -420,23 +597,12 @@ Status EqualizerImpl::submit_gpu(FramePtr frame, eq::Settings settings, std::vec
     HISTEQ_TRY(copy_to(work[0], **copy, st));
     s.side.input_luma = std::move(copy.value());
   }
+  // The comparison copies the planes as they came (check_compare: they are all on the device).
+  HISTEQ_TRY(start_compare(s, fs, work, nplanes, st));
   HISTEQ_TRY(s.ev[1].record(st));
 
-  eq::FrameContext ctx = context(s, work[0], work + 1, (in.on_device() || opts_.keep_on_device) ? nplanes - 1 : 0, idx);
-  for (size_t k = 0; k < ops_.size(); ++k) {
-    eq::Operation& op = *ops_[k];
-    s.ran[k] = op.active(ctx);
-    if (s.ran[k]) {
-      // A stateful operation runs after its run on the previous frame, whatever stream that took.
-      if (op.stateful() && state_recorded_[k]) HISTEQ_CUDA_TRY(cudaStreamWaitEvent(st, state_ev_[k].get(), 0));
-      HISTEQ_TRY(op.run(ctx, st));
-      if (op.stateful()) {
-        HISTEQ_TRY(state_ev_[k].record(st));
-        state_recorded_[k] = true;
-      }
-    }
-    HISTEQ_TRY(s.ev[2 + k].record(st));  // also for one that sat out: the spans stay consecutive
-  }
+  eq::FrameContext ctx = context(s, work[0], work + 1, chroma_planes, idx);
+  HISTEQ_TRY(run_chain(chains_[0], s, ctx, true));
   if (opts_.keep_histogram) {  // a few KB; counted in the download stage when there is one
     HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_counts.data(), s.counts.data(), sizeof(uint32_t) * info_.bins,
                                     cudaMemcpyDeviceToHost, st));
@@ -451,9 +617,12 @@ Status EqualizerImpl::submit_gpu(FramePtr frame, eq::Settings settings, std::vec
       for (int i = 0; i < nplanes; ++i) HISTEQ_TRY(copy_to(work[i], s.out->plane(i), st));
     } else {
       HISTEQ_TRY(copy_to(work[0], s.in->plane(0), st));
+      if (colour)  // the chroma the colour pass changed
+        for (int i = 1; i < nplanes; ++i) HISTEQ_TRY(copy_to(work[i], s.in->plane(i), st));
     }
     s.downloaded = true;
   }
+  HISTEQ_TRY(finish_compare(s, fs, idx));
   HISTEQ_TRY(s.ev.back().record(st));
   inflight_.push_back(idx);
   return Status::ok();
@@ -470,10 +639,13 @@ Status EqualizerImpl::retire(std::vector<PipelineFrame>& done) {
     t.set(stage, *ms);
     return Status::ok();
   };
+  const size_t n = ops().size();
   if (s.uploaded) HISTEQ_TRY(span(0, 1, video::stage::upload));
-  for (size_t k = 0; k < ops_.size(); ++k)
-    if (s.ran[k]) HISTEQ_TRY(span(k + 1, k + 2, ops_[k]->stage()));
-  if (s.downloaded) HISTEQ_TRY(span(ops_.size() + 1, s.ev.size() - 1, video::stage::download));
+  for (size_t k = 0; k < n; ++k)
+    if (s.ran[k]) HISTEQ_TRY(span(k + 1, k + 2, ops()[k]->stage()));
+  // The download stage ends at the last event, after the comparison when there is one (it is
+  // enabled only where there is no download: keep_on_device or the CPU).
+  if (s.downloaded) HISTEQ_TRY(span(n + 1, s.ev.size() - 1, video::stage::download));
   if (opts_.keep_histogram) {
     const auto* c = static_cast<const uint32_t*>(s.host_counts.data());
     const auto* l = static_cast<const uint16_t*>(s.host_lut.data());
@@ -500,7 +672,7 @@ const char* default_kernel(Backend backend) noexcept { return backend == Backend
 const char* default_kernel_reason(Backend backend) noexcept {
   return backend == Backend::gpu
              ? "the default: its time does not depend on the picture (no atomics, no data-dependent branch, a merge that never "
-               "skips a bin: within 1% across contents), and the whole equalization runs in one fused launch"
+               "skips a bin: within 1% across contents); plain equalization (--plain) runs whole in one fused launch"
              : "the default on the CPU: privatized histograms on every core, merged at the end";
 }
 
@@ -515,6 +687,8 @@ Result<std::unique_ptr<Equalizer>> Equalizer::create(const EqualizerOptions& opt
   auto w = eq::strength_weight(opts.strength);
   if (!w) return w.status();
   info.weight = *w;
+  HISTEQ_TRY(eq::validate(opts.quality));
+  info.quality = opts.quality;
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::string cpu_name = "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   if (opts.passthrough) {

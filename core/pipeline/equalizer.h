@@ -1,6 +1,7 @@
 // The equalizing stage of the pipeline: the operation list of core/equalize/operation.h
-// (histogram -> ... -> LUT -> apply) run on the luma of each frame, the same list and order on the
-// CPU and on the GPU; chroma is never touched by the standard list.
+// (histogram -> lut -> temporal -> apply) run on the luma of each frame, the same list and order on
+// the CPU and on the GPU; the chroma planes only with chroma follow (quality.h), then the GPU also
+// uploads (and for a host sink downloads) them.
 //
 // GPU: a frame whose luma is in host memory goes up asynchronously on one of `frames_in_flight`
 // slots (each with its stream, events and counts/LUT buffers), so that frame n+1 uploads while
@@ -16,12 +17,18 @@
 // the CPU the host frame. What the equalizer says about a frame for displays (the kernel, the
 // input luma, the histogram and the LUT) is side data that travels beside the frame.
 //
+// A comparison (the player's split view): a second equalization "B" of every frame, with its own
+// strength and quality settings and its own temporal state, run on a copy of the input planes and
+// handed out as side data beside A's frame; with no look set, the copy is the input as it came.
+// Its work is on the same stream after A's operations and is not in the stage rows.
+//
 // Thread: one thread calls submit/flush/reset; the live controls may be called from any thread.
 // Frames come out in the order they went in.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +40,19 @@
 #include "core/video/timing.h"
 
 namespace histeq::pipeline {
+
+// One way of equalizing a frame beside the kernel: the strength and the picture-quality controls.
+struct Look {
+  double strength = 1.0;
+  eq::Quality quality;
+  bool operator==(const Look& o) const noexcept { return strength == o.strength && quality == o.quality; }
+};
+
+// The comparison (see the header comment): off, the input (look empty), or a look.
+struct Compare {
+  bool enabled = false;
+  std::optional<Look> look;
+};
 
 struct EqualizerOptions {
   std::string kernel;            // registry name; "" = method2 with a GPU, cpu_parallel without
@@ -47,6 +67,8 @@ struct EqualizerOptions {
   bool keep_input_luma = false;  // SideData::input_luma: a copy of the luma before equalizing (before/after
                                  // views); on the device with keep_on_device, else on the host
   bool keep_histogram = false;   // SideData::histogram and ::lut: the luma histogram and the LUT applied
+  eq::Quality quality;           // mode, clip limit, temporal filter, chroma; plain by default (today's frames)
+  Compare compare;               // the comparison at the start (set_compare); needs keep_on_device on the GPU
   // The operation list; empty: eq::standard_operations() (histogram -> LUT -> apply). A list must
   // keep the standard contract: its histogram stage fills FrameContext::counts, its LUT stage
   // FrameContext::lut (side data and displays read them).
@@ -61,6 +83,7 @@ struct EqualizerInfo {
   std::string fallback_note;  // set when the CPU was chosen because there is no usable GPU
   int bins = 256;
   uint32_t weight = 0;        // the strength as used (lut.h)
+  eq::Quality quality;        // the quality settings at creation (see SideData::quality)
 };
 
 // What the equalizer reports about one frame, beside it (owned by the pipeline, not the frame).
@@ -73,6 +96,11 @@ struct SideData {
   // per bin), so the output histogram is the input's pushed through it.
   std::vector<uint32_t> histogram;
   std::vector<uint16_t> lut;
+  eq::Quality quality;  // the quality settings that equalized the frame
+  // The comparison, when enabled: the frame as look B made it from the same input (all planes; the
+  // input itself when no look is set), in the output frame's memory; `compare_look` says which.
+  std::shared_ptr<const video::Frame> compare;
+  std::optional<Look> compare_look;
 };
 
 // A frame and its side data, as they move from the equalizer to the sink.
@@ -94,8 +122,8 @@ class Equalizer {
  public:
   // Picks the backend and kernel and checks that the kernel serves this frame layout (8-bit: 256
   // bins; 10-bit: 1024 bins on 16-bit samples). Errors: unknown kernel, GPU kernel without a GPU or
-  // with --cpu, a kernel that lacks the bin count, a strength outside 0..1, keep_on_device with
-  // download.
+  // with --cpu, a kernel that lacks the bin count, a strength outside 0..1, quality settings out of
+  // range, keep_on_device with download, a comparison on the GPU without keep_on_device.
   static Result<std::unique_ptr<Equalizer>> create(const EqualizerOptions& opts, const video::FrameFormat& format);
   virtual ~Equalizer() = default;
 
@@ -113,6 +141,12 @@ class Equalizer {
   // check_kernel for this equalizer's backend and format. Errors leave the setting as it was.
   virtual Status set_kernel(const std::string& name) = 0;
   virtual Status set_strength(double strength) = 0;  // 0..1
+  // The picture-quality controls, all at once (eq::validate; a mode or grid change restarts the
+  // temporal filter at that frame).
+  virtual Status set_quality(const eq::Quality& quality) = 0;
+  // The comparison: on/off and its look (validated as the controls above). Errors: a GPU equalizer
+  // whose frames do not stay on the device.
+  virtual Status set_compare(const Compare& compare) = 0;
   // The memory the source's frames should be in: pinned host memory for a GPU equalizer
   // (asynchronous uploads), plain host memory for a CPU one.
   virtual MemoryKind input_memory() const = 0;

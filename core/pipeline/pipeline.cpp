@@ -70,6 +70,8 @@ Status Pipeline::seek(video::Source& source, double time_s) {
 
 Status Pipeline::set_kernel(const std::string& name) { return impl_->eq->set_kernel(name); }
 Status Pipeline::set_strength(double strength) { return impl_->eq->set_strength(strength); }
+Status Pipeline::set_quality(const eq::Quality& quality) { return impl_->eq->set_quality(quality); }
+Status Pipeline::set_compare(const Compare& compare) { return impl_->eq->set_compare(compare); }
 
 PipelineCounters Pipeline::counters() const {
   PipelineCounters c;

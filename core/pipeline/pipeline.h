@@ -71,9 +71,12 @@ class Pipeline {
   Status seek(video::Source& source, double time_s);
   PipelineCounters counters() const;  // any thread, also while running
 
-  // Live controls (any thread, also while running): Equalizer::set_kernel and set_strength.
+  // Live controls (any thread, also while running): Equalizer::set_kernel, set_strength,
+  // set_quality and set_compare.
   Status set_kernel(const std::string& name);
   Status set_strength(double strength);
+  Status set_quality(const eq::Quality& quality);
+  Status set_compare(const Compare& compare);
 
  private:
   Pipeline();

@@ -262,7 +262,7 @@ def case_size_1x1():
 def case_frames_audio_and_flatness():
     clip = low_contrast_clip("talk.mp4", size="640x360", seconds=3)
     out = path("talk_eq.mp4")
-    r = histeq("export", clip, "-o", out, "--progress", "plain")
+    r = histeq("export", clip, "-o", out, "--progress", "plain", "--plain")  # plain equalization flattens
     assert r.returncode == 0, r.stderr
     assert "frame " in r.stderr and "fps" in r.stderr and "ETA" in r.stderr, r.stderr
     assert video_frames(out) == video_frames(clip) == 90
@@ -413,6 +413,192 @@ def case_gpu_cpu_identical():
         r = histeq("export", src, "-o", b, "--codec", "ffv1", "--progress", "plain")
         assert r.returncode == 0 and "GPU" in r.stderr, r.stderr
         assert frame_md5s(a) == frame_md5s(b), pix
+
+
+# --- picture quality (--mode, --clip-limit, --temporal, --chroma; histeq quality) -------------------
+
+def yuv_frames(file, w, h, depth=8):
+    """Every frame's planes (Y, U, V) as stored: 4:2:0, no range conversion."""
+    import numpy as np
+    pix = "yuv420p" if depth == 8 else "yuv420p10le"
+    r = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", file, "-f", "rawvideo", "-pix_fmt", pix, "-"],
+                       capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    cw, ch = (w + 1) // 2, (h + 1) // 2
+    a = np.frombuffer(r.stdout, dtype=np.uint8 if depth == 8 else np.uint16).reshape(-1, w * h + 2 * cw * ch)
+    return (a[:, :w * h].reshape(-1, h, w), a[:, w * h:w * h + cw * ch].reshape(-1, ch, cw),
+            a[:, w * h + cw * ch:].reshape(-1, ch, cw))
+
+
+def plain_reference(y, depth=8):
+    """Today's equalization of a luma plane: core/equalize/lut.h's integer formula."""
+    import numpy as np
+    bins = 1 << depth
+    h = np.bincount(y.ravel(), minlength=bins)[:bins].astype(np.int64)
+    cdf = np.cumsum(h)
+    n = int(cdf[-1])
+    cmin = int(h[np.nonzero(h)[0][0]]) if n else 0
+    if n <= cmin:
+        return y.copy()
+    num = (cdf - cmin) * (bins - 1)
+    lut = np.where(cdf <= cmin, 0, (2 * num + (n - cmin)) // (2 * (n - cmin)))
+    return lut[y].astype(y.dtype)
+
+
+def lossless_clip(name, size="320x180", seconds=1, pix="yuv420p", vf="eq=contrast=0.35:brightness=-0.1"):
+    out = path(name)
+    ffmpeg("-f", "lavfi", "-i", f"testsrc2=s={size}:r=30:d={seconds},{vf}", "-c:v", "ffv1", "-pix_fmt", pix, out)
+    return out
+
+
+def case_plain_is_todays_equalization():
+    import numpy as np
+    src = lossless_clip("p.mkv")
+    a, b = path("plain.mkv"), path("spelled.mkv")
+    assert histeq("export", src, "-o", a, "--codec", "ffv1", "--plain").returncode == 0
+    r = histeq("export", src, "-o", b, "--codec", "ffv1", "--mode", "global", "--temporal", "0", "--clip-limit", "0", "--chroma", "keep")
+    assert r.returncode == 0, r.stderr
+    assert frame_md5s(a) == frame_md5s(b)
+    (yi, ui, vi), (yo, uo, vo) = yuv_frames(src, 320, 180), yuv_frames(a, 320, 180)
+    assert len(yi) == len(yo) == 30
+    for k in range(len(yi)):
+        assert np.array_equal(yo[k], plain_reference(yi[k])), f"frame {k} is not today's equalization"
+        assert np.array_equal(uo[k], ui[k]) and np.array_equal(vo[k], vi[k]), "plain changed the chroma"
+    # The defaults are not plain: the clip limit keeps the stretch smaller, chroma follows.
+    c = path("default.mkv")
+    assert histeq("export", src, "-o", c, "--codec", "ffv1").returncode == 0
+    yd, ud, _ = yuv_frames(c, 320, 180)
+    assert not np.array_equal(yd, yo) and not np.array_equal(ud, ui)
+
+
+def case_quality_options_bad_values():
+    clip = low_contrast_clip("q.mp4", seconds=1, audio=False)
+    out = path("q_eq.mp4")
+    for args, word in [(["--clip-limit", "0.5"], "clip limit"), (["--tiles", "0x8"], "tiles"), (["--tiles", "8"], "tiles"),
+                       (["--temporal", "-1"], "temporal"), (["--scene-cut", "2"], "scene-cut"), (["--chroma-limit", "9"], "chroma limit"),
+                       (["--mode", "local"], "--mode"), (["--chroma", "vivid"], "--chroma"), (["--plain", "--mode", "clahe"], "--plain")]:
+        for cmd in (["export", clip, "-o", out], ["play", "--headless", clip]):
+            r = histeq(*cmd, *args)
+            lines = [l for l in r.stderr.splitlines() if l.strip()]
+            assert r.returncode != 0, (args, r.stderr)
+            assert len(lines) == 1 and lines[0].startswith("histeq: ") and word in lines[0], (args, lines)
+            no_output_left(out)
+
+
+def case_clahe_matches_opencv():
+    try:
+        import cv2
+    except ImportError:
+        raise Skip("python3-opencv is not installed (scripts/setup.sh installs it)")
+    import numpy as np
+    # 640x480 in 8x8 or 4x4 tiles: whole tiles, as OpenCV needs them without padding.
+    src = lossless_clip("o.mkv", size="640x480", seconds=0.5, vf="eq=contrast=0.4:brightness=-0.2,noise=alls=6:allf=t")
+    yi, _, _ = yuv_frames(src, 640, 480)
+    for clip, tiles in [(2.0, (8, 8)), (4.0, (8, 8)), (2.0, (4, 4)), (0.0, (8, 8))]:
+        out = path(f"clahe_{clip}_{tiles[0]}.mkv")
+        r = histeq("export", src, "-o", out, "--codec", "ffv1", "--mode", "clahe", "--tiles", f"{tiles[0]}x{tiles[1]}",
+                   "--clip-limit", str(clip), "--temporal", "0", "--chroma", "keep")
+        assert r.returncode == 0, r.stderr
+        yo, _, _ = yuv_frames(out, 640, 480)
+        ref = cv2.createCLAHE(clipLimit=clip, tileGridSize=tiles)
+        d = np.concatenate([np.abs(ref.apply(x).astype(int) - y.astype(int)).ravel() for x, y in zip(yi, yo)])
+        # The tolerance (docs/quality.md): histeq places a tile's centre at the centre of its pixels,
+        # OpenCV half a pixel to the left, which moves the interpolation weights by 0.5 / tile width
+        # (and histeq's weights are in 1/1024); rounding: half up against OpenCV's to even.
+        print(clip, tiles, "max", int(d.max()), "mean %.4f" % d.mean(), "within 1: %.5f" % (d <= 1).mean())
+        # Unclipped tile LUTs differ more from tile to tile, and so does the half-pixel's effect.
+        most, mean = (2, 0.25) if clip > 0 else (3, 0.5)
+        assert d.max() <= most and d.mean() <= mean and (d <= 1).mean() >= 0.98, (clip, tiles, int(d.max()), float(d.mean()))
+
+
+def case_ten_bit_quality():
+    import numpy as np
+    src = lossless_clip("t10.mkv", pix="yuv420p10le")
+    yi, ui, _ = yuv_frames(src, 320, 180, 10)
+    for args in (["--mode", "clahe"], []):
+        out = path("t10_" + ("clahe" if args else "default") + ".mkv")
+        r = histeq("export", src, "-o", out, "--codec", "ffv1", *args)
+        assert r.returncode == 0, r.stderr
+        assert streams(out)[0]["pix_fmt"] == "yuv420p10le"
+        yo, uo, _ = yuv_frames(out, 320, 180, 10)
+        assert len(yo) == len(yi) == 30
+        assert yo.max() <= 1023 and np.abs(yo.astype(int) - yi).mean() > 8, ("10-bit output not equalized", yo.std(), yi.std())
+        assert not np.array_equal(uo, ui), "chroma auto changed no chroma"
+    out = path("t10_plain.mkv")
+    assert histeq("export", src, "-o", out, "--codec", "ffv1", "--plain").returncode == 0
+    yo, _, _ = yuv_frames(out, 320, 180, 10)
+    for k in range(len(yi)):
+        assert np.array_equal(yo[k], plain_reference(yi[k], 10)), f"10-bit frame {k} is not today's equalization"
+
+
+def case_scene_cut_adapts_at_once():
+    import numpy as np
+    # A bright shot, then a hard cut to a dark one at frame 30.
+    clip = path("cut.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=320x180:r=30:d=1,eq=brightness=0.25:contrast=0.6", "-f", "lavfi", "-i",
+           "testsrc2=s=320x180:r=30:d=1,hue=s=0,eq=brightness=-0.35:contrast=0.25", "-filter_complex", "[0:v][1:v]concat=n=2:v=1[v]",
+           "-map", "[v]", "-c:v", "ffv1", "-pix_fmt", "yuv420p", clip)
+    a, b = path("cut_default.mkv"), path("cut_still.mkv")
+    assert histeq("export", clip, "-o", a, "--codec", "ffv1").returncode == 0
+    assert histeq("export", clip, "-o", b, "--codec", "ffv1", "--temporal", "0").returncode == 0
+    ma = yuv_frames(a, 320, 180)[0].reshape(60, -1).mean(axis=1)
+    mb = yuv_frames(b, 320, 180)[0].reshape(60, -1).mean(axis=1)
+    # The filter starts over at the cut: the dark shot's exposure at once (the same frames as
+    # without the filter, within 2 levels), not after the filter's half second.
+    assert np.all(np.abs(ma[30:33] - mb[30:33]) <= 2.0), (ma[28:34], mb[28:34])
+    # Within the shots the output's mean moves no faster than the input's (no added flicker), to
+    # within what one LUT entry moves: testsrc2's flat areas put up to a fifth of a frame in one bin.
+    mi = yuv_frames(clip, 320, 180)[0].reshape(60, -1).mean(axis=1)
+    di, do = np.abs(np.diff(mi)), np.abs(np.diff(ma))
+    keep = np.array([t + 1 != 30 for t in range(59)])
+    assert np.all(do[keep] <= di[keep] + 0.25), (do[keep].max(), di[keep].max())
+    mc = yuv_frames(b, 320, 180)[0].reshape(60, -1).mean(axis=1)
+    assert np.abs(np.diff(mc))[keep].max() > do[keep].max(), "the filter changed nothing"
+
+
+def case_modes_gpu_cpu_identical():
+    if not have_gpu():
+        raise Skip("no CUDA device")
+    for pix in ("yuv420p", "yuv420p10le"):
+        src = lossless_clip(f"m_{pix}.mkv", size="1921x1081", pix=pix)
+        for args in (["--plain"], [], ["--mode", "clahe"], ["--mode", "clahe", "--tiles", "13x5", "--chroma", "keep"]):
+            a, b = path("cpu.mkv"), path("gpu.mkv")
+            assert histeq("export", src, "-o", a, "-y", "--cpu", "--codec", "ffv1", *args).returncode == 0
+            r = histeq("export", src, "-o", b, "-y", "--codec", "ffv1", "--progress", "plain", *args)
+            assert r.returncode == 0 and "GPU" in r.stderr, r.stderr
+            assert frame_md5s(a) == frame_md5s(b), (pix, args)
+
+
+def case_quality_command():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise Skip("no matplotlib (python3-matplotlib)")
+    clip = lossless_clip("qc.mkv", seconds=1)
+    with open(path("qc.json"), "w") as f:
+        json.dump({"cuts": [15], "fade_frames": []}, f)
+    out = path("qout")
+    r = histeq("quality", clip, "-o", out, "--configs", "plain,default", "--peers", "none", "--stills", timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows = json.load(open(os.path.join(out, "quality.json")))["rows"]
+    methods = {x["method"] for x in rows}
+    assert {"input", "plain", "default", "default-t0"} <= methods, methods
+    d = next(x for x in rows if x["method"] == "default")
+    assert d["cut_lag_frames"] is not None and 0 <= d["cut_lag_frames"] <= 2, d
+    for k in ("flicker_mean_p99_ratio", "colourfulness_ratio", "noise_ratio", "clipped_pct", "contrast_ratio", "ms_median"):
+        assert isinstance(d[k], (int, float)), (k, d)
+    assert os.path.getsize(os.path.join(out, "mean_luma.png")) > 1000
+    assert os.path.getsize(os.path.join(out, "stills", "qc.png")) > 1000
+    assert open(os.path.join(out, "quality.csv")).readline().startswith("clip,method,")
+    r = histeq("quality", clip, "-o", out, "--configs", "nonsense")
+    assert r.returncode == 2 and "nonsense" in r.stderr, r.stderr
+    # The cost bench (CPU here): every mode, median and p99.
+    js = path("bench.json")
+    r = histeq("quality", "--bench", "--cpu", "--sizes", "320x180", "--runs", "12", "--json", js)
+    assert r.returncode == 0, r.stderr
+    res = json.load(open(js))["results"]
+    assert [x["case"] for x in res] == ["plain", "global+all", "clahe 8x8", "clahe 8x8+all"], res
+    assert all(x["median_us"] > 0 and x["p99_us"] >= x["median_us"] for x in res)
 
 
 # --- play ----------------------------------------------------------------------------------------

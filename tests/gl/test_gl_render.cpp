@@ -97,7 +97,7 @@ TEST_F(GlTest, YuvToRgbMatricesAndRanges) {
   };
   for (const auto& c : cases) {
     Yuv f = make_frame(64, 32, c.y, c.y, c.u, c.v);
-    ASSERT_TRUE((*r)->upload(f.y, f.yb, f.u, f.v).is_ok());
+    ASSERT_TRUE((*r)->upload({f.y, f.u, f.v}, {f.yb, f.u, f.v}).is_ok());
     gl::DrawOptions o;
     o.color = {c.bt709, c.full};
     ASSERT_TRUE((*r)->draw(64, 32, o).is_ok());
@@ -105,13 +105,13 @@ TEST_F(GlTest, YuvToRgbMatricesAndRanges) {
   }
 }
 
-TEST_F(GlTest, SplitViewShowsInputLumaOnTheLeft) {
+TEST_F(GlTest, SplitViewShowsTheBeforePictureOnTheLeft) {
   auto r = gl::VideoRenderer::create();
   ASSERT_TRUE(r.is_ok());
   ASSERT_TRUE((*r)->configure({64, 32, 32, 16, 1, 8}).is_ok());
   Target t(64, 32);
   Yuv f = make_frame(64, 32, 235, 16, 128, 128);  // after: white, before: black
-  ASSERT_TRUE((*r)->upload(f.y, f.yb, f.u, f.v).is_ok());
+  ASSERT_TRUE((*r)->upload({f.y, f.u, f.v}, {f.yb, f.u, f.v}).is_ok());
   gl::DrawOptions o;
   o.color = {true, false};
   o.split = 0.5f;
@@ -121,6 +121,14 @@ TEST_F(GlTest, SplitViewShowsInputLumaOnTheLeft) {
   o.split = -1.f;
   ASSERT_TRUE((*r)->draw(64, 32, o).is_ok());
   expect_rgb(t.at(8, 16), 255, 255, 255, "split off: all after");
+  // The before picture has its own chroma: BT.709 limited red on the left, grey on the right.
+  Yuv red = make_frame(64, 32, 63, 63, 102, 240);
+  Yuv grey = make_frame(64, 32, 126, 126, 128, 128);
+  ASSERT_TRUE((*r)->upload({grey.y, grey.u, grey.v}, {red.y, red.u, red.v}).is_ok());
+  o.split = 0.5f;
+  ASSERT_TRUE((*r)->draw(64, 32, o).is_ok());
+  expect_rgb(t.at(8, 16), 255, 0, 0, "before: its own chroma");
+  expect_rgb(t.at(56, 16), 128, 128, 128, "after: its chroma");
 }
 
 TEST_F(GlTest, AspectRatioIsKeptWithBars) {
@@ -129,7 +137,7 @@ TEST_F(GlTest, AspectRatioIsKeptWithBars) {
   ASSERT_TRUE((*r)->configure({64, 32, 32, 16, 1, 8}).is_ok());
   Target t(128, 32);  // twice as wide as the video's 2:1
   Yuv f = make_frame(64, 32, 235, 235, 128, 128);
-  ASSERT_TRUE((*r)->upload(f.y, f.yb, f.u, f.v).is_ok());
+  ASSERT_TRUE((*r)->upload({f.y, f.u, f.v}, {f.yb, f.u, f.v}).is_ok());
   auto rect = (*r)->draw(128, 32, {});
   ASSERT_TRUE(rect.is_ok());
   EXPECT_EQ(rect->w, 64);
@@ -150,7 +158,7 @@ TEST_F(GlTest, TenBitFrames) {
     return std::move(p.value());
   };
   Plane16 y = mk(16, 8, 940), yb = mk(16, 8, 940), u = mk(8, 4, 512), v = mk(8, 4, 512);  // 10-bit limited white
-  ASSERT_TRUE((*r)->upload(y, yb, u, v).is_ok());
+  ASSERT_TRUE((*r)->upload({y, u, v}, {yb, u, v}).is_ok());
   ASSERT_TRUE((*r)->draw(16, 8, {}).is_ok());
   expect_rgb(t.at(8, 4), 255, 255, 255, "10-bit limited white");
 }

@@ -18,18 +18,10 @@
 #include "core/image/synthetic.h"
 #include "core/pipeline/export.h"
 #include "tests/common/video_helpers.h"
+#include "tests/common/gtest_status.h"
 
 namespace histeq::test {
 namespace {
-
-#define REQUIRE_GPU() \
-  if (!cuda::have_device()) GTEST_SKIP() << "no CUDA device on this machine"
-
-#define ASSERT_OK(expr)                              \
-  do {                                               \
-    const ::histeq::Status s_ = (expr);              \
-    ASSERT_TRUE(s_.is_ok()) << #expr << ": " << s_.to_string(); \
-  } while (0)
 
 std::vector<std::vector<uint32_t>> histograms(int bins) {
   std::mt19937 rng(static_cast<uint32_t>(bins));

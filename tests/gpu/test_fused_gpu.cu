@@ -16,18 +16,10 @@
 #include "core/equalize/fused_gpu.cuh"
 #include "core/histogram/histogram.h"
 #include "core/image/synthetic.h"
+#include "tests/common/gtest_status.h"
 
 namespace histeq::test {
 namespace {
-
-#define REQUIRE_GPU() \
-  if (!cuda::have_device()) GTEST_SKIP() << "no CUDA device on this machine"
-
-#define ASSERT_OK(expr)                                             \
-  do {                                                              \
-    const ::histeq::Status s_ = (expr);                             \
-    ASSERT_TRUE(s_.is_ok()) << #expr << ": " << s_.to_string();     \
-  } while (0)
 
 struct Shape {
   int width, height;

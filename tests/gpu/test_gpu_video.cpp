@@ -16,18 +16,10 @@
 #include "core/video/file_source.h"
 #include "core/video/source.h"
 #include "tests/common/video_helpers.h"
+#include "tests/common/gtest_status.h"
 
 namespace histeq::test {
 namespace {
-
-#define REQUIRE_GPU() \
-  if (!cuda::have_device()) GTEST_SKIP() << "no CUDA device on this machine"
-
-#define ASSERT_OK(expr)                                         \
-  do {                                                          \
-    const ::histeq::Status s_ = (expr);                         \
-    ASSERT_TRUE(s_.is_ok()) << #expr << ": " << s_.to_string(); \
-  } while (0)
 
 std::vector<uint8_t> bytes_of(const PlaneRef& p) {
   std::vector<uint8_t> out(p.row_bytes() * p.height);

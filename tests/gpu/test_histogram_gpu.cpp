@@ -10,12 +10,10 @@
 #include "core/histogram/histogram.h"
 #include "core/image/synthetic.h"
 #include "tests/common/histogram_cases.h"
+#include "tests/common/gtest_status.h"
 
 namespace histeq::test {
 namespace {
-
-#define REQUIRE_GPU() \
-  if (!cuda::have_device()) GTEST_SKIP() << "no CUDA device on this machine"
 
 // Runs `kernel` on a device copy of the host plane (same pitch, same base misalignment) into a
 // poisoned device histogram, and returns the histogram.

@@ -11,12 +11,10 @@
 #include "core/histogram/histogram.h"
 #include "core/pipeline/pipeline.h"
 #include "tests/common/video_helpers.h"
+#include "tests/common/gtest_status.h"
 
 namespace histeq::test {
 namespace {
-
-#define REQUIRE_GPU() \
-  if (!cuda::have_device()) GTEST_SKIP() << "no CUDA device on this machine"
 
 std::vector<uint8_t> download(const PlaneRef& dev) {
   EXPECT_EQ(dev.memory, MemoryKind::device);

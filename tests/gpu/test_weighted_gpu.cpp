@@ -13,12 +13,10 @@
 #include "core/cuda/resources.h"
 #include "core/histogram/histogram.h"
 #include "tests/common/histogram_cases.h"
+#include "tests/common/gtest_status.h"
 
 namespace histeq::test {
 namespace {
-
-#define REQUIRE_GPU() \
-  if (!cuda::have_device()) GTEST_SKIP() << "no CUDA device on this machine"
 
 constexpr double kMaxRelativeError = 1e-5;  // the API's promise (histogram.h)
 

@@ -374,6 +374,57 @@ TEST_F(PlayerWindow, KernelsSwitchLiveWithNoFrameLost) {
   EXPECT_EQ(seen, (std::set<std::string>{"cpu_parallel", "cpu_reference"})) << seq.out;
 }
 
+// The picture-quality keys (g, c, t, l, p) while playing: each change is on screen from a later
+// frame, in order, and no frame is lost.
+TEST_F(PlayerWindow, QualityControlsApplyLiveWithNoFrameLost) {
+  const std::string js = dir_ + "/q.json";
+  const Outcome r = play({"--size", "320x180", "--max-speed", "--frames", "70", "--keys", "8:g,18:c,28:t,38:l,48:p,58:p", "--stats-json", js});
+  // The settings on screen, in the order they came (the player prints each change once).
+  std::vector<std::string> seen;
+  for (size_t at = r.out.find("histeq play: "); at != std::string::npos; at = r.out.find("histeq play: ", at + 1)) {
+    const size_t end = r.out.find('\n', at);
+    const std::string line = r.out.substr(at, end - at);
+    if (line.find(" from frame ") != std::string::npos && line.find("kernel ") == std::string::npos) seen.push_back(line);
+  }
+  ASSERT_EQ(seen.size(), 7u) << r.out;
+  EXPECT_NE(seen[0].find("global, clip 1.1, temporal 0.35 s"), std::string::npos) << seen[0];
+  EXPECT_NE(seen[1].find("clahe 8x8"), std::string::npos) << seen[1];
+  EXPECT_NE(seen[2].find("chroma kept"), std::string::npos) << seen[2];
+  EXPECT_NE(seen[3].find("no temporal"), std::string::npos) << seen[3];
+  EXPECT_NE(seen[4].find("no clip"), std::string::npos) << seen[4];
+  EXPECT_NE(seen[5].find(": plain from frame"), std::string::npos) << seen[5];
+  auto desc = [](const std::string& line) { return line.substr(0, line.find(" from frame ")); };
+  EXPECT_EQ(desc(seen[6]), desc(seen[4])) << "p twice: back to the settings before";
+  const nlohmann::json j = json(js);
+  const auto& frames = j["frames"];
+  ASSERT_GE(frames.size(), 70u);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    EXPECT_FALSE(frames[i].value("dropped", false)) << i;
+    EXPECT_EQ(frames[i]["index"].get<int64_t>(), static_cast<int64_t>(i)) << "a frame is missing";
+  }
+}
+
+// The split view compares any two settings: left the input or settings B (--compare), right the
+// output. Paused on the first frame, so every run shows the same picture.
+TEST_F(PlayerWindow, TheSplitViewComparesTwoSettings) {
+  const Rect left{40, 80, 600, 700}, right{680, 80, 1240, 700};
+  auto run = [&](std::vector<std::string> extra, const std::string& name) {
+    std::vector<std::string> a = {"--size", "1280x720", "--max-speed", "--no-overlay", "--frames", "4", "--split", "0.5",
+                                  "--keys", "space", "--screenshot", dir_ + "/" + name + ".png"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    play(a);
+    return png(dir_ + "/" + name + ".png");
+  };
+  const Png input = run({"--compare", "input"}, "input"), plain = run({"--compare", "plain"}, "plain"),
+            both = run({"--compare", "plain", "--plain"}, "both");
+  ASSERT_FALSE(input.rgb.empty() || plain.rgb.empty() || both.rgb.empty());
+  EXPECT_LT(mean_abs_diff(input, plain, right), 0.5) << "the right side (the defaults) changed with the left's settings";
+  EXPECT_GT(mean_abs_diff(input, plain, left), 10.0) << "left: the input, then plain equalization";
+  EXPECT_GT(stats(plain, left).sd, stats(input, left).sd * 1.5) << "plain equalization stretches the low-contrast input";
+  EXPECT_LT(mean_abs_diff(plain, both, left), 0.5) << "left: plain in both runs";
+  EXPECT_GT(mean_abs_diff(plain, both, right), 3.0) << "right: the defaults, then plain";
+}
+
 TEST_F(PlayerWindow, PlaysAFileSeeksAndExportsInTheBackground) {
   const std::string clip = dir_ + "/clip.mp4", out = dir_ + "/out.mp4", js = dir_ + "/s.json";
   video::SyntheticOptions o;

@@ -157,3 +157,34 @@ TEST(PlayerStats, TheOutputHistogramIsTheInputPushedThroughTheLut) {
 
 }  // namespace
 }  // namespace histeq::test
+
+namespace histeq::test {
+namespace {
+
+TEST(PlayerControls, QualityKeysToggleOneControlEach) {
+  using app::player::Command;
+  using app::player::toggle_quality;
+  const eq::Quality d = eq::default_quality();
+  eq::Quality q = toggle_quality(Command::mode, d, d);
+  EXPECT_EQ(q.mode, eq::Mode::clahe);
+  q.mode = d.mode;
+  EXPECT_EQ(q, d) << "m changes the mode only";
+  EXPECT_EQ(toggle_quality(Command::mode, toggle_quality(Command::mode, d, d), d), d);
+  EXPECT_EQ(toggle_quality(Command::chroma, d, d).chroma, eq::ChromaMode::keep);
+  EXPECT_EQ(toggle_quality(Command::temporal, d, d).temporal_s, 0);
+  EXPECT_EQ(toggle_quality(Command::clip, d, d).clip_limit, 0);
+  // Back on at the value the user had, or at the defaults' when that was off too.
+  eq::Quality custom = d;
+  custom.temporal_s = 1.5;
+  EXPECT_EQ(toggle_quality(Command::temporal, toggle_quality(Command::temporal, custom, custom), custom).temporal_s, 1.5);
+  EXPECT_EQ(toggle_quality(Command::temporal, eq::plain_quality(), eq::plain_quality()).temporal_s, d.temporal_s);
+  EXPECT_EQ(toggle_quality(Command::pause, d, d), d);
+  // --compare: the input or a look.
+  EXPECT_FALSE(app::player::compare_look("input")->has_value());
+  EXPECT_TRUE((*app::player::compare_look("plain"))->quality.plain());
+  EXPECT_EQ((*app::player::compare_look("clahe"))->quality.mode, eq::Mode::clahe);
+  EXPECT_FALSE(app::player::compare_look("sideways").is_ok());
+}
+
+}  // namespace
+}  // namespace histeq::test

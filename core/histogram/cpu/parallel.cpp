@@ -43,6 +43,34 @@ class CpuParallel final : public Kernel {
     return Status::ok();
   }
 
+  // Whole tiles per thread (tile t on thread t % threads): tiles are disjoint, so each thread
+  // writes its tiles' counters directly, summing its kWays copies per tile.
+  Status run_tiles(const PlaneRef& in, const TileGrid& grid, const HistogramView& out, cudaStream_t) override {
+    const int tiles = grid.count();
+    const uint64_t min_chunk = std::max<uint64_t>(1, policy::CpuParallel::kMinBytesPerThread / in.bytes_per_sample);
+    const int threads = static_cast<int>(std::clamp<uint64_t>(in.samples() / min_chunk, 1,
+                                                               static_cast<uint64_t>(std::min(pool_->size(), tiles))));
+    const int bins = out.bins;
+    const size_t per_thread = static_cast<size_t>(cpu::kWays) * bins;
+    private_.assign(threads * per_thread, 0u);
+    pool_->run(threads, [&](int c) {
+      uint32_t* h = private_.data() + c * per_thread;
+      for (int t = c; t < tiles; t += threads) {
+        std::fill(h, h + per_thread, 0u);
+        const PlaneRef p = tile_plane(in, grid, t % grid.cols, t / grid.cols);
+        if (p.bytes_per_sample == 1) cpu::accumulate(p.as<uint8_t>(), bins, 0, p.samples(), h);
+        else cpu::accumulate(p.as<uint16_t>(), bins, 0, p.samples(), h);
+        uint32_t* dst = out.counts + static_cast<size_t>(t) * bins;
+        for (int b = 0; b < bins; ++b) {
+          uint32_t sum = 0;
+          for (int k = 0; k < cpu::kWays; ++k) sum += h[k * bins + b];
+          dst[b] = sum;
+        }
+      }
+    });
+    return Status::ok();
+  }
+
  private:
   std::unique_ptr<image::ForkJoin> pool_;
   std::vector<uint32_t> private_;
@@ -57,6 +85,7 @@ KernelEntry entry_cpu_parallel() {
       .bins_8bit(kAnyBins)
       .bins_16bit(kAnyBins)
       .data_independent()
+      .tiles()
       .on(Backend::cpu)
       .make<CpuParallel>();
 }

@@ -1,7 +1,7 @@
 // cpu_reference: the plain loop, and the truth every other kernel is tested against. Deliberately
 // simple: one pass over the rows, one increment per sample, no cleverness to get wrong. Weighted
 // histograms accumulate each bin's weights in double and round once to float at the end, so the
-// result is the exact sum to within float rounding.
+// result is the exact sum to within float rounding. Tiled histograms: the same loop on each tile.
 #include <algorithm>
 #include <vector>
 
@@ -19,6 +19,16 @@ class CpuReference final : public Kernel {
   }
   Status run_weighted(const PlaneRef& in, const WeightsView& weights, const HistogramView& out, cudaStream_t) override {
     accumulate(in, &weights, out);
+    return Status::ok();
+  }
+  // Each tile as a plane of its own: the same loop, so the tiled truth is the plain truth per tile.
+  Status run_tiles(const PlaneRef& in, const TileGrid& grid, const HistogramView& out, cudaStream_t) override {
+    for (int r = 0; r < grid.rows; ++r)
+      for (int c = 0; c < grid.cols; ++c) {
+        HistogramView one = out;
+        one.counts = out.counts + static_cast<size_t>(r * grid.cols + c) * out.bins;
+        accumulate(tile_plane(in, grid, c, r), nullptr, one);
+      }
     return Status::ok();
   }
 
@@ -55,6 +65,7 @@ KernelEntry entry_cpu_reference() {
       .bins_16bit(kAnyBins)
       .data_independent()
       .weighted()
+      .tiles()
       .on(Backend::cpu)
       .make<CpuReference>();
 }

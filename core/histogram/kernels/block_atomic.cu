@@ -4,7 +4,8 @@
 // formulation (shared atomics); the course exercise report's "block_partition".
 // Modern-GPU notes: since Maxwell, shared atomics are native instructions (not lock loops), so this
 // is fast on most content; identical samples in a warp still serialize on one bank address.
-// Persistent grid sized by the occupancy calculator; 16-byte loads.
+// Persistent grid sized by the occupancy calculator; 16-byte loads. Tiled histograms (CLAHE): the
+// same block work with gridDim.y = the tiles, each block on its tile's sub-plane.
 #include "core/histogram/kernels/common.cuh"
 
 namespace histeq::hist {
@@ -13,23 +14,38 @@ namespace {
 using namespace detail;
 using P = policy::BlockAtomic;
 
+// Block `block` of `blocks` in the grid stride over `g`: the whole plane (blockIdx.x) or a tile.
 template <class T>
-__global__ void __launch_bounds__(P::kThreads) block_atomic_kernel(PlaneGeometry g, BinMap m, int bins,
-                                                                   uint32_t* __restrict__ hist) {
+__device__ __forceinline__ void block_atomic_block(const PlaneGeometry& g, const BinMap& m, int bins,
+                                                   uint32_t* __restrict__ hist, uint32_t block, uint32_t blocks) {
   extern __shared__ uint32_t sh[];
   for (int b = threadIdx.x; b < bins; b += blockDim.x) sh[b] = 0;
   __syncthreads();
 
-  const uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t tid = block * blockDim.x + threadIdx.x;
   UnitCursor cur = cursor_at(g, tid);
   auto add = [&](uint32_t v) {
     if (sizeof(T) == 1 || v < m.limit) atomicAdd(&sh[v >> m.shift], 1u);
   };
-  walk<T, P::kUnroll>(g, cur, step_of(g, gridDim.x * blockDim.x), 0xFFFFFFFFu, add);
+  walk<T, P::kUnroll>(g, cur, step_of(g, blocks * blockDim.x), 0xFFFFFFFFu, add);
   __syncthreads();
 
   for (int b = threadIdx.x; b < bins; b += blockDim.x)
     if (const uint32_t c = sh[b]) atomicAdd(&hist[b], c);
+}
+
+template <class T>
+__global__ void __launch_bounds__(P::kThreads) block_atomic_kernel(PlaneGeometry g, BinMap m, int bins,
+                                                                   uint32_t* __restrict__ hist) {
+  block_atomic_block<T>(g, m, bins, hist, blockIdx.x, gridDim.x);
+}
+
+// Tiled histograms: tile blockIdx.y into its own histogram, all tiles in one launch.
+template <class T>
+__global__ void __launch_bounds__(P::kThreads) block_atomic_tiles_kernel(TiledPlane tp, BinMap m, int bins,
+                                                                         uint32_t* __restrict__ hist) {
+  block_atomic_block<T>(tile_geometry(tp, blockIdx.y), m, bins, hist + static_cast<size_t>(blockIdx.y) * bins, blockIdx.x,
+                        gridDim.x);
 }
 
 class BlockAtomic final : public Kernel {
@@ -48,6 +64,13 @@ class BlockAtomic final : public Kernel {
       return Status::ok();
     });
   }
+  Status run_tiles(const PlaneRef& in, const TileGrid& grid, const HistogramView& out, cudaStream_t stream) override {
+    return by_sample_type(in, [&](auto sample) -> Status {
+      using T = decltype(sample);
+      return launch_tiles(block_atomic_tiles_kernel<T>, P::kThreads, sizeof(uint32_t) * out.bins, P::kMinUnitsPerThread, in,
+                          grid, out, options(), stream, make_binmap(in, out.bins), out.bins, out.counts);
+    });
+  }
 };
 
 }  // namespace
@@ -58,6 +81,7 @@ KernelEntry entry_block_atomic() {
       .source("Wilt, The CUDA Handbook (privatized histograms); course exercise 'block_partition'", "per-block histogram")
       .bins_8bit(kAnyBins)
       .bins_16bit(kAnyBins)
+      .tiles()
       .on(Backend::gpu)
       .make<BlockAtomic>();
 }

@@ -41,6 +41,35 @@ inline PlaneGeometry make_geometry(const PlaneRef& in, bool allow_flatten = true
   return g;
 }
 
+// A plane cut into tiles (compute_tiles): what a block needs to find its tile's geometry.
+struct TiledPlane {
+  const unsigned char* base = nullptr;
+  size_t pitch = 0;
+  int width = 0, height = 0;
+  int bytes_per_sample = 1;
+  int cols = 1, rows = 1;
+};
+
+inline TiledPlane make_tiled(const PlaneRef& in, const TileGrid& grid) {
+  return {static_cast<const unsigned char*>(in.data), in.pitch, in.width, in.height, in.bytes_per_sample, grid.cols, grid.rows};
+}
+
+// Tile t (= row * cols + col) as a PlaneGeometry: the pitched sub-plane of tile_plane(), never
+// flattened (its rows are not contiguous), 16-byte loads only when the tile's rows start aligned.
+__device__ __forceinline__ PlaneGeometry tile_geometry(const TiledPlane& p, uint32_t t) {
+  const int col = static_cast<int>(t % static_cast<uint32_t>(p.cols)), row = static_cast<int>(t / static_cast<uint32_t>(p.cols));
+  const int x0 = tile_start(col, p.cols, p.width), x1 = tile_start(col + 1, p.cols, p.width);
+  const int y0 = tile_start(row, p.rows, p.height), y1 = tile_start(row + 1, p.rows, p.height);
+  PlaneGeometry g;
+  g.base = p.base + static_cast<size_t>(y0) * p.pitch + static_cast<size_t>(x0) * p.bytes_per_sample;
+  g.pitch = p.pitch;
+  g.row_bytes = static_cast<size_t>(x1 - x0) * p.bytes_per_sample;
+  g.rows = static_cast<uint32_t>(y1 - y0);
+  g.units_per_row = static_cast<uint32_t>((g.row_bytes + policy::kUnitBytes - 1) / policy::kUnitBytes);
+  g.vector_ok = reinterpret_cast<uintptr_t>(g.base) % policy::kUnitBytes == 0 && (g.rows <= 1 || g.pitch % policy::kUnitBytes == 0);
+  return g;
+}
+
 // Sample -> bin. Samples at or above `limit` (2^bit_depth) are not counted.
 struct BinMap {
   uint32_t shift = 0;
@@ -215,6 +244,30 @@ Status launch_persistent(void (*fn)(PlaneGeometry, KArgs...), int threads, size_
   if (!grid) return grid.status();
   HISTEQ_CUDA_TRY(cudaMemsetAsync(out.counts, 0, sizeof(uint32_t) * out.bins, stream));
   fn<<<*grid, threads, smem, stream>>>(g, args...);
+  HISTEQ_CUDA_TRY_LAUNCH();
+  return Status::ok();
+}
+
+// The tiled launch of a kernel fn(TiledPlane, args...) whose blocks work on tile blockIdx.y with
+// blockIdx.x / gridDim.x as their place in that tile's grid stride: the grid that grid_size() gives
+// the whole plane, shared out evenly over the tiles (at least one block a tile), one launch for all
+// tiles. Zeroes the grid.count() histograms on `stream` first.
+template <class... KArgs, class... Args>
+Status launch_tiles(void (*fn)(TiledPlane, KArgs...), int threads, size_t smem, int min_units_per_thread,
+                    const PlaneRef& in, const TileGrid& grid, const HistogramView& out, const KernelOptions& opts,
+                    cudaStream_t stream, Args... args) {
+  HISTEQ_TRY(allow_dynamic_smem(fn, smem));
+  const int tiles = grid.count();
+  // The largest tile, in units (a row of a tile may cost one unit more than its share for alignment).
+  const uint64_t tile_w = static_cast<uint64_t>((in.width + grid.cols - 1) / grid.cols) * in.bytes_per_sample;
+  const uint64_t tile_units = ((tile_w + policy::kUnitBytes - 1) / policy::kUnitBytes + 1) *
+                              static_cast<uint64_t>((in.height + grid.rows - 1) / grid.rows);
+  const uint64_t total = std::min<uint64_t>(tile_units * static_cast<uint64_t>(tiles), 0xFFFFFFFFull);
+  auto blocks = grid_size(fn, threads, smem, static_cast<uint32_t>(total), min_units_per_thread, opts);
+  if (!blocks) return blocks.status();
+  const unsigned per_tile = static_cast<unsigned>(std::max(1, (*blocks + tiles - 1) / tiles));
+  HISTEQ_CUDA_TRY(cudaMemsetAsync(out.counts, 0, sizeof(uint32_t) * out.bins * static_cast<size_t>(tiles), stream));
+  fn<<<dim3(per_tile, static_cast<unsigned>(tiles)), threads, smem, stream>>>(make_tiled(in, grid), args...);
   HISTEQ_CUDA_TRY_LAUNCH();
   return Status::ok();
 }

@@ -15,6 +15,8 @@
 // occupancy calculator for the device's real shared memory; 16-byte loads, several in flight;
 // passes of at most 65535 samples per thread (16-bit counters), each followed by the block merge
 // (one global atomic per non-zero bin) and a clear; 16-bit planes with 1024 bins use the same code.
+// Tiled histograms (CLAHE): the same block work in a second launch shape, gridDim.y = the tiles,
+// each block on its tile's sub-plane (method2_tiles_kernel); the paper's kernel is unchanged.
 #pragma once
 
 #include "core/histogram/kernels/common.cuh"
@@ -81,9 +83,11 @@ __device__ __forceinline__ void method2_merge(const uint32_t* sh, uint32_t t, ui
   }
 }
 
+// The work of one block: block `block` of `blocks` in the grid stride over the plane `g`. The
+// plain kernel runs it on the whole plane (block = blockIdx.x); the tiled one on tile blockIdx.y.
 template <class T, int BINS, Method2Layout L, class P>
-__global__ void __launch_bounds__(P::kThreads) method2_kernel(detail::PlaneGeometry g, detail::BinMap m,
-                                                              uint32_t* __restrict__ hist) {
+__device__ __forceinline__ void method2_block(const detail::PlaneGeometry& g, const detail::BinMap& m,
+                                              uint32_t* __restrict__ hist, uint32_t block, uint32_t blocks) {
   using namespace detail;
   constexpr int kT = P::kThreads;
   static_assert(kT % 32 == 0 && (kT & (kT - 1)) == 0, "whole warps, power of two");
@@ -94,8 +98,8 @@ __global__ void __launch_bounds__(P::kThreads) method2_kernel(detail::PlaneGeome
   method2_clear<L, kT, BINS>(sh, t);
 
   const uint32_t total = g.total_units();
-  const uint32_t stride = gridDim.x * kT;
-  const uint32_t block_first = blockIdx.x * kT;
+  const uint32_t stride = blocks * kT;
+  const uint32_t block_first = block * kT;
   // Thread 0 has the most steps; all threads run the same passes so that they can merge together.
   const uint32_t block_steps = block_first < total ? (total - block_first + stride - 1) / stride : 0;
 
@@ -122,10 +126,32 @@ __global__ void __launch_bounds__(P::kThreads) method2_kernel(detail::PlaneGeome
 }
 
 template <class T, int BINS, Method2Layout L, class P>
+__global__ void __launch_bounds__(P::kThreads) method2_kernel(detail::PlaneGeometry g, detail::BinMap m,
+                                                              uint32_t* __restrict__ hist) {
+  method2_block<T, BINS, L, P>(g, m, hist, blockIdx.x, gridDim.x);
+}
+
+// Tiled histograms (compute_tiles): the same block work on tile blockIdx.y, into its histogram.
+template <class T, int BINS, Method2Layout L, class P>
+__global__ void __launch_bounds__(P::kThreads) method2_tiles_kernel(detail::TiledPlane tp, detail::BinMap m,
+                                                                    uint32_t* __restrict__ hist) {
+  method2_block<T, BINS, L, P>(detail::tile_geometry(tp, blockIdx.y), m, hist + static_cast<size_t>(blockIdx.y) * BINS,
+                               blockIdx.x, gridDim.x);
+}
+
+template <class T, int BINS, Method2Layout L, class P>
 Status method2_launch(const PlaneRef& in, const HistogramView& out, const KernelOptions& opts, cudaStream_t stream) {
   constexpr size_t smem = sizeof(uint16_t) * BINS * P::kThreads;
   return detail::launch_persistent(method2_kernel<T, BINS, L, P>, P::kThreads, smem, P::kMinUnitsPerThread, in, out,
                                    opts, stream, detail::make_binmap(in, out.bins), out.counts);
+}
+
+template <class T, int BINS, Method2Layout L, class P>
+Status method2_launch_tiles(const PlaneRef& in, const TileGrid& grid, const HistogramView& out, const KernelOptions& opts,
+                            cudaStream_t stream) {
+  constexpr size_t smem = sizeof(uint16_t) * BINS * P::kThreads;
+  return detail::launch_tiles(method2_tiles_kernel<T, BINS, L, P>, P::kThreads, smem, P::kMinUnitsPerThread, in, grid, out,
+                              opts, stream, detail::make_binmap(in, out.bins), out.counts);
 }
 
 template <Method2Layout L, class P>
@@ -137,6 +163,11 @@ class Method2Kernel final : public Kernel {
     if (out.bins == 256) return method2_launch<uint16_t, 256, L, P>(in, out, options(), stream);
     return method2_launch<uint16_t, 1024, L, P>(in, out, options(), stream);
   }
+  Status run_tiles(const PlaneRef& in, const TileGrid& grid, const HistogramView& out, cudaStream_t stream) override {
+    if (in.bytes_per_sample == 1) return method2_launch_tiles<uint8_t, 256, L, P>(in, grid, out, options(), stream);
+    if (out.bins == 256) return method2_launch_tiles<uint16_t, 256, L, P>(in, grid, out, options(), stream);
+    return method2_launch_tiles<uint16_t, 1024, L, P>(in, grid, out, options(), stream);
+  }
 };
 
 template <Method2Layout L, class P>
@@ -147,6 +178,7 @@ KernelEntry method2_entry(const char* name, const char* description, const char*
       .bins_8bit(bins_bit(256))
       .bins_16bit(bins_bit(256) | bins_bit(1024))
       .data_independent(L == Method2Layout::bank_private)
+      .tiles()
       .on(Backend::gpu)
       .make<Method2Kernel<L, P>>();
 }

@@ -1,0 +1,248 @@
+// histeq quality: what the picture-quality controls do to real clips, beside the peers (ffmpeg's
+// filters, OpenCV), and (--bench) what they cost on the GPU or the CPU.
+//
+//   histeq quality CLIP... -o DIR     every clip through each configuration (export, lossless
+//                                     FFV1, stage times kept), then bench/quality.py: the peers and
+//                                     the metrics -> DIR/quality.csv, quality.json, mean_luma.png
+//   histeq quality --bench            the equalization's cost per frame (quality_bench.cpp)
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "app/commands/bench_engine.h"
+#include "app/commands/commands.h"
+#include "core/pipeline/export.h"
+#include "core/video/file_source.h"
+
+#ifndef HISTEQ_SOURCE_DIR
+#define HISTEQ_SOURCE_DIR "."
+#endif
+
+namespace histeq::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A value of a custom configuration's key.
+Status set_key(eq::Quality& q, const std::string& key, const std::string& value) {
+  auto number = [&](double& out) -> Status {
+    char* end = nullptr;
+    out = std::strtod(value.c_str(), &end);
+    if (end == value.c_str() || *end != '\0') return HISTEQ_ERROR(Code::invalid_argument, key + "=" + value + ": not a number");
+    return Status::ok();
+  };
+  if (key == "mode") {
+    auto m = eq::parse_mode(value);
+    if (!m) return m.status();
+    q.mode = *m;
+  } else if (key == "tiles") {
+    auto t = eq::parse_tiles(value);
+    if (!t) return t.status();
+    q.tiles = *t;
+  } else if (key == "chroma") {
+    auto c = eq::parse_chroma(value);
+    if (!c) return c.status();
+    q.chroma = *c;
+  } else if (key == "clip") {
+    return number(q.clip_limit);
+  } else if (key == "temporal") {
+    return number(q.temporal_s);
+  } else if (key == "cut") {
+    return number(q.scene_cut);
+  } else if (key == "limit") {
+    return number(q.chroma_limit);
+  } else {
+    return HISTEQ_ERROR(Code::invalid_argument, "unknown key '" + key + "' (mode, tiles, clip, temporal, cut, chroma, limit)");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<eq::Quality> quality_config(const std::string& spec) {
+  const size_t colon = spec.find(':');
+  const std::string name = spec.substr(0, colon);
+  const eq::Quality d = eq::default_quality(), p = eq::plain_quality();
+  eq::Quality q = d;
+  if (colon == std::string::npos) {
+    if (name == "plain") {
+      q = p;
+    } else if (name == "default") {
+      q = d;
+    } else if (name == "clahe") {
+      q.mode = eq::Mode::clahe;
+    } else if (name == "clip") {  // each control alone, on plain equalization
+      q = p;
+      q.clip_limit = d.clip_limit;
+    } else if (name == "temporal") {
+      q = p;
+      q.temporal_s = d.temporal_s;
+      q.scene_cut = d.scene_cut;
+    } else if (name == "chroma") {
+      q = p;
+      q.chroma = d.chroma;
+      q.chroma_limit = d.chroma_limit;
+    } else {
+      return HISTEQ_ERROR(Code::invalid_argument, "unknown configuration '" + name +
+                                                      "' (plain, default, clahe, clip, temporal, chroma, or NAME:key=value:...)");
+    }
+  } else {
+    // NAME:key=value:...: the defaults with those keys changed.
+    size_t at = colon + 1;
+    while (at <= spec.size()) {
+      const size_t end = std::min(spec.find(':', at), spec.size());
+      const std::string kv = spec.substr(at, end - at);
+      const size_t eqs = kv.find('=');
+      if (eqs == std::string::npos) return HISTEQ_ERROR(Code::invalid_argument, "configuration '" + spec + "': '" + kv + "' is not key=value");
+      HISTEQ_TRY(set_key(q, kv.substr(0, eqs), kv.substr(eqs + 1)));
+      at = end + 1;
+    }
+  }
+  HISTEQ_TRY(eq::validate(q));
+  return q;
+}
+
+void add_quality_command(CLI::App& app, QualityCliOptions& o) {
+  CLI::App* q = app.add_subcommand(
+      "quality", "what the picture-quality controls do to clips beside ffmpeg's and OpenCV's equalizers (metrics, plot, stills), "
+                 "or with --bench what they cost per frame");
+  q->add_option("clips", o.clips, "video files (bench/make_quality_clips.py makes the documented ones)");
+  q->add_option("-o,--out", o.out, "folder for the outputs, the metrics and the plot")->capture_default_str();
+  q->add_option("--configs", o.configs,
+                "histeq configurations: plain, default, clahe, clip, temporal, chroma, or NAME:key=value:... (keys mode, "
+                "tiles, clip, temporal, cut, chroma, limit; on the defaults)")
+      ->delimiter(',')
+      ->capture_default_str();
+  q->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
+  q->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
+  q->add_option("--peers", o.peers, "auto: also ffmpeg's and OpenCV's equalizers where installed; none: histeq only")
+      ->check(CLI::IsMember({"auto", "none"}))
+      ->capture_default_str();
+  q->add_flag("--stills", o.stills, "also side-by-side stills of each clip (DIR/stills)");
+  q->add_flag("--no-metrics", o.no_metrics, "only the histeq outputs and the manifest (no Python)");
+  q->add_option("--script", o.script, "the metrics script (default: bench/quality.py of the source tree)");
+  q->add_flag("--bench", o.bench, "time the equalization per frame in each mode instead (CUDA events, or the host clock with --cpu)");
+  q->add_option("--sizes", o.sizes, "--bench: frame sizes (1080p, 4k, WxH)")->delimiter(',')->capture_default_str();
+  q->add_option("--input", o.input, "--bench: a video whose frames are the content (tiled to each size); default: synthetic");
+  q->add_option("--runs", o.runs, "--bench: timed frames per case")->capture_default_str();
+  q->add_option("--json", o.json, "--bench: write the results as JSON");
+  q->add_option("--csv", o.csv, "--bench: write the results as CSV");
+}
+
+int run_quality(const QualityCliOptions& o) {
+  if (o.bench) return run_quality_bench(o);
+  if (o.clips.empty()) return fail("give one or more clips (or --bench)", 2);
+  std::vector<std::pair<std::string, eq::Quality>> configs;
+  for (const auto& c : o.configs) {
+    auto q = quality_config(c);
+    if (!q) return fail(q.status().message(), 2);
+    configs.emplace_back(c.substr(0, c.find(':')), *q);
+  }
+  // Each configuration with the temporal filter is measured against itself without it (the cut
+  // lag): that one is run too, unless the list has it.
+  std::map<std::string, std::string> reference;
+  for (size_t i = 0, n = configs.size(); i < n; ++i) {
+    if (configs[i].second.temporal_s <= 0) continue;
+    eq::Quality still = configs[i].second;
+    still.temporal_s = 0;
+    // The scene-cut threshold means nothing without the filter.
+    auto without = [](eq::Quality q) {
+      if (q.temporal_s <= 0) q.scene_cut = eq::Quality{}.scene_cut;
+      return q;
+    };
+    auto same = std::find_if(configs.begin(), configs.end(), [&](const auto& c) { return without(c.second) == without(still); });
+    if (same == configs.end()) {
+      configs.emplace_back(configs[i].first + "-t0", still);
+      reference[configs[i].first] = configs.back().first;
+    } else {
+      reference[configs[i].first] = same->first;
+    }
+  }
+  std::error_code ec;
+  fs::create_directories(fs::path(o.out) / "runs", ec);
+  if (ec) return fail(o.out + ": " + ec.message());
+  const std::atomic<bool>& stop = install_stop_signals();
+
+  nlohmann::json man;
+  std::string cmd;
+  for (const auto& a : o.argv) cmd += (cmd.empty() ? "" : " ") + a;
+  man["command"] = cmd;
+  man["clips"] = nlohmann::json::array();
+  man["runs"] = nlohmann::json::array();
+  for (const auto& clip : o.clips) {
+    auto src = video::FileSource::open(clip);
+    if (!src) return fail(src.status().to_string());
+    const video::SourceInfo& info = (*src)->info();
+    const std::string name = fs::path(clip).stem().string();
+    const fs::path meta = fs::path(clip).replace_extension(".json");
+    man["clips"].push_back({{"name", name}, {"path", fs::absolute(clip).string()},
+                            {"meta", fs::exists(meta) ? fs::absolute(meta).string() : ""},
+                            {"width", info.format.width}, {"height", info.format.height}, {"bit_depth", info.format.bit_depth},
+                            {"frames", info.frames_hint}});
+    for (const auto& [cname, q] : configs) {
+      pipeline::ExportOptions eo;
+      eo.input = clip;
+      eo.output = (fs::path(o.out) / "runs" / (name + "." + cname + ".mkv")).string();
+      eo.overwrite = true;
+      eo.codec = "ffv1";
+      eo.pipeline.equalizer = o.eq;
+      eo.pipeline.equalizer.quality = q;
+      auto ex = pipeline::Exporter::open(eo);
+      if (!ex) return fail(ex.status().to_string());
+      pipeline::RunStats stats(600, true);
+      set_signal_cleanup((*ex)->temp_path());
+      auto rep = (*ex)->run(stop, &stats, [](const pipeline::ExportProgress&) {});
+      set_signal_cleanup("");
+      if (!rep) return fail(rep.status().code() == Code::cancelled ? "interrupted" : rep.status().to_string());
+      // The equalization's own time per frame: its operations' stages (no decode, copies or encode).
+      const std::vector<video::StageId> eq_stages = {video::stage_id("histogram"), video::stage_id("lut"), video::stage_id("temporal"),
+                                                     video::stage_id("apply")};
+      nlohmann::json ms = nlohmann::json::array();
+      for (const auto& r : stats.records()) {
+        double t = 0;
+        for (auto s : eq_stages)
+          if (r.timing.has(s)) t += r.timing.get(s);
+        ms.push_back(t);
+      }
+      const auto& pe = (*ex)->plan().equalizer;
+      man["device"] = describe_equalizer(pe);
+      man["runs"].push_back({{"clip", name}, {"config", cname}, {"quality", eq::describe(q)}, {"output", fs::absolute(eo.output).string()},
+                             {"ms", ms}, {"reference", reference.count(cname) ? reference[cname] : ""},
+                             {"time_note", std::string("histeq ") + (pe.backend == Backend::gpu ? "GPU" : "CPU") + " stage times, " +
+                                               pe.kernel}});
+      std::printf("histeq quality: %s %-10s %s: %lld frames, %.1f s\n", name.c_str(), cname.c_str(), eq::describe(q).c_str(),
+                  static_cast<long long>(rep->frames_out), rep->elapsed_s);
+      std::fflush(stdout);
+    }
+  }
+  const std::string manifest = (fs::path(o.out) / "histeq_runs.json").string();
+  if (Status s = bench::write_file(manifest, [&](std::ostream& f) { f << man.dump(1) << '\n'; }); !s) return fail(s.to_string());
+  if (o.no_metrics) {
+    std::printf("histeq quality: wrote %s\n", manifest.c_str());
+    return 0;
+  }
+  const std::string script = o.script.empty() ? std::string(HISTEQ_SOURCE_DIR) + "/bench/quality.py" : o.script;
+  if (!fs::exists(script)) return fail(script + ": the metrics script is missing (give --script, or --no-metrics)");
+  auto quote = [](const std::string& s) {
+    std::string q = "'";
+    for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+  };
+  const std::string py = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  const std::string run = py + " " + quote(script) + " --manifest " + quote(manifest) + " --out " + quote(o.out) + " --peers " +
+                          o.peers + (o.stills ? " --stills" : "");
+  std::fflush(stdout);
+  const int rc = std::system(run.c_str());
+  if (rc != 0) return fail("the metrics script failed (" + run + ")");
+  return 0;
+}
+
+}  // namespace histeq::app

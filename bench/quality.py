@@ -1,0 +1,419 @@
+#!/usr/bin/python3
+"""Picture-quality metrics of `histeq quality` (docs/quality.md): histeq's outputs (made by the
+histeq binary, listed in a manifest) beside the peers available on this machine, on the same clips.
+
+  bench/quality.py --manifest DIR/histeq_runs.json --out DIR [--peers auto|none] [--stills]
+
+Peers: ffmpeg's `histeq`, `normalize` (and with smoothing over 15 frames), `histeq,deflicker`
+(when the ffmpeg CLI has those filters), OpenCV's equalizeHist and CLAHE (clip 2, 8x8) on the luma
+(when python3-opencv is installed). Every output is decoded to yuv420p and measured the same way:
+
+  flicker      frame-to-frame change of the mean luma, |m(t) - m(t-1)|, p50 and p99 over the frames
+               that are not the first of a shot (cuts from the clip's .json), as a ratio to the
+               input's; and the same for the total-variation distance between consecutive 256-bin
+               luma histograms
+  cut lag      for histeq configurations with the temporal filter: frames after each cut until the
+               output's mean luma stays (3 frames) within 2 levels of the same configuration's
+               without the filter (its "reference" run): 0 = the new shot's exposure at once
+  colourfulness  Hasler & Suesstrunk 2003 (M = sigma_rgyb + 0.3 mu_rgyb on BT.709 RGB), mean over
+               every 5th frame, output / input
+  noise        in every 10th frame, the flattest 5 % of the 16x16 luma windows of the input (lowest
+               standard deviation, among those above 0.25: a window that compression made perfectly
+               flat stays flat through any LUT); the outputs' standard deviation in the same
+               windows over the input's (sums over the windows)
+  clipped      fraction of luma samples at 0 or 255
+  contrast     luma standard deviation (mean over frames), and its ratio to the input's
+  time         ms per frame of the equalization: histeq's stage times (histogram .. apply, from
+               its --stats-json), ffmpeg's filter by -benchmark (filtered minus unfiltered decode,
+               best of 2, one filter thread), OpenCV's call (median over frames)
+
+Writes DIR/quality.csv, DIR/quality.json, DIR/quality_table.md (the table of docs/quality.md),
+DIR/mean_luma.png (mean luma per frame, input and outputs) and with --stills DIR/stills/CLIP.png (input, plain, default, clahe and OpenCV CLAHE side by
+side). Needs numpy, matplotlib and the ffmpeg CLI.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+NOISE_EVERY = 10
+COLOUR_EVERY = 5
+
+
+def frames(cmd, w, h, depth=8):
+    """Frames (Y, U, V) of yuv420p (8-bit) or yuv420p10le (16-bit samples) from a command's stdout."""
+    bps = 1 if depth == 8 else 2
+    size = w * h * 3 // 2 * bps
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        while True:
+            buf = p.stdout.read(size)
+            if len(buf) < size:
+                break
+            a = np.frombuffer(buf, dtype=np.uint8 if bps == 1 else np.uint16)
+            y = a[:w * h].reshape(h, w)
+            u = a[w * h:w * h + (w // 2) * (h // 2)].reshape(h // 2, w // 2)
+            v = a[w * h + (w // 2) * (h // 2):].reshape(h // 2, w // 2)
+            yield y, u, v
+    finally:
+        p.stdout.close()
+        p.wait()
+
+
+def decode(path, w, h, vf=None):
+    cmd = ["ffmpeg", "-nostdin", "-v", "error", "-i", path]
+    if vf:
+        cmd += ["-vf", vf]
+    return frames(cmd + ["-pix_fmt", "yuv420p", "-f", "rawvideo", "-"], w, h)
+
+
+def rgb709(y, u, v):
+    """BT.709 limited range YUV 4:2:0 -> RGB floats 0..255 (chroma upsampled by repetition)."""
+    Y = (y.astype(np.float32) - 16) * (255 / 219)
+    U = np.repeat(np.repeat((u.astype(np.float32) - 128) * (255 / 224), 2, 0), 2, 1)[:y.shape[0], :y.shape[1]]
+    V = np.repeat(np.repeat((v.astype(np.float32) - 128) * (255 / 224), 2, 0), 2, 1)[:y.shape[0], :y.shape[1]]
+    r = Y + 1.5748 * V
+    b = Y + 1.8556 * U
+    g = (Y - 0.2126 * r - 0.0722 * b) / 0.7152
+    return np.clip(r, 0, 255), np.clip(g, 0, 255), np.clip(b, 0, 255)
+
+
+def colourfulness(y, u, v):
+    r, g, b = rgb709(y, u, v)
+    rg = r - g
+    yb = 0.5 * (r + g) - b
+    return math.sqrt(rg.std() ** 2 + yb.std() ** 2) + 0.3 * math.sqrt(rg.mean() ** 2 + yb.mean() ** 2)
+
+
+def window_std(y, size=16):
+    h, w = (y.shape[0] // size) * size, (y.shape[1] // size) * size
+    t = y[:h, :w].astype(np.float32).reshape(h // size, size, w // size, size)
+    return t.std(axis=(1, 3)).ravel()
+
+
+def hist256(y):
+    return np.bincount(y.ravel(), minlength=256)[:256].astype(np.float64) / y.size
+
+
+class Stats:
+    """Per-frame figures of one sequence of frames (input or an output)."""
+
+    def __init__(self):
+        self.mean, self.std, self.clipped, self.hists, self.colour, self.windows = [], [], [], [], {}, {}
+
+    def add(self, i, y, u, v, flat=None):
+        self.mean.append(float(y.mean()))
+        self.std.append(float(y.std()))
+        self.clipped.append(float(np.count_nonzero((y == 0) | (y == 255))) / y.size)
+        self.hists.append(hist256(y))
+        if i % COLOUR_EVERY == 0:
+            self.colour[i] = colourfulness(y, u, v)
+        if i % NOISE_EVERY == 0:
+            s = window_std(y)
+            if flat is None:  # the input: choose the flattest 5 % of the windows that are not constant
+                k = max(1, len(s) // 20)
+                live = np.nonzero(s >= 0.25)[0]
+                idx = live[np.argsort(s[live], kind="stable")[:k]]
+                self.windows[i] = (idx, s[idx])
+            else:
+                idx = flat.windows[i][0]
+                self.windows[i] = (idx, s[idx])
+
+
+def shot_starts(meta, n):
+    return set(meta.get("cuts", [])) if meta else set()
+
+
+def flicker(st, cuts):
+    m = np.array(st.mean)
+    d = np.abs(np.diff(m))
+    tv = np.array([0.5 * np.abs(st.hists[t] - st.hists[t - 1]).sum() for t in range(1, len(st.hists))])
+    keep = np.array([t not in cuts for t in range(1, len(m))], dtype=bool)
+    return d[keep], tv[keep]
+
+
+def cut_lag(st, ref, cuts):
+    m, r = np.array(st.mean), np.array(ref)
+    worst = 0
+    for c in sorted(cuts):
+        if c + 18 > len(m):
+            continue
+        lag = next((k for k in range(0, 15) if all(abs(m[c + j] - r[c + j]) <= 2.0 for j in range(k, k + 3))), 15)
+        worst = max(worst, lag)
+    return worst
+
+
+def measure(clip, inp, st, cuts, ref=None):
+    d_in, tv_in = flicker(inp, cuts)
+    d, tv = flicker(st, cuts)
+    ratio = lambda a, b: float(a / b) if b > 0 else float("nan")
+    col_in = np.mean([inp.colour[i] for i in st.colour])
+    col = np.mean(list(st.colour.values()))
+    noise_in = sum(float(inp.windows[i][1].sum()) for i in st.windows)
+    noise = sum(float(st.windows[i][1].sum()) for i in st.windows)
+    return {
+        "flicker_mean_p50": float(np.percentile(d, 50)), "flicker_mean_p99": float(np.percentile(d, 99)),
+        "flicker_mean_p50_ratio": ratio(np.percentile(d, 50), np.percentile(d_in, 50)),
+        "flicker_mean_p99_ratio": ratio(np.percentile(d, 99), np.percentile(d_in, 99)),
+        "flicker_hist_p50_ratio": ratio(np.percentile(tv, 50), np.percentile(tv_in, 50)),
+        "flicker_hist_p99_ratio": ratio(np.percentile(tv, 99), np.percentile(tv_in, 99)),
+        "cut_lag_frames": cut_lag(st, ref, cuts) if cuts and ref is not None else None,
+        "colourfulness_ratio": ratio(col, col_in),
+        "noise_ratio": ratio(noise, noise_in),
+        "clipped_pct": 100 * float(np.mean(st.clipped)),
+        "contrast": float(np.mean(st.std)),
+        "contrast_ratio": ratio(np.mean(st.std), np.mean(inp.std)),
+    }
+
+
+def ffmpeg_filters():
+    try:
+        out = subprocess.run(["ffmpeg", "-hide_banner", "-filters"], capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        return set()
+    return {l.split()[1] for l in out.splitlines() if len(l.split()) > 2 and l.startswith(" ")}
+
+
+def ffmpeg_ms(path, vf, frames_n):
+    def rtime(extra):
+        best = float("inf")
+        for _ in range(2):
+            r = subprocess.run(["ffmpeg", "-nostdin", "-benchmark", "-filter_threads", "1", "-i", path] + extra +
+                               ["-pix_fmt", "yuv420p", "-f", "null", "-"], capture_output=True, text=True)
+            m = re.search(r"rtime=([\d.]+)s", r.stderr)
+            if m:
+                best = min(best, float(m.group(1)))
+        return best
+    base = rtime([])
+    withf = rtime(["-vf", vf])
+    return max(0.0, (withf - base) * 1000 / frames_n)
+
+
+def peers(enabled):
+    out = []
+    if not enabled:
+        return out
+    f = ffmpeg_filters()
+    if "histeq" in f:
+        out.append(("ffmpeg histeq", "ffmpeg", "histeq"))
+    if "normalize" in f:
+        out.append(("ffmpeg normalize", "ffmpeg", "normalize"))
+        out.append(("ffmpeg normalize s15", "ffmpeg", "normalize=smoothing=15"))
+    if "histeq" in f and "deflicker" in f:
+        out.append(("ffmpeg histeq+deflicker", "ffmpeg", "histeq,deflicker"))
+    try:
+        import cv2  # noqa: F401
+        out.append(("opencv equalizeHist", "opencv", "equalize"))
+        out.append(("opencv CLAHE 2 8x8", "opencv", "clahe"))
+    except ImportError:
+        print("quality.py: python3-opencv is not installed: no OpenCV peers", file=sys.stderr)
+    return out
+
+
+def run_opencv(kind, path, w, h):
+    import cv2
+    clahe = cv2.createCLAHE(clipLimit=2.0, tileGridSize=(8, 8))
+    times = []
+    for y, u, v in decode(path, w, h):
+        t = time.perf_counter()
+        o = cv2.equalizeHist(y) if kind == "equalize" else clahe.apply(y)
+        times.append((time.perf_counter() - t) * 1000)
+        yield (o, u, v), times
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--manifest", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--peers", default="auto", choices=["auto", "none"])
+    ap.add_argument("--stills", action="store_true")
+    a = ap.parse_args()
+    man = json.load(open(a.manifest))
+    os.makedirs(a.out, exist_ok=True)
+    rows, curves = [], {}
+    still_frames = {}
+    peer_list = peers(a.peers == "auto")
+    for clip in man["clips"]:
+        name, path, w, h = clip["name"], clip["path"], clip["width"], clip["height"]
+        meta = json.load(open(clip["meta"])) if clip.get("meta") and os.path.exists(clip["meta"]) else {}
+        if clip.get("bit_depth", 8) != 8:
+            print(f"quality.py: {name}: {clip['bit_depth']}-bit clips are measured by histeq only, through 8-bit decodes")
+        inp = Stats()
+        still_at = int(meta.get("still", clip["frames"] // 2))
+        stills = {}
+        for i, (y, u, v) in enumerate(decode(path, w, h)):
+            inp.add(i, y, u, v)
+            if i == still_at:
+                stills["input"] = (y.copy(), u.copy(), v.copy())
+        cuts = shot_starts(meta, len(inp.mean))
+        curves[name] = {"input": inp.mean}
+        # Where a scene-cut threshold must sit: the input's histogram distances at cuts and within
+        # shots (fades through black, where the histogram changes fastest, apart).
+        _, tv_in = flicker(inp, set())
+        fades = set(meta.get("fade_frames", []))
+        at_cut = [float(tv_in[c - 1]) for c in cuts if 0 < c <= len(tv_in)]
+        inside = [float(tv_in[t - 1]) for t in range(1, len(inp.mean)) if t not in cuts and t not in fades and t - 1 not in fades] or [0.0]
+        rows.append({"clip": name, "method": "input", "kind": "input", "settings": meta.get("description", ""),
+                     "hist_distance_at_cuts_min": min(at_cut) if at_cut else None,
+                     "hist_distance_within_shots_max": max(inside) if inside else None})
+        print(f"{name}: {len(inp.mean)} frames, cuts {sorted(cuts)}; histogram distance at cuts min "
+              f"{min(at_cut) if at_cut else float('nan'):.3f}, within shots max {max(inside):.3f}", flush=True)
+
+        methods = []
+        runs = [r for r in man["runs"] if r["clip"] == name]
+        for r in sorted(runs, key=lambda r: 0 if any(r["config"] == o.get("reference") for o in runs) else 1):
+            methods.append((r["config"], "histeq", r))
+        for label, kind, arg in peer_list:
+            methods.append((label, kind, arg))
+        for label, kind, arg in methods:
+            st = Stats()
+            ms = {}
+            if kind == "histeq":
+                src = decode(arg["output"], w, h)
+                times = arg.get("ms", [])
+                gen = ((f, None) for f in src)
+            elif kind == "ffmpeg":
+                gen = ((f, None) for f in decode(path, w, h, arg))
+                times = None
+            else:
+                gen = run_opencv(arg, path, w, h)
+                times = None
+            n = 0
+            for i, (f, t) in enumerate(gen):
+                st.add(i, *f, flat=inp)
+                if t is not None:
+                    times = t
+                if i == still_at:
+                    stills[label] = tuple(p.copy() for p in f)
+                n += 1
+            if n != len(inp.mean):
+                print(f"quality.py: {name} {label}: {n} frames out of {len(inp.mean)}", file=sys.stderr)
+                continue
+            if kind == "ffmpeg":
+                ms = {"ms_median": ffmpeg_ms(path, arg, n), "ms_p99": None, "time_note": "ffmpeg -benchmark, 1 filter thread"}
+            elif times:
+                ms = {"ms_median": float(np.median(times)), "ms_p99": float(np.percentile(times, 99)),
+                      "time_note": arg.get("time_note", "histeq stage times") if kind == "histeq" else "cv2 call on the luma"}
+            row = {"clip": name, "method": label, "kind": kind,
+                   "settings": arg.get("quality", "") if kind == "histeq" else (arg if kind == "ffmpeg" else "")}
+            ref = None
+            if kind == "histeq" and arg.get("reference"):
+                ref = curves[name].get(arg["reference"])
+            row.update(measure(name, inp, st, cuts, ref))
+            row.update(ms)
+            rows.append(row)
+            curves[name][label] = st.mean
+            print(f"  {label:24s} flicker p99 x{row['flicker_mean_p99_ratio']:.2f}  colour x{row['colourfulness_ratio']:.2f}  "
+                  f"noise x{row['noise_ratio']:.2f}  clipped {row['clipped_pct']:.1f} %  contrast x{row['contrast_ratio']:.2f}  "
+                  f"cut lag {row['cut_lag_frames']}  hist p99 x{row['flicker_hist_p99_ratio']:.2f}  "
+                  f"{row.get('ms_median', float('nan')) or 0:.3f} ms", flush=True)
+        still_frames[name] = stills
+
+    fields = ["clip", "method", "kind", "settings", "flicker_mean_p50", "flicker_mean_p99", "flicker_mean_p50_ratio",
+              "flicker_mean_p99_ratio", "flicker_hist_p50_ratio", "flicker_hist_p99_ratio", "cut_lag_frames",
+              "colourfulness_ratio", "noise_ratio", "clipped_pct", "contrast", "contrast_ratio", "ms_median", "ms_p99",
+              "time_note", "hist_distance_at_cuts_min", "hist_distance_within_shots_max"]
+    tmp = os.path.join(a.out, "quality.csv.part")
+    with open(tmp, "w", newline="") as f:
+        wr = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        wr.writeheader()
+        for r in rows:
+            wr.writerow(r)
+    os.replace(tmp, os.path.join(a.out, "quality.csv"))
+    tmp = os.path.join(a.out, "quality.json.part")
+    with open(tmp, "w") as f:
+        json.dump({"command": man.get("command"), "device": man.get("device"), "rows": rows}, f, indent=1)
+    os.replace(tmp, os.path.join(a.out, "quality.json"))
+    write_markdown(rows, os.path.join(a.out, "quality_table.md"))
+    plot(curves, os.path.join(a.out, "mean_luma.png"))
+    if a.stills:
+        for name, stills in still_frames.items():
+            save_stills(name, stills, os.path.join(a.out, "stills", name + ".png"))
+    print(f"wrote {a.out}/quality.csv, quality.json, quality_table.md, mean_luma.png" + (", stills/" if a.stills else ""))
+
+
+def write_markdown(rows, path):
+    """The table of docs/quality.md: a row a clip and method."""
+    def f(v, fmt="{:.2f}"):
+        return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+    lines = ["| clip | method | flicker p50 / p99 (x input) | hist. distance p99 (x input) | cut lag (frames) | "
+             "colourfulness (x input) | noise in flat areas (x input) | clipped % | contrast (luma sd, x input) | ms / frame |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r["kind"] == "input":
+            continue
+        lines.append(f"| {r['clip']} | {r['method']} | {f(r['flicker_mean_p50_ratio'])} / {f(r['flicker_mean_p99_ratio'])} | "
+                     f"{f(r['flicker_hist_p99_ratio'])} | {f(r['cut_lag_frames'], '{}')} | {f(r['colourfulness_ratio'])} | "
+                     f"{f(r['noise_ratio'])} | {f(r['clipped_pct'], '{:.1f}')} | {f(r['contrast'], '{:.1f}')} ({f(r['contrast_ratio'])}) | "
+                     f"{f(r.get('ms_median'), '{:.2f}')} |")
+    with open(path + ".part", "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    os.replace(path + ".part", path)
+
+
+def plot(curves, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    n = len(curves)
+    fig, axes = plt.subplots(n, 1, figsize=(11, 2.6 * n), squeeze=False)
+    for ax, (clip, c) in zip(axes[:, 0], curves.items()):
+        for label, m in c.items():
+            style = dict(color="black", lw=2.2) if label == "input" else dict(lw=1.1)
+            if label in ("plain", "default", "clahe"):
+                style["lw"] = 1.8
+            ax.plot(m, label=label, **style)
+        ax.set_title(clip, loc="left", fontsize=10)
+        ax.set_ylabel("mean luma")
+        ax.set_ylim(0, 255)
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(fontsize=7, ncol=4, loc="upper right")
+    axes[-1, 0].set_xlabel("frame")
+    fig.tight_layout()
+    fig.savefig(path + ".part.png", dpi=90)
+    os.replace(path + ".part.png", path)
+    plt.close(fig)
+
+
+def save_stills(name, stills, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    order = [k for k in ("input", "plain", "default", "clahe", "opencv CLAHE 2 8x8", "ffmpeg histeq") if k in stills]
+    if len(order) < 2:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    cols = 3 if len(order) > 4 else 2
+    rows_n = (len(order) + cols - 1) // cols
+    y0 = stills["input"][0]
+    aspect = y0.shape[0] / y0.shape[1]
+    fig, axes = plt.subplots(rows_n, cols, figsize=(5 * cols, 5 * cols * aspect * rows_n / cols + 0.4 * rows_n), squeeze=False)
+    for ax in axes.ravel():
+        ax.axis("off")
+    for ax, k in zip(axes.ravel(), order):
+        r, g, b = rgb709(*stills[k])
+        ax.imshow(np.stack([r, g, b], -1).astype(np.uint8))
+        ax.set_title(k, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path + ".part.png", dpi=80)
+    plt.close(fig)
+    try:  # 256 colours (as scripts/player_screenshots.sh): a fraction of the size, for the docs
+        from PIL import Image
+        im = Image.open(path + ".part.png").convert("RGB")
+        im.quantize(colors=256, method=Image.Quantize.LIBIMAGEQUANT, dither=Image.Dither.FLOYDSTEINBERG).save(
+            path + ".part.png", optimize=True)
+    except Exception:  # no python3-pil (or no libimagequant): the full PNG
+        pass
+    os.replace(path + ".part.png", path)
+
+
+if __name__ == "__main__":
+    main()

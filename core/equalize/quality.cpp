@@ -1,0 +1,108 @@
+#include "core/equalize/quality.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace histeq::eq {
+namespace {
+
+std::string number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%g", v);
+  return b;
+}
+
+bool in_range(double v, double lo, double hi) { return v >= lo && v <= hi; }  // false for NaN
+
+}  // namespace
+
+Quality plain_quality() { return Quality{}; }
+
+Quality default_quality() {
+  Quality q;
+  // docs/quality.md, "Choosing the defaults": sweeps over the clips of bench/make_quality_clips.py.
+  //  - clip 1.1: the most contrast that keeps the noise of flat areas within 2x on every clip
+  //    (1.25: 2.1x on the dark one, 1.5: 2.1-2.4x, 2: 2.5-2.9x; contrast 1.45-2.0x at 1.1);
+  //  - temporal 0.35 s: the mean's flicker p99 at most the input's on every clip (trailer 0.996x,
+  //    street 0.90x, dark 0.76x, cut 0.996x; 0.5 s: trailer 1.006x, 0.75 and 1 s: 1.04x: longer
+  //    constants hold the offset longer after fades), while smoothing the curve's own changes;
+  //  - scene cut 0.3: within the clips' shots the distance stayed below 0.07, at their hard cuts it
+  //    was 0.34 and more (0.35 missed one of the trailer's); a bright block over a quarter of the
+  //    picture appearing at once measures 0.25 and must not count as a cut (tests/unit);
+  //  - chroma limit 1.2: colourfulness 1.03-1.2x of the input's (1.25: up to 1.31x, 1.5: 1.56x).
+  q.mode = Mode::global;
+  q.clip_limit = 1.1;
+  q.temporal_s = 0.35;
+  q.scene_cut = 0.3;
+  q.chroma = ChromaMode::follow;
+  q.chroma_limit = 1.2;
+  return q;
+}
+
+Status validate(const Quality& q) {
+  if (!(q.clip_limit == 0 || in_range(q.clip_limit, 1, 64)))
+    return HISTEQ_ERROR(Code::invalid_argument, "clip limit must be 0 (off) or 1..64, not " + number(q.clip_limit));
+  if (!in_range(q.temporal_s, 0, 10))
+    return HISTEQ_ERROR(Code::invalid_argument, "temporal time constant must be 0 (off) .. 10 s, not " + number(q.temporal_s));
+  if (!in_range(q.scene_cut, 0, 1))
+    return HISTEQ_ERROR(Code::invalid_argument, "scene-cut threshold must be 0..1, not " + number(q.scene_cut));
+  if (!in_range(q.chroma_limit, 1, 4))
+    return HISTEQ_ERROR(Code::invalid_argument, "chroma limit must be 1..4, not " + number(q.chroma_limit));
+  if (q.tiles.cols < 1 || q.tiles.rows < 1 || q.tiles.cols > hist::kMaxTiles || q.tiles.rows > hist::kMaxTiles)
+    return HISTEQ_ERROR(Code::invalid_argument, "tiles must be 1.." + std::to_string(hist::kMaxTiles) + " per axis, not " +
+                                                    std::to_string(q.tiles.cols) + "x" + std::to_string(q.tiles.rows));
+  return Status::ok();
+}
+
+const char* mode_name(Mode m) noexcept { return m == Mode::clahe ? "clahe" : "global"; }
+const char* chroma_name(ChromaMode c) noexcept { return c == ChromaMode::follow ? "auto" : "keep"; }
+
+Result<Mode> parse_mode(const std::string& s) {
+  if (s == "global") return Mode::global;
+  if (s == "clahe") return Mode::clahe;
+  return HISTEQ_ERROR(Code::invalid_argument, "mode must be global or clahe, not '" + s + "'");
+}
+
+Result<ChromaMode> parse_chroma(const std::string& s) {
+  if (s == "keep") return ChromaMode::keep;
+  if (s == "auto") return ChromaMode::follow;
+  return HISTEQ_ERROR(Code::invalid_argument, "chroma must be auto or keep, not '" + s + "'");
+}
+
+Result<hist::TileGrid> parse_tiles(const std::string& s) {
+  int c = 0, r = 0;
+  char extra = 0;
+  if (std::sscanf(s.c_str(), "%dx%d%c", &c, &r, &extra) != 2)
+    return HISTEQ_ERROR(Code::invalid_argument, "tiles must be COLSxROWS (e.g. 8x8), not '" + s + "'");
+  Quality q;
+  q.tiles = {c, r};
+  HISTEQ_TRY(validate(q));
+  return q.tiles;
+}
+
+std::string describe(const Quality& q) {
+  if (q.plain()) return "plain";
+  std::string s = mode_name(q.mode);
+  if (q.mode == Mode::clahe) s += " " + std::to_string(q.tiles.cols) + "x" + std::to_string(q.tiles.rows);
+  s += q.clip_limit > 0 ? ", clip " + number(q.clip_limit) : ", no clip";
+  s += q.temporal_s > 0 ? ", temporal " + number(q.temporal_s) + " s (cut " + number(q.scene_cut) + ")" : ", no temporal";
+  s += q.chroma == ChromaMode::follow ? ", chroma auto (limit " + number(q.chroma_limit) + ")" : ", chroma kept";
+  return s;
+}
+
+uint32_t clip_q8(const Quality& q) noexcept { return static_cast<uint32_t>(std::lround(q.clip_limit * 256)); }
+uint32_t cut_q16(const Quality& q) noexcept { return static_cast<uint32_t>(std::lround(q.scene_cut * 65536)); }
+uint32_t chroma_limit_q12(const Quality& q) noexcept { return static_cast<uint32_t>(std::lround(q.chroma_limit * 4096)); }
+
+uint32_t temporal_alpha_q16(double temporal_s, double dt_s) noexcept {
+  if (!(temporal_s > 0)) return 65536;
+  const double a = 1.0 - std::exp(-dt_s / temporal_s);
+  return static_cast<uint32_t>(std::clamp<long>(std::lround(a * 65536), 1, 65536));
+}
+
+hist::TileGrid effective_tiles(const Quality& q, int width, int height) noexcept {
+  return {std::max(1, std::min(q.tiles.cols, width)), std::max(1, std::min(q.tiles.rows, height))};
+}
+
+}  // namespace histeq::eq

@@ -1,0 +1,91 @@
+// The picture-quality controls of the equalizer (issue 8): what a user sets with --mode, --tiles,
+// --clip-limit, --temporal, --scene-cut, --chroma and --chroma-limit, and the player's overlay.
+//
+//   mode        global: one LUT for the frame (lut.h's formula: today's equalization);
+//               clahe: contrast-limited adaptive equalization (Zuiderveld, "Contrast Limited
+//               Adaptive Histogram Equalization", Graphics Gems IV, 1994): a LUT per tile of a
+//               cols x rows grid, bilinear interpolation between the LUTs of the four nearest tile
+//               centres (tone.h).
+//   clip_limit  the histogram is clipped at clip_limit x (samples / bins) before its CDF, and what
+//               was cut off is spread over all bins (as Zuiderveld and OpenCV's createCLAHE do), so
+//               no LUT slope exceeds about clip_limit: flat regions are not stretched into noise.
+//               Per tile in clahe mode, on the frame's histogram in global mode. 0 = off.
+//   temporal_s  the LUTs follow the pictures through a first-order IIR filter with this time
+//               constant (seconds; the frame interval comes from the frames' timestamps), reset at a
+//               scene cut: when the total-variation distance between the luma histograms of two
+//               consecutive frames exceeds scene_cut (0..1; 1 = never). 0 = off.
+//   chroma      keep: chroma untouched (today); follow ("auto" on the command line): each chroma
+//               sample's deviation from neutral is scaled by the luma gain of its co-sited luma
+//               samples, (Y_out - black) / (Y_in - black), limited to [1, chroma_limit]: a
+//               brightened pixel keeps (up to the limit) its saturation instead of turning grey, a
+//               darkened one keeps its chroma. Saturation is chroma over luma, so scaling chroma
+//               with the luma keeps it; the limit keeps chroma noise in the darkest areas (gains of
+//               5 and more) from becoming colour blotches.
+//
+// Everything off (plain_quality()) is today's equalization, bit for bit. The integer forms the
+// frames are computed with (clip_q8, cut_q16, ...) are fixed here, once, on the host, so that the
+// CPU and the GPU compute identical frames (tone.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/cuda/status.h"
+#include "core/histogram/histogram.h"
+
+namespace histeq::eq {
+
+enum class Mode { global, clahe };
+enum class ChromaMode { keep, follow };
+
+struct Quality {
+  Mode mode = Mode::global;
+  hist::TileGrid tiles{8, 8};  // clahe: the tile grid (OpenCV's default); clamped to the frame's size
+  double clip_limit = 0;       // 0 = off; else >= 1 (below 1 every bin would be clipped)
+  double temporal_s = 0;       // 0 = off; else the IIR time constant in seconds
+  double scene_cut = 0.3;      // total-variation distance 0..1 (docs/quality.md has the measurement)
+  ChromaMode chroma = ChromaMode::keep;
+  double chroma_limit = 1.2;   // >= 1
+
+  bool operator==(const Quality& o) const noexcept {
+    return mode == o.mode && tiles == o.tiles && clip_limit == o.clip_limit && temporal_s == o.temporal_s &&
+           scene_cut == o.scene_cut && chroma == o.chroma && chroma_limit == o.chroma_limit;
+  }
+  bool operator!=(const Quality& o) const noexcept { return !(*this == o); }
+  // True when the settings make today's equalization (global, no clip, no temporal, chroma kept).
+  bool plain() const noexcept {
+    return mode == Mode::global && clip_limit == 0 && temporal_s == 0 && chroma == ChromaMode::keep;
+  }
+};
+
+// Today's equalization: global, no clip limit, no temporal filter, chroma kept.
+Quality plain_quality();
+// The defaults of the command line and the player, chosen by the measurements of docs/quality.md.
+Quality default_quality();
+
+// Ranges: clip_limit 0 or 1..64, temporal_s 0..10, scene_cut 0..1, chroma_limit 1..4, tiles
+// 1..hist::kMaxTiles per axis. Errors name the control.
+Status validate(const Quality& q);
+
+// "global", "clahe"; "keep", "auto".
+const char* mode_name(Mode m) noexcept;
+const char* chroma_name(ChromaMode c) noexcept;
+Result<Mode> parse_mode(const std::string& s);
+Result<ChromaMode> parse_chroma(const std::string& s);
+// "8x8" -> {8, 8}
+Result<hist::TileGrid> parse_tiles(const std::string& s);
+// "plain" or e.g. "clahe 8x8, clip 1.1, temporal 0.35 s (cut 0.3), chroma auto (limit 1.2)".
+std::string describe(const Quality& q);
+
+// The integer forms (tone.h). clip_q8 = round(clip_limit * 256) (0 = off); cut_q16 =
+// round(scene_cut * 65536); limit_q12 = round(chroma_limit * 4096); alpha_q16 = round((1 -
+// exp(-dt / temporal_s)) * 65536), at least 1 (the filter always moves), for a frame interval dt.
+uint32_t clip_q8(const Quality& q) noexcept;
+uint32_t cut_q16(const Quality& q) noexcept;
+uint32_t chroma_limit_q12(const Quality& q) noexcept;
+uint32_t temporal_alpha_q16(double temporal_s, double dt_s) noexcept;
+
+// The tile grid a frame of width x height gets: q.tiles clamped to at most one tile per sample.
+hist::TileGrid effective_tiles(const Quality& q, int width, int height) noexcept;
+
+}  // namespace histeq::eq

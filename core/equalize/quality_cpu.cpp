@@ -1,0 +1,268 @@
+// CPU side of the picture-quality controls: the loops of tone.h's formulas, the truth the GPU side
+// (quality_gpu.cu) is tested against.
+#include <algorithm>
+#include <vector>
+
+#include "core/equalize/equalize.h"
+#include "core/equalize/tone.h"
+
+namespace histeq::eq {
+namespace {
+
+Status check_bins(int bins) {
+  if (hist::bins_log2(bins) < 1 || bins > kMaxBins) return HISTEQ_ERROR(Code::invalid_argument, "LUT size must be a power of two in 2..1024");
+  return Status::ok();
+}
+
+// Clips h in place (tone.h); total is its sum.
+void clip_histogram(uint32_t* h, int bins, uint64_t total, uint32_t clip_q8) {
+  const uint32_t limit = tone::clip_count(clip_q8, total, bins);
+  const int g = tone::clip_group(bins);
+  uint64_t kept_sum = 0;
+  for (int j = 0; j < bins; j += g) {
+    uint32_t group = 0;
+    for (int k = 0; k < g; ++k) group += h[j + k];
+    for (int k = 0; k < g; ++k) kept_sum += h[j + k] = tone::clip_kept(h[j + k], group, limit);
+  }
+  const uint32_t excess = static_cast<uint32_t>(total - kept_sum);
+  for (int v = 0; v < bins; ++v) h[v] = tone::clipped_bin(h[v], static_cast<uint32_t>(v), excess, static_cast<uint32_t>(bins));
+}
+
+template <class T>
+Status check_host_plane(const PlaneView<T>& p) {
+  if (p.memory == MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "a host plane is needed");
+  if (!p.empty() && p.data == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane");
+  if (p.height > 1 && p.pitch < p.row_bytes()) return HISTEQ_ERROR(Code::invalid_argument, "pitch smaller than a row");
+  return Status::ok();
+}
+
+template <class T>
+Status apply_tiles_host(const PlaneView<T>& p, const TileLuts& t, int bins) {
+  HISTEQ_TRY(check_bins(bins));
+  HISTEQ_TRY(check_host_plane(p));
+  if (p.empty()) return Status::ok();
+  if (t.luts == nullptr || t.x_table == nullptr || t.y_table == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null tile LUTs");
+  const uint32_t n = static_cast<uint32_t>(bins);
+  const int sh = t.shift;
+  for (int y = 0; y < p.height; ++y) {
+    T* row = p.row(y);
+    const uint32_t ey = t.y_table[y];
+    for (int x = 0; x < p.width; ++x) {
+      const uint32_t v = static_cast<uint32_t>(row[x]) >> sh;
+      if (sizeof(T) == 1 || v < n) row[x] = static_cast<T>(tone::tile_map(t.luts, t.grid.cols, bins, t.x_table[x], ey, v) << sh);
+    }
+  }
+  return Status::ok();
+}
+
+template <class T>
+PlaneView<T> writable(const PlaneRef& r) {
+  return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
+}
+
+template <class T, class Map>
+void colour_host(const PlaneView<T>& y, const ChromaPlanes& c, int bins, Map map) {
+  // P010 (shift 6): everything below works on v >> shift and stores out << shift.
+  const int sh = c.shift;
+  const uint32_t depth = static_cast<uint32_t>(y.bit_depth - sh);
+  const uint32_t maxval = (1u << depth) - 1, neutral = 1u << (depth - 1), n_bins = static_cast<uint32_t>(bins);
+  const PlaneView<T> u = writable<T>(c.planes[0]);
+  const PlaneView<T> v = c.interleaved ? u : writable<T>(c.planes[1]);
+  const int cw = c.interleaved ? u.width / 2 : u.width, ch = u.height;
+  const int step = c.interleaved ? 2 : 1;
+  auto mapped = [&](int x, int yy, uint32_t in) { return sizeof(T) == 1 || in < n_bins ? map(x, yy, in) : in; };
+  for (int cy = 0; cy < ch; ++cy) {
+    const int y0 = cy << c.shift_y, y1 = std::min(y.height, (cy + 1) << c.shift_y);
+    T* pu = u.row(cy);
+    T* pv = c.interleaved ? u.row(cy) + 1 : v.row(cy);
+    // 4:2:0 with both luma rows present: the four samples without loops (the usual case, and most
+    // of the CPU path's time in global mode).
+    const bool quad = c.shift_x == 1 && c.shift_y == 1 && y1 - y0 == 2;
+    T* r0 = y.row(y0);
+    T* r1 = quad ? y.row(y0 + 1) : r0;
+    for (int cx = 0; cx < cw; ++cx) {
+      const int x0 = cx << c.shift_x, x1 = std::min(y.width, (cx + 1) << c.shift_x);
+      uint32_t sum_in = 0, sum_out = 0, count = 0;
+      if (quad && x1 - x0 == 2) {
+        const uint32_t a = static_cast<uint32_t>(r0[x0]) >> sh, b = static_cast<uint32_t>(r0[x0 + 1]) >> sh;
+        const uint32_t d = static_cast<uint32_t>(r1[x0]) >> sh, e = static_cast<uint32_t>(r1[x0 + 1]) >> sh;
+        const uint32_t ma = mapped(x0, y0, a), mb = mapped(x0 + 1, y0, b), md = mapped(x0, y0 + 1, d), me = mapped(x0 + 1, y0 + 1, e);
+        r0[x0] = static_cast<T>(ma << sh);
+        r0[x0 + 1] = static_cast<T>(mb << sh);
+        r1[x0] = static_cast<T>(md << sh);
+        r1[x0 + 1] = static_cast<T>(me << sh);
+        sum_in = a + b + d + e;
+        sum_out = ma + mb + md + me;
+        count = 4;
+      } else {
+        for (int yy = y0; yy < y1; ++yy) {
+          T* row = y.row(yy);
+          for (int xx = x0; xx < x1; ++xx) {
+            const uint32_t in = static_cast<uint32_t>(row[xx]) >> sh;
+            const uint32_t out = mapped(xx, yy, in);
+            row[xx] = static_cast<T>(out << sh);
+            sum_in += in;
+            sum_out += out;
+            ++count;
+          }
+        }
+      }
+      if (count == 0) continue;  // a chroma sample past the luma (never for valid layouts)
+      const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
+      T* su = pu + cx * step;
+      T* sv = pv + cx * step;
+      *su = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*su) >> sh, s, neutral, maxval) << sh);
+      *sv = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*sv) >> sh, s, neutral, maxval) << sh);
+    }
+  }
+}
+
+template <class T>
+Status apply_colour_host(const PlaneRef& luma, const ChromaPlanes& c, const uint16_t* lut, const TileLuts* tiles, int bins) {
+  const PlaneView<T> y = writable<T>(luma);
+  HISTEQ_TRY(check_host_plane(y));
+  for (int i = 0; i < (c.interleaved ? 1 : 2); ++i) {
+    const PlaneRef& p = c.planes[i];
+    if (p.bytes_per_sample != luma.bytes_per_sample || p.on_device() || (p.data == nullptr && p.samples() > 0))
+      return HISTEQ_ERROR(Code::invalid_argument, "chroma planes must be host planes of the luma's sample size");
+  }
+  if (y.empty()) return Status::ok();
+  if (tiles != nullptr) {
+    colour_host(y, c, bins, [&](int x, int yy, uint32_t v) {
+      return tone::tile_map(tiles->luts, tiles->grid.cols, bins, tiles->x_table[x], tiles->y_table[yy], v);
+    });
+  } else {
+    colour_host(y, c, bins, [&](int, int, uint32_t v) { return static_cast<uint32_t>(lut[v]); });
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* lut) {
+  if (clip_q8 == 0) return build_lut(counts, bins, weight, lut);
+  HISTEQ_TRY(validate_lut_args(bins, weight));
+  if (counts == nullptr || lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram or LUT");
+  uint32_t h[kMaxBins];
+  uint64_t total = 0;
+  for (int v = 0; v < bins; ++v) total += h[v] = counts[v];
+  if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "histogram of 2^32 samples or more");
+  clip_histogram(h, bins, total, clip_q8);
+  return build_lut(h, bins, weight, lut);
+}
+
+Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* tile_luts,
+                       uint16_t* mean_lut) {
+  HISTEQ_TRY(validate_lut_args(bins, weight));
+  if (tile_counts == nullptr || tile_luts == nullptr || tiles < 1) return HISTEQ_ERROR(Code::invalid_argument, "null tile histograms or LUTs");
+  const uint32_t maxval = static_cast<uint32_t>(bins - 1);
+  uint32_t h[kMaxBins];
+  for (int t = 0; t < tiles; ++t) {
+    const uint32_t* in = tile_counts + static_cast<size_t>(t) * bins;
+    uint16_t* out = tile_luts + static_cast<size_t>(t) * bins;
+    uint64_t total = 0;
+    for (int v = 0; v < bins; ++v) total += h[v] = in[v];
+    if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "tile histogram of 2^32 samples or more");
+    if (clip_q8 != 0) clip_histogram(h, bins, total, clip_q8);
+    uint32_t cdf = 0;
+    for (int v = 0; v < bins; ++v) {
+      cdf += h[v];
+      out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), cdf, static_cast<uint32_t>(total), maxval, weight));
+    }
+  }
+  if (mean_lut != nullptr) {
+    for (int v = 0; v < bins; ++v) {
+      uint32_t sum = 0;
+      for (int t = 0; t < tiles; ++t) sum += tile_luts[static_cast<size_t>(t) * bins + v];
+      mean_lut[v] = static_cast<uint16_t>((sum + static_cast<uint32_t>(tiles) / 2) / static_cast<uint32_t>(tiles));
+    }
+  }
+  return Status::ok();
+}
+
+Status sum_tiles(const uint32_t* tile_counts, int tiles, int bins, uint32_t* counts) {
+  HISTEQ_TRY(check_bins(bins));
+  if (tile_counts == nullptr || counts == nullptr || tiles < 1) return HISTEQ_ERROR(Code::invalid_argument, "null histograms");
+  std::fill(counts, counts + bins, 0u);
+  for (int t = 0; t < tiles; ++t)
+    for (int v = 0; v < bins; ++v) counts[v] += tile_counts[static_cast<size_t>(t) * bins + v];
+  return Status::ok();
+}
+
+void axis_table(int size, int n, uint32_t* table) {
+  for (int x = 0; x < size; ++x) table[x] = tone::axis_entry(x, n, size);
+}
+
+Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins) { return apply_tiles_host(plane, t, bins); }
+Status apply_tiles(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins) { return apply_tiles_host(plane, t, bins); }
+
+Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* lut, const TileLuts* tiles, int bins) {
+  HISTEQ_TRY(check_bins(bins));
+  if (tiles == nullptr && lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null LUT");
+  if (luma.bytes_per_sample == 1) return apply_colour_host<uint8_t>(luma, chroma, lut, tiles, bins);
+  return apply_colour_host<uint16_t>(luma, chroma, lut, tiles, bins);
+}
+
+Status check_temporal_args(const TemporalArgs& a) {
+  HISTEQ_TRY(check_bins(a.bins));
+  if (a.counts == nullptr || a.luts == nullptr || a.state == nullptr || a.next_hist == nullptr || a.next_scalars == nullptr ||
+      (!a.restart && (a.prev_hist == nullptr || a.prev_scalars == nullptr)) || a.count < 1)
+    return HISTEQ_ERROR(Code::invalid_argument, "temporal filter: null buffer");
+  if (a.extra == nullptr && a.count != 1)
+    return HISTEQ_ERROR(Code::invalid_argument, "temporal filter: several LUTs need the extra (mean) one");
+  return Status::ok();
+}
+
+Status temporal_update(const TemporalArgs& a) {
+  HISTEQ_TRY(check_temporal_args(a));
+  const int bins = a.bins;
+  uint64_t total = 0, sum_hv = 0;
+  for (int v = 0; v < bins; ++v) {
+    total += a.counts[v];
+    sum_hv += static_cast<uint64_t>(a.counts[v]) * static_cast<uint64_t>(v);
+  }
+  const int32_t m = tone::mean_q12(sum_hv, total);
+  uint32_t diff = 0;
+  for (int v = 0; v < bins; ++v) {
+    const uint32_t p = tone::normalized_bin(a.counts[v], total);
+    if (!a.restart) diff += p > a.prev_hist[v] ? p - a.prev_hist[v] : a.prev_hist[v] - p;
+    a.next_hist[v] = p;
+  }
+  const bool cut = a.restart || diff / 2 > a.cut_q16;
+  const int luts = a.count + (a.extra != nullptr ? 1 : 0);
+  for (int k = 0; k < luts; ++k) {
+    const uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * bins : a.extra;
+    int32_t* state = a.state + static_cast<size_t>(k) * bins;
+    for (int v = 0; v < bins; ++v) state[v] = cut ? tone::temporal_start(lut[v]) : tone::temporal_step(state[v], lut[v], a.alpha_q16);
+  }
+  // The brightness limit, measured through the reference LUT: the extra one, else LUT 0.
+  const int32_t* ref = a.state + static_cast<size_t>(a.extra != nullptr ? a.count : 0) * bins;
+  auto u_of = [&](int32_t off) -> int32_t {
+    uint64_t sum = 0;
+    for (int v = 0; v < bins; ++v) sum += static_cast<uint64_t>(a.counts[v]) * tone::temporal_entry(ref[v], off, v, bins);
+    return tone::mean_q12(sum, total);
+  };
+  const bool free = a.restart || (cut && tone::free_cut(a.prev_scalars[4], m - a.prev_scalars[2], a.prev_scalars[5], bins));
+  int32_t c = 0;
+  if (!free) {
+    const int32_t d = m > a.prev_scalars[2] ? m - a.prev_scalars[2] : a.prev_scalars[2] - m;
+    auto search = [&](int32_t lo, int32_t hi, int32_t t) { return tone::bisect_at_most(u_of, lo, hi, t); };
+    c = tone::limit_offset(u_of, search, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
+                           tone::max_offset(bins));
+  }
+  for (int k = 0; k < luts; ++k) {
+    uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * bins : a.extra;
+    const int32_t* state = a.state + static_cast<size_t>(k) * bins;
+    for (int v = 0; v < bins; ++v) lut[v] = static_cast<uint16_t>(tone::temporal_entry(state[v], c, v, bins));
+  }
+  const int32_t u = u_of(c);
+  a.next_scalars[0] = c;
+  a.next_scalars[1] = u;
+  a.next_scalars[2] = m;
+  a.next_scalars[3] = cut ? 1 : 0;
+  a.next_scalars[4] = cut ? 0 : std::min(a.restart ? 1 : a.prev_scalars[4] + 1, 1 << 20);
+  a.next_scalars[5] = a.restart ? 0 : m - a.prev_scalars[2];
+  return Status::ok();
+}
+
+}  // namespace histeq::eq

@@ -1,0 +1,443 @@
+// GPU side of the picture-quality controls: tone.h's formulas, the same integer steps as
+// quality_cpu.cpp, so the frames are identical. Kernels:
+//   clip + CDF per tile      one block per tile (CUB block reduce and scan), bins <= block size
+//   sum / mean over tiles    one thread per bin
+//   temporal filter          one block for the histogram's figures, the scene cut, the reference
+//                            LUT and the brightness offset; then (clahe) one block per tile LUT
+//   apply with tiles         one thread per 16-byte unit of a row, LUTs read through L1
+//   apply with colour        one thread per chroma sample and its co-sited luma samples
+#include <cub/block/block_reduce.cuh>
+#include <cub/block/block_scan.cuh>
+
+#include "core/cuda/check.h"
+#include "core/equalize/equalize.h"
+#include "core/equalize/tone.h"
+
+namespace histeq::eq {
+namespace {
+
+// The sum of h over this thread's clip group (tone.h): G consecutive threads, G in {1, 2, 4}, so
+// lanes of one warp (G divides 32). Every thread of the warp takes part.
+__device__ __forceinline__ uint32_t group_sum(uint32_t h, int g) {
+  for (int m = 1; m < g; m <<= 1) h += __shfl_xor_sync(0xFFFFFFFFu, h, m);
+  return h;
+}
+
+// tone.h's clip of one bin: the block's total excess from what every bin kept.
+template <class Reduce>
+__device__ __forceinline__ uint32_t clip_bin(typename Reduce::TempStorage& tmp, uint32_t* s_excess, uint32_t h, int v, int bins,
+                                             uint32_t total, uint32_t clip_q8) {
+  const uint32_t limit = tone::clip_count(clip_q8, total, bins);
+  const uint32_t g = group_sum(h, tone::clip_group(bins));
+  const uint32_t kept = v < bins ? tone::clip_kept(h, g, limit) : 0u;
+  const uint32_t kept_sum = Reduce(tmp).Sum(kept);
+  if (v == 0) *s_excess = total - kept_sum;
+  __syncthreads();
+  return v < bins ? tone::clipped_bin(kept, static_cast<uint32_t>(v), *s_excess, static_cast<uint32_t>(bins)) : 0u;
+}
+
+Status check_bins(int bins) {
+  if (hist::bins_log2(bins) < 1 || bins > kMaxBins) return HISTEQ_ERROR(Code::invalid_argument, "LUT size must be a power of two in 2..1024");
+  return Status::ok();
+}
+
+// --- tile LUTs and the clipped global LUT ------------------------------------------------------------
+
+template <int BLOCK>
+struct LutScratch {
+  using Reduce = cub::BlockReduce<uint32_t, BLOCK>;
+  using Scan = cub::BlockScan<uint32_t, BLOCK>;
+  union {
+    typename Reduce::TempStorage reduce;
+    typename Scan::TempStorage scan;
+  } tmp;
+  uint32_t total, excess, min;
+};
+
+// Thread v's bin of `counts` after the clip limit (unclipped when clip_q8 is 0) and its inclusive
+// CDF; s.total = the histogram's total. Every thread of the block calls it.
+template <int BLOCK>
+__device__ __forceinline__ uint32_t clipped_cdf(LutScratch<BLOCK>& s, const uint32_t* __restrict__ counts, int bins, uint32_t clip_q8,
+                                                uint32_t& h) {
+  using Reduce = typename LutScratch<BLOCK>::Reduce;
+  using Scan = typename LutScratch<BLOCK>::Scan;
+  const int v = static_cast<int>(threadIdx.x);
+  h = v < bins ? counts[v] : 0u;
+  const uint32_t total = Reduce(s.tmp.reduce).Sum(h);
+  if (v == 0) s.total = total;
+  __syncthreads();
+  if (clip_q8 != 0) h = clip_bin<Reduce>(s.tmp.reduce, &s.excess, h, v, bins, s.total, clip_q8);
+  uint32_t cdf = 0;
+  Scan(s.tmp.scan).InclusiveSum(h, cdf);
+  return cdf;
+}
+
+// One block per tile: Zuiderveld's mapping of the tile's clipped CDF.
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    tile_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* __restrict__ luts) {
+  __shared__ LutScratch<BLOCK> s;
+  const int v = static_cast<int>(threadIdx.x);
+  const size_t base = static_cast<size_t>(blockIdx.x) * bins;
+  uint32_t h;
+  const uint32_t cdf = clipped_cdf<BLOCK>(s, counts + base, bins, clip_q8, h);
+  if (v < bins)
+    luts[base + v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), cdf, s.total, static_cast<uint32_t>(bins - 1), weight));
+}
+
+// lut.h's formula on the clipped histogram: the CDF's first non-zero bin gives cdf_min as in
+// equalize_gpu.cu's kernel.
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK)
+    clipped_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* __restrict__ lut) {
+  __shared__ LutScratch<BLOCK> s;
+  const int v = static_cast<int>(threadIdx.x);
+  if (v == 0) s.min = 0;  // stays 0 when every bin is empty (ordered by clipped_cdf's barriers)
+  uint32_t h;
+  const uint32_t cdf = clipped_cdf<BLOCK>(s, counts, bins, clip_q8, h);
+  if (h != 0 && cdf == h) s.min = h;
+  __syncthreads();
+  if (v < bins)
+    lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf, s.min, s.total, static_cast<uint32_t>(bins - 1), weight));
+}
+
+// out[v] = sum over tiles (uint32 counts), or the rounded mean (uint16 LUTs).
+template <class In, class Out, bool kMean>
+__global__ void tiles_reduce_kernel(const In* __restrict__ in, int tiles, int bins, Out* __restrict__ out) {
+  const int v = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (v >= bins) return;
+  uint32_t sum = 0;
+  for (int t = 0; t < tiles; ++t) sum += in[static_cast<size_t>(t) * bins + v];
+  out[v] = static_cast<Out>(kMean ? (sum + static_cast<uint32_t>(tiles) / 2) / static_cast<uint32_t>(tiles) : sum);
+}
+
+template <class In, class Out, bool kMean>
+Status tiles_reduce(const In* in, int tiles, int bins, Out* out, cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  tiles_reduce_kernel<In, Out, kMean><<<(bins + kThreads - 1) / kThreads, kThreads, 0, stream>>>(in, tiles, bins, out);
+  HISTEQ_CUDA_TRY_LAUNCH();
+  return Status::ok();
+}
+
+// --- temporal filter ----------------------------------------------------------------------------
+
+// One block: the histogram's mean and normalized bins, the scene-cut test, the reference LUT (the extra one,
+// else LUT 0) through the filter, the brightness offset, and the scalars for the next frame. In
+// global mode that is all; in clahe mode temporal_tiles_kernel then does the tile LUTs.
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
+  using R32 = cub::BlockReduce<uint32_t, BLOCK>;
+  using R64 = cub::BlockReduce<uint64_t, BLOCK>;
+  __shared__ union {
+    typename R32::TempStorage r32;
+    typename R64::TempStorage r64;
+  } tmp;
+  __shared__ uint32_t s_total;
+  __shared__ int32_t s_m;
+  __shared__ bool s_cut;
+  const int v = static_cast<int>(threadIdx.x);
+  const bool mine = v < a.bins;
+  const uint32_t h = mine ? a.counts[v] : 0u;
+  const uint32_t total = R32(tmp.r32).Sum(h);
+  if (v == 0) s_total = total;
+  __syncthreads();
+  const uint64_t sum_hv = R64(tmp.r64).Sum(static_cast<uint64_t>(h) * static_cast<uint64_t>(v));
+  if (v == 0) {
+    s_m = tone::mean_q12(sum_hv, s_total);
+    s_cut = a.restart;
+  }
+  __syncthreads();
+  const uint32_t p = tone::normalized_bin(h, s_total);
+  uint32_t d = 0;
+  if (!a.restart && mine) d = p > a.prev_hist[v] ? p - a.prev_hist[v] : a.prev_hist[v] - p;
+  if (mine) a.next_hist[v] = p;
+  const uint32_t diff = R32(tmp.r32).Sum(d);  // at most 2 x 65536 + bins: no overflow
+  if (v == 0 && !a.restart) s_cut = diff / 2 > a.cut_q16;
+  __syncthreads();
+  const bool cut = s_cut;
+  const int ref = a.extra != nullptr ? a.count : 0;
+  uint16_t* lut = a.extra != nullptr ? a.extra : a.luts;
+  int32_t* state = a.state + static_cast<size_t>(ref) * a.bins;
+  int32_t st = 0;
+  if (mine) {
+    const uint32_t t = lut[v];
+    st = cut ? tone::temporal_start(t) : tone::temporal_step(state[v], t, a.alpha_q16);
+    state[v] = st;
+  }
+  // The brightness limit. The bins' counts and filtered states go to shared memory, so that each
+  // warp can measure the output's mean for an offset of its own: kWarps offsets a pass. u_of (one
+  // offset) and the search (kWarps a pass, kWarps + 1 ways) return the same value to every thread,
+  // so limit_offset's branches are uniform.
+  constexpr int kWarps = BLOCK / 32;
+  __shared__ uint32_t s_h[BLOCK];
+  __shared__ int32_t s_st[BLOCK], s_off[kWarps], s_u[kWarps];
+  s_h[v] = h;
+  s_st[v] = st;
+  __syncthreads();
+  const int warp = v / 32, lane = v % 32;
+  // u for s_off[w] into s_u[w], warp w; then a barrier.
+  auto measure = [&]() {
+    const int32_t off = s_off[warp];
+    uint64_t sum = 0;
+    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry(s_st[b], off, b, a.bins);
+    for (int m = 16; m > 0; m >>= 1) sum += __shfl_down_sync(0xFFFFFFFFu, sum, m);
+    if (lane == 0) s_u[warp] = tone::mean_q12(sum, s_total);
+    __syncthreads();
+  };
+  auto u_of = [&](int32_t off) -> int32_t {
+    if (v < kWarps) s_off[v] = off;
+    __syncthreads();
+    measure();
+    const int32_t u = s_u[0];
+    __syncthreads();  // every thread has read s_u before the next pass writes it
+    return u;
+  };
+  auto search = [&](int32_t lo, int32_t hi, int32_t t) -> int32_t {
+    while (hi - lo > 1) {
+      // kWarps offsets spread over (lo, hi), increasing: u(lo) <= t < u(hi) and u never decreases,
+      // so the offsets with u <= t come first.
+      if (v < kWarps) s_off[v] = lo + static_cast<int32_t>((static_cast<int64_t>(hi - lo) * (v + 1)) / (kWarps + 1));
+      __syncthreads();
+      measure();
+      int32_t nlo = lo, nhi = hi;
+      for (int k = 0; k < kWarps; ++k) {
+        if (s_u[k] <= t) nlo = max(nlo, s_off[k]);
+        else nhi = min(nhi, s_off[k]);
+      }
+      __syncthreads();  // every thread has read s_off and s_u before the next pass writes them
+      lo = nlo;
+      hi = nhi;
+    }
+    return lo;
+  };
+  const bool free = a.restart || (cut && tone::free_cut(a.prev_scalars[4], s_m - a.prev_scalars[2], a.prev_scalars[5], a.bins));
+  int32_t c = 0;
+  if (!free) {
+    const int32_t d = s_m > a.prev_scalars[2] ? s_m - a.prev_scalars[2] : a.prev_scalars[2] - s_m;
+    c = tone::limit_offset(u_of, search, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
+                           tone::max_offset(a.bins));
+  }
+  const int32_t u = u_of(c);
+  if (v == 0) {
+    a.next_scalars[0] = c;
+    a.next_scalars[1] = u;
+    a.next_scalars[2] = s_m;
+    a.next_scalars[3] = cut ? 1 : 0;
+    a.next_scalars[4] = cut ? 0 : min(a.restart ? 1 : a.prev_scalars[4] + 1, 1 << 20);
+    a.next_scalars[5] = a.restart ? 0 : s_m - a.prev_scalars[2];
+  }
+  if (mine) lut[v] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins));
+}
+
+// Clahe: the tile LUTs (one block each) with the cut and the offset the reference block decided.
+__global__ void temporal_tiles_kernel(TemporalArgs a) {
+  const int v = static_cast<int>(threadIdx.x);
+  if (v >= a.bins) return;
+  const bool cut = a.next_scalars[3] != 0;
+  const int32_t c = a.next_scalars[0];
+  const size_t at = static_cast<size_t>(blockIdx.x) * a.bins + v;
+  const uint32_t t = a.luts[at];
+  const int32_t st = cut ? tone::temporal_start(t) : tone::temporal_step(a.state[at], t, a.alpha_q16);
+  a.state[at] = st;
+  a.luts[at] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins));
+}
+
+// --- apply with tiles ---------------------------------------------------------------------------
+
+constexpr int kApplyThreads = 256;
+constexpr int kUnitBytes = 16;
+
+template <class T>
+__global__ void __launch_bounds__(kApplyThreads)
+    apply_tiles_kernel(PlaneView<T> p, TileLuts t, int bins, uint32_t units_per_row, bool vector_ok) {
+  constexpr int kPerUnit = kUnitBytes / static_cast<int>(sizeof(T));
+  const uint64_t unit = static_cast<uint64_t>(blockIdx.x) * kApplyThreads + threadIdx.x;
+  if (unit >= static_cast<uint64_t>(units_per_row) * static_cast<uint64_t>(p.height)) return;
+  const int y = static_cast<int>(unit / units_per_row);
+  const int x0 = static_cast<int>(unit % units_per_row) * kPerUnit;
+  T* row = p.row(y);
+  const uint32_t ey = __ldg(t.y_table + y);
+  const uint32_t n = static_cast<uint32_t>(bins);
+  const int sh = t.shift;  // P010: the LUTs map v >> 6
+  auto map = [&](int x, uint32_t s) -> uint32_t {
+    const uint32_t v = s >> sh;
+    if (sizeof(T) != 1 && v >= n) return s;
+    return tone::tile_map(t.luts, t.grid.cols, bins, __ldg(t.x_table + x), ey, v) << sh;
+  };
+  if (vector_ok && x0 + kPerUnit <= p.width) {
+    uint4 w = *reinterpret_cast<const uint4*>(row + x0);
+    T* s = reinterpret_cast<T*>(&w);
+#pragma unroll
+    for (int k = 0; k < kPerUnit; ++k) s[k] = static_cast<T>(map(x0 + k, s[k]));
+    *reinterpret_cast<uint4*>(row + x0) = w;
+  } else {
+    const int x1 = min(x0 + kPerUnit, p.width);
+    for (int x = x0; x < x1; ++x) row[x] = static_cast<T>(map(x, row[x]));
+  }
+}
+
+template <class T>
+Status check_device_plane(const PlaneView<T>& p) {
+  if (p.memory != MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "a device plane is needed");
+  if (!p.empty() && p.data == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane");
+  if (p.height > 1 && p.pitch < p.row_bytes()) return HISTEQ_ERROR(Code::invalid_argument, "pitch smaller than a row");
+  if (p.pitch % sizeof(T) != 0) return HISTEQ_ERROR(Code::invalid_argument, "pitch is not a whole number of samples");
+  return Status::ok();
+}
+
+template <class T>
+Status apply_tiles_device(const PlaneView<T>& p, const TileLuts& t, int bins, cudaStream_t stream) {
+  HISTEQ_TRY(check_bins(bins));
+  HISTEQ_TRY(check_device_plane(p));
+  if (p.empty()) return Status::ok();
+  if (t.luts == nullptr || t.x_table == nullptr || t.y_table == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null tile LUTs");
+  const bool vector_ok = reinterpret_cast<uintptr_t>(p.data) % kUnitBytes == 0 && (p.height == 1 || p.pitch % kUnitBytes == 0);
+  const uint32_t units_per_row = static_cast<uint32_t>((p.row_bytes() + kUnitBytes - 1) / kUnitBytes);
+  const uint64_t blocks = (static_cast<uint64_t>(units_per_row) * p.height + kApplyThreads - 1) / kApplyThreads;
+  if (blocks > 0x7FFFFFFFull) return HISTEQ_ERROR(Code::unsupported, "plane too large for apply_tiles_gpu");
+  apply_tiles_kernel<T><<<static_cast<unsigned>(blocks), kApplyThreads, 0, stream>>>(p, t, bins, units_per_row, vector_ok);
+  HISTEQ_CUDA_TRY_LAUNCH();
+  return Status::ok();
+}
+
+// --- apply with colour --------------------------------------------------------------------------
+
+struct ColourPlan {
+  int cw = 0, ch = 0;  // chroma samples per row, rows
+};
+
+// One thread per chroma sample (cx, cy): maps its co-sited luma samples and scales its U and V.
+// Global mode keeps the LUT in shared memory (as apply_kernel); tiles read theirs through L1.
+template <class T, bool kTiles>
+__global__ void __launch_bounds__(kApplyThreads)
+    colour_kernel(PlaneView<T> y, PlaneView<T> u, PlaneView<T> v, ChromaPlanes c, const uint16_t* __restrict__ lut, TileLuts t,
+                  int bins, ColourPlan plan) {
+  constexpr int kTable = sizeof(T) == 1 ? 256 : kMaxBins;
+  __shared__ uint16_t s_lut[kTiles ? 1 : kTable];
+  if constexpr (!kTiles) {
+    for (int i = threadIdx.x; i < kTable; i += kApplyThreads) s_lut[i] = static_cast<uint16_t>(i < bins ? lut[i] : i);
+    __syncthreads();
+  }
+  const uint64_t idx = static_cast<uint64_t>(blockIdx.x) * kApplyThreads + threadIdx.x;
+  if (idx >= static_cast<uint64_t>(plan.cw) * static_cast<uint64_t>(plan.ch)) return;
+  const int cy = static_cast<int>(idx / static_cast<uint64_t>(plan.cw)), cx = static_cast<int>(idx % static_cast<uint64_t>(plan.cw));
+  const int sh = c.shift;  // P010: the values are v >> 6, stored << 6
+  const uint32_t depth = static_cast<uint32_t>(y.bit_depth - sh);
+  const uint32_t maxval = (1u << depth) - 1, neutral = 1u << (depth - 1), n = static_cast<uint32_t>(bins);
+  const int y0 = cy << c.shift_y, y1 = min(y.height, (cy + 1) << c.shift_y);
+  const int x0 = cx << c.shift_x, x1 = min(y.width, (cx + 1) << c.shift_x);
+  uint32_t sum_in = 0, sum_out = 0, count = 0;
+  for (int yy = y0; yy < y1; ++yy) {
+    T* row = y.row(yy);
+    const uint32_t ey = kTiles ? __ldg(t.y_table + yy) : 0u;
+    for (int xx = x0; xx < x1; ++xx) {
+      const uint32_t in = static_cast<uint32_t>(row[xx]) >> sh;
+      uint32_t out = in;
+      if (sizeof(T) == 1 || in < n) {
+        if constexpr (kTiles) out = tone::tile_map(t.luts, t.grid.cols, bins, __ldg(t.x_table + xx), ey, in);
+        else out = s_lut[in];
+      }
+      row[xx] = static_cast<T>(out << sh);
+      sum_in += in;
+      sum_out += out;
+      ++count;
+    }
+  }
+  if (count == 0) return;
+  const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
+  T* pu = c.interleaved ? u.row(cy) + 2 * cx : u.row(cy) + cx;
+  T* pv = c.interleaved ? u.row(cy) + 2 * cx + 1 : v.row(cy) + cx;
+  *pu = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*pu) >> sh, s, neutral, maxval) << sh);
+  *pv = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*pv) >> sh, s, neutral, maxval) << sh);
+}
+
+template <class T>
+PlaneView<T> writable(const PlaneRef& r) {
+  return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
+}
+
+template <class T>
+Status apply_colour_device(const PlaneRef& luma, const ChromaPlanes& c, const uint16_t* d_lut, const TileLuts* tiles, int bins,
+                           cudaStream_t stream) {
+  const PlaneView<T> y = writable<T>(luma);
+  HISTEQ_TRY(check_device_plane(y));
+  const PlaneView<T> u = writable<T>(c.planes[0]);
+  const PlaneView<T> v = c.interleaved ? u : writable<T>(c.planes[1]);
+  for (const PlaneView<T>* p : {&u, &v}) {
+    if (p->bit_depth != y.bit_depth && !p->empty()) return HISTEQ_ERROR(Code::invalid_argument, "chroma and luma depths differ");
+    if (c.planes[0].bytes_per_sample != luma.bytes_per_sample) return HISTEQ_ERROR(Code::invalid_argument, "chroma and luma sample sizes differ");
+    HISTEQ_TRY(check_device_plane(*p));
+  }
+  if (y.empty()) return Status::ok();
+  ColourPlan plan{c.interleaved ? u.width / 2 : u.width, u.height};
+  const uint64_t blocks = (static_cast<uint64_t>(plan.cw) * plan.ch + kApplyThreads - 1) / kApplyThreads;
+  if (blocks == 0) return Status::ok();
+  if (blocks > 0x7FFFFFFFull) return HISTEQ_ERROR(Code::unsupported, "plane too large for apply_colour_gpu");
+  if (tiles != nullptr) {
+    colour_kernel<T, true><<<static_cast<unsigned>(blocks), kApplyThreads, 0, stream>>>(y, u, v, c, nullptr, *tiles, bins, plan);
+  } else {
+    colour_kernel<T, false><<<static_cast<unsigned>(blocks), kApplyThreads, 0, stream>>>(y, u, v, c, d_lut, TileLuts{}, bins, plan);
+  }
+  HISTEQ_CUDA_TRY_LAUNCH();
+  return Status::ok();
+}
+
+}  // namespace
+
+Status build_lut_clipped_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* d_lut,
+                             cudaStream_t stream) {
+  if (clip_q8 == 0) return build_lut_gpu(d_counts, bins, weight, d_lut, stream);
+  HISTEQ_TRY(validate_lut_args(bins, weight));
+  if (d_counts == nullptr || d_lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram or LUT");
+  if (bins <= 256) clipped_lut_kernel<256><<<1, 256, 0, stream>>>(d_counts, bins, weight, clip_q8, d_lut);
+  else clipped_lut_kernel<kMaxBins><<<1, kMaxBins, 0, stream>>>(d_counts, bins, weight, clip_q8, d_lut);
+  HISTEQ_CUDA_TRY_LAUNCH();
+  return Status::ok();
+}
+
+Status build_tile_luts_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8,
+                           uint16_t* d_tile_luts, uint16_t* d_mean_lut, cudaStream_t stream) {
+  HISTEQ_TRY(validate_lut_args(bins, weight));
+  if (d_tile_counts == nullptr || d_tile_luts == nullptr || tiles < 1)
+    return HISTEQ_ERROR(Code::invalid_argument, "null tile histograms or LUTs");
+  if (bins <= 256) tile_lut_kernel<256><<<tiles, 256, 0, stream>>>(d_tile_counts, bins, weight, clip_q8, d_tile_luts);
+  else tile_lut_kernel<kMaxBins><<<tiles, kMaxBins, 0, stream>>>(d_tile_counts, bins, weight, clip_q8, d_tile_luts);
+  HISTEQ_CUDA_TRY_LAUNCH();
+  if (d_mean_lut != nullptr) return tiles_reduce<uint16_t, uint16_t, true>(d_tile_luts, tiles, bins, d_mean_lut, stream);
+  return Status::ok();
+}
+
+Status sum_tiles_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t* d_counts, cudaStream_t stream) {
+  HISTEQ_TRY(check_bins(bins));
+  if (d_tile_counts == nullptr || d_counts == nullptr || tiles < 1) return HISTEQ_ERROR(Code::invalid_argument, "null histograms");
+  return tiles_reduce<uint32_t, uint32_t, false>(d_tile_counts, tiles, bins, d_counts, stream);
+}
+
+Status apply_tiles_gpu(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, cudaStream_t stream) {
+  return apply_tiles_device(plane, t, bins, stream);
+}
+Status apply_tiles_gpu(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, cudaStream_t stream) {
+  return apply_tiles_device(plane, t, bins, stream);
+}
+
+Status apply_colour_gpu(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* d_lut, const TileLuts* tiles, int bins,
+                        cudaStream_t stream) {
+  HISTEQ_TRY(check_bins(bins));
+  if (tiles == nullptr && d_lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null LUT");
+  if (luma.bytes_per_sample == 1) return apply_colour_device<uint8_t>(luma, chroma, d_lut, tiles, bins, stream);
+  return apply_colour_device<uint16_t>(luma, chroma, d_lut, tiles, bins, stream);
+}
+
+Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream) {
+  HISTEQ_TRY(check_temporal_args(a));
+  if (a.bins <= 256) temporal_ref_kernel<256><<<1, 256, 0, stream>>>(a);
+  else temporal_ref_kernel<kMaxBins><<<1, kMaxBins, 0, stream>>>(a);
+  HISTEQ_CUDA_TRY_LAUNCH();
+  if (a.extra != nullptr) {
+    temporal_tiles_kernel<<<static_cast<unsigned>(a.count), a.bins <= 256 ? 256 : kMaxBins, 0, stream>>>(a);
+    HISTEQ_CUDA_TRY_LAUNCH();
+  }
+  return Status::ok();
+}
+
+}  // namespace histeq::eq

@@ -1,0 +1,287 @@
+// The integer formulas of the picture-quality controls (quality.h), in one place for the CPU and
+// the GPU (HISTEQ_HD: compiled by both compilers), so that both give bit-identical frames in every
+// mode, as lut.h does for plain equalization. No floating point: nvcc would contract a*b+c into an
+// FMA where the host compiler does not.
+//
+// Clip limit (Zuiderveld 1994; the same steps as OpenCV's CLAHE for 8-bit, so that its
+// createCLAHE is a reference to test against). The limit applies at 8-bit resolution: the bins
+// are taken in G = bins / 256 consecutive groups (G = 1 for 256 bins or fewer, 4 for 10-bit), so
+// that a picture clips alike at 8 and 10 bits, also when its 10-bit values are 8-bit ones times 4:
+//   groups   = min(bins, 256); g(j) = the sum of group j's bins
+//   limit    = max(1, floor(clip_q8 * N / (256 * groups)))          N = samples counted
+//   kept(v)  = h(v) when g(v's group) <= limit, else floor(h(v) * limit / g)   (G = 1: min(h, limit))
+//   excess   = N - sum of kept
+//   share(j) = floor(excess / groups) + [j % step == 0 and j / step < residual]
+//              with residual = excess % groups, step = max(1, floor(groups / residual)):
+//              the excess spread evenly over the groups, its remainder one sample a group every
+//              `step` groups from group 0 (OpenCV's order)
+//   h'(v)    = kept(v) + floor((share(v / G) + v % G) / G): a group's share split evenly over its
+//              bins. The sum of h' is N again.
+// Tile LUT (Zuiderveld's mapping, OpenCV's calcLut): lut(v) = round_half_up(cdf'(v) * maxval / N_tile),
+//   blended with the identity by the strength weight as lut.h does. The global LUT keeps lut.h's
+//   formula (with cdf_min), on h' when clipped.
+// Bilinear interpolation (clahe apply): tile c's centre along an axis is (start_c + start_{c+1}) / 2
+//   in pixel coordinates (a pixel x covers [x, x + 1)); a pixel between the centres of tiles c and
+//   c + 1 takes w = (x + 0.5 - centre_c) / (centre_{c+1} - centre_c) of tile c + 1's LUT, in
+//   1/1024 steps (round to nearest); before the first centre and after the last one the nearest
+//   tile's LUT alone. out = round(((l00 (1 - wx) + l01 wx) (1 - wy) + (l10 (1 - wx) + l11 wx) wy)).
+//   (OpenCV places the centres half a pixel to the left: x / tile_width - 0.5.)
+// Temporal filter, two parts:
+//  1. the curve: state s (each LUT entry in Q12), target t (this frame's entry):
+//     s += round_half_away((t * 4096 - s) * alpha_q16 / 65536): a first-order IIR, time constant
+//     set by alpha = 1 - exp(-dt / tau);
+//  2. the brightness: the frame's output mean luma (as the LUT applied puts it: sum h(v) lut(v) / N)
+//     may move from the previous frame's by no more than the input's mean moved (no added flicker):
+//     an offset c (Q12, one for the frame, added to every entry before rounding) keeps it within
+//     [u_prev - D, u_prev + D], D = |m - m_prev| (m: the input's mean luma, Q12); otherwise c
+//     decays as the curve does: c_prev - round_half_away(c_prev * alpha_q16 / 65536) when that
+//     keeps the mean in the bounds, else the nearest offset to it that does (limit_offset), and
+//     |c| <= kMaxOffset levels. The LUT applied is clamp(round((s + c w(s) + dither(v)) / 4096), 0,
+//     maxval), w(s) = min(1, s / R, (max - s) / R) with R = kMaxOffset levels (temporal_entry; in
+//     clahe mode every tile LUT with the same c, the mean measured through the mean of the tile
+//     LUTs). So a bright object entering a dim shot cannot pump its background, a fade is followed
+//     no faster than it happens, and where the input's mean moves fast (a change of light) so may
+//     the output.
+//  A scene cut starts the curve over (s = t * 4096); the first frame, a change of the settings and
+//  a cut that is not part of a fade (free_cut: at least kCutGap frames after the last one, and the
+//  input's mean not already moving the same way frame after frame) also start the brightness over
+//  (c = 0): the cut's own frame (which the flicker measure leaves out) takes the new shot's curve
+//  and brightness. Near black a fade's histograms change as fast as at a cut: there the brightness
+//  stays limited.
+// Scene cut: p(v) = floor(h(v) * 65536 / N), distance = sum |p_n(v) - p_{n-1}(v)| / 2 (Q16, the
+//   total-variation distance of the consecutive normalized histograms); a cut when distance >
+//   cut_q16. Within a shot (motion, noise, a bright object crossing) the distance stays below about
+//   0.07 on the clips of docs/quality.md, at their hard cuts it is 0.34 and more; fades through
+//   black also cross it near black, where a frame is re-equalized at once (which there changes
+//   little: the clip limit bounds the stretch of a near-black frame).
+// Chroma follow: for a chroma sample with the co-sited luma samples i (n of them: 4 in 4:2:0),
+//   gain = (sum out_i - n black) * 4096 / max(1, sum in_i - n black),
+//   s = clamp(gain, 4096, limit_q12) (Q12; 4096 = 1 when the samples got darker: colour is only ever
+//   restored, never taken away), c_out = neutral + round_half_away((c - neutral) * s / 4096),
+//   clamped to [0, maxval]; black = 0 (full range) or 16 << (depth - 8), neutral = 1 << (depth - 1).
+#pragma once
+
+#include <cstdint>
+
+#include "core/cuda/hd.h"
+
+namespace histeq::eq::tone {
+
+// --- clip limit ---------------------------------------------------------------------------------
+
+HISTEQ_HD int clip_group(int bins) { return bins > 256 ? bins / 256 : 1; }  // bins a group
+
+HISTEQ_HD uint32_t clip_count(uint32_t clip_q8, uint64_t total, int bins) {
+  const uint64_t groups = static_cast<uint64_t>(bins / clip_group(bins));
+  const uint64_t l = static_cast<uint64_t>(clip_q8) * total / (256ull * groups);
+  return l < 1 ? 1u : l > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(l);
+}
+
+// What a bin keeps of its count h, its group counting g.
+HISTEQ_HD uint32_t clip_kept(uint32_t h, uint32_t g, uint32_t limit) {
+  return g > limit ? static_cast<uint32_t>(static_cast<uint64_t>(h) * limit / g) : h;
+}
+
+// h'(v) given what the bin kept and the histogram's total excess.
+HISTEQ_HD uint32_t clipped_bin(uint32_t kept, uint32_t v, uint32_t excess, uint32_t bins) {
+  const uint32_t g = static_cast<uint32_t>(clip_group(static_cast<int>(bins))), groups = bins / g, j = v / g;
+  uint32_t share = excess / groups;
+  const uint32_t residual = excess % groups;
+  if (residual != 0) {
+    const uint32_t q = groups / residual;
+    const uint32_t step = q > 0 ? q : 1u;
+    if (j % step == 0 && j / step < residual) ++share;
+  }
+  return kept + (share + v % g) / g;
+}
+
+// --- tile LUTs ----------------------------------------------------------------------------------
+
+HISTEQ_HD uint32_t blend(uint32_t v, uint32_t e, uint32_t weight) {
+  return static_cast<uint32_t>((static_cast<uint64_t>(weight) * e + static_cast<uint64_t>(65536u - weight) * v + 32768u) >> 16);
+}
+
+HISTEQ_HD uint32_t tile_lut_entry(uint32_t v, uint32_t cdf_v, uint32_t total, uint32_t maxval, uint32_t weight) {
+  if (total == 0) return v;  // an empty tile (only out-of-range samples): the identity
+  const uint64_t num = static_cast<uint64_t>(cdf_v) * maxval;
+  const uint32_t e = static_cast<uint32_t>((2 * num + total) / (2 * static_cast<uint64_t>(total)));
+  return blend(v, e, weight);
+}
+
+// --- bilinear interpolation ---------------------------------------------------------------------
+
+constexpr int kWeightBits = 10;
+constexpr uint32_t kWeightOne = 1u << kWeightBits;
+
+// One axis entry: the two tiles a pixel blends (lo, hi) and hi's weight in 1/1024, packed as
+// w | lo << 16 | hi << 24.
+HISTEQ_HD uint32_t axis_pack(uint32_t lo, uint32_t hi, uint32_t w) { return w | lo << 16 | hi << 24; }
+HISTEQ_HD uint32_t axis_lo(uint32_t e) { return (e >> 16) & 0xFFu; }
+HISTEQ_HD uint32_t axis_hi(uint32_t e) { return e >> 24; }
+HISTEQ_HD uint32_t axis_w(uint32_t e) { return e & 0xFFFFu; }
+
+// The entry of pixel x on an axis of `size` pixels cut into n tiles (tile starts: floor(i * size / n)).
+HISTEQ_HD uint32_t axis_entry(int x, int n, int size) {
+  // Doubled coordinates keep the centres integer: C_i = start_i + start_{i+1}, P = 2x + 1.
+  auto start = [&](int i) { return static_cast<int64_t>(i) * size / n; };
+  const int64_t p = 2 * static_cast<int64_t>(x) + 1;
+  if (n == 1 || p <= start(0) + start(1)) return axis_pack(0, 0, 0);
+  if (p >= start(n - 1) + start(n)) return axis_pack(n - 1, n - 1, 0);
+  // The tile whose centre is the last one at or before p: centres are increasing.
+  int i = static_cast<int>((static_cast<int64_t>(x) * n) / size);  // x's own tile; its centre or the one before
+  if (start(i) + start(i + 1) > p) --i;
+  const int64_t c0 = start(i) + start(i + 1), c1 = start(i + 1) + start(i + 2);
+  const int64_t d = c1 - c0;
+  const uint32_t w = static_cast<uint32_t>(((p - c0) * kWeightOne + d / 2) / d);
+  return axis_pack(static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1), w);
+}
+
+// The interpolated mapping of value v (< bins) at the pixel whose axis entries are ex, ey; `luts`
+// holds the tiles' LUTs, tile-major, `cols` tiles a row.
+HISTEQ_HD uint32_t tile_map(const uint16_t* luts, int cols, int bins, uint32_t ex, uint32_t ey, uint32_t v) {
+  const uint32_t wx = axis_w(ex), wy = axis_w(ey);
+  const uint16_t* r0 = luts + static_cast<size_t>(axis_lo(ey) * cols) * bins;
+  const uint16_t* r1 = luts + static_cast<size_t>(axis_hi(ey) * cols) * bins;
+  const size_t c0 = static_cast<size_t>(axis_lo(ex)) * bins + v, c1 = static_cast<size_t>(axis_hi(ex)) * bins + v;
+  const uint32_t top = r0[c0] * (kWeightOne - wx) + r0[c1] * wx;
+  const uint32_t bottom = r1[c0] * (kWeightOne - wx) + r1[c1] * wx;
+  return (top * (kWeightOne - wy) + bottom * wy + (1u << (2 * kWeightBits - 1))) >> (2 * kWeightBits);
+}
+
+// --- temporal filter ----------------------------------------------------------------------------
+
+constexpr int kStateBits = 12;
+constexpr int kMaxOffset = 64;   // levels of 255 (x4 at 10 bits): the most the brightness is held
+constexpr int kCutGap = 8;       // frames: a cut this soon after another is part of a fade through black
+constexpr int kFadeStep = 1;     // levels of 255 a frame: a mean moving this fast the same way twice is a fade
+
+// Whether a frame that starts the curve over (a cut) may also start the brightness over: not soon
+// after another cut, and not in the middle of a fade (the input's mean moving at least kFadeStep a
+// frame the same way at this frame and the one before). dm, dm_prev: the mean's changes, Q12.
+HISTEQ_HD bool free_cut(int32_t since_last_cut, int32_t dm, int32_t dm_prev, int bins) {
+  if (since_last_cut < kCutGap) return false;
+  const int32_t step = (kFadeStep * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits;
+  const bool fading = (dm >= step && dm_prev >= step) || (dm <= -step && dm_prev <= -step);
+  return !fading;
+}
+
+HISTEQ_HD int32_t round_shift16(int64_t m) { return static_cast<int32_t>((m + (m >= 0 ? 32768 : -32768)) / 65536); }
+
+HISTEQ_HD int32_t temporal_step(int32_t state, uint32_t target, uint32_t alpha_q16) {
+  const int64_t d = (static_cast<int64_t>(target) << kStateBits) - state;
+  return state + round_shift16(d * static_cast<int64_t>(alpha_q16));
+}
+HISTEQ_HD int32_t temporal_start(uint32_t target) { return static_cast<int32_t>(target << kStateBits); }
+// The LUT entry of a state (and offset), in [0, maxval].
+HISTEQ_HD uint32_t temporal_value(int32_t state, int32_t offset, uint32_t maxval) {
+  const int32_t x = state + offset;
+  if (x <= 0) return 0u;
+  const uint32_t v = static_cast<uint32_t>((x + (1 << (kStateBits - 1))) >> kStateBits);
+  return v > maxval ? maxval : v;
+}
+
+// The LUT entry of bin v from its state and the frame's offset. The offset moves an entry fully
+// in the middle of the range and less towards its ends (weight min(1, s / R, (max - s) / R), R =
+// kMaxOffset levels, so no entry reaches 0 or max that the curve did not put there, and entries
+// stay in order: |offset| <= R makes each one's change at most its distance to the end). The
+// rounding threshold moves with v by up to half a level either way (v / bins of a level, less half
+// a level): with an offset of 0 a state that is a whole level (every entry after a cut) rounds to
+// itself, entries stay in order (state and threshold both grow with v), and as the offset moves
+// the entries change one after another rather than all at once, so the frame's mean can be held to
+// a small fraction of a level instead of jumping by whole ones.
+HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins) {
+  const int64_t ramp = static_cast<int64_t>(kMaxOffset * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits;
+  const int64_t top = static_cast<int64_t>(bins - 1) << kStateBits;
+  int64_t w = state < top - state ? state : top - state;  // distance to the nearer end, Q12
+  if (w < 0) w = 0;
+  const int64_t moved = w >= ramp ? offset : (static_cast<int64_t>(offset) * w) / ramp;
+  const int32_t dither = static_cast<int32_t>((static_cast<int64_t>(v) << kStateBits) / bins) - (1 << (kStateBits - 1));
+  return temporal_value(state + static_cast<int32_t>(moved), dither, static_cast<uint32_t>(bins - 1));
+}
+
+// The brightness offset of a frame (see the header comment): `u_of(c)` is the output's mean luma
+// (Q12) with offset c, exactly as the LUT rounds and clamps it; it never decreases as c grows. The
+// previous offset, decayed, if that keeps the mean within [lo, hi]; otherwise the nearest offset
+// towards it that does, within +-most (or the end of that range when none does). That offset is
+// unique, so how it is searched does not change it: `last_at_most(a, b, t)` returns the largest c
+// in [a, b) with u(c) <= t, given u(a) <= t < u(b) (bisection on the CPU, a many-way search on the
+// GPU). The first guess moves by the mean's excess. On the GPU u_of and last_at_most are
+// collective (block reductions): every thread calls them with the same arguments, so the branches
+// here are the same for the whole block.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable
+#endif
+template <class U, class Search>
+HISTEQ_HD int32_t limit_offset(U&& u_of, Search&& last_at_most, int32_t c_prev, uint32_t alpha_q16, int32_t lo, int32_t hi,
+                               int32_t most) {
+  int32_t c = c_prev - round_shift16(static_cast<int64_t>(c_prev) * alpha_q16);
+  c = c < -most ? -most : c > most ? most : c;
+  const int32_t u = u_of(c);
+  constexpr int32_t kMargin = 2 << kStateBits;
+  if (u > hi) {  // the largest c' <= c with u(c') <= hi
+    int32_t a = c - (u - hi) - kMargin;
+    if (a < -most) a = -most;
+    if (u_of(a) > hi) {
+      if (a == -most || u_of(-most) > hi) return -most;
+      a = -most;
+    }
+    return last_at_most(a, c, hi);
+  }
+  if (u < lo) {  // the smallest c' >= c with u(c') >= lo
+    int32_t b = c + (lo - u) + kMargin;
+    if (b > most) b = most;
+    if (u_of(b) < lo) {
+      if (b == most || u_of(most) < lo) return most;
+      b = most;
+    }
+    return last_at_most(c, b, lo - 1) + 1;
+  }
+  return c;
+}
+
+// last_at_most by bisection (the CPU's search).
+template <class U>
+HISTEQ_HD int32_t bisect_at_most(U&& u_of, int32_t a, int32_t b, int32_t t) {
+  while (b - a > 1) {
+    const int32_t mid = a + (b - a) / 2;
+    if (u_of(mid) <= t) a = mid;
+    else b = mid;
+  }
+  return a;
+}
+
+HISTEQ_HD int32_t max_offset(int bins) { return (kMaxOffset * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits; }
+
+// The mean luma in Q12 from sum h(v) v; a bin's share of the histogram in Q16.
+HISTEQ_HD int32_t mean_q12(uint64_t sum_hv, uint64_t total) { return total == 0 ? 0 : static_cast<int32_t>((sum_hv << kStateBits) / total); }
+HISTEQ_HD uint32_t normalized_bin(uint32_t h, uint64_t total) {
+  return total == 0 ? 0u : static_cast<uint32_t>((static_cast<uint64_t>(h) << 16) / total);
+}
+
+// --- chroma follow ------------------------------------------------------------------------------
+
+constexpr int kChromaBits = 12;
+
+// The chroma scale (Q12) for co-sited luma sums in/out over n samples (n <= 4, samples < 2^16:
+// 32-bit arithmetic, as 64-bit division is slow on both sides and emulated on the GPU).
+HISTEQ_HD uint32_t chroma_scale(uint32_t sum_in, uint32_t sum_out, uint32_t n, uint32_t black, uint32_t limit_q12) {
+  constexpr uint32_t kOne = 1u << kChromaBits;
+  const uint32_t nb = n * black;
+  if (sum_out <= sum_in || sum_out <= nb) return kOne;  // darkened or unchanged: chroma kept
+  const uint32_t top = (sum_out - nb) << kChromaBits;  // sums < 2^18, so < 2^30
+  const uint32_t den = sum_in > nb ? sum_in - nb : 1u;
+  // The limit first (exact: g >= limit iff top >= limit * den; 64-bit: den * limit can pass 2^32
+  // for 16-bit samples), so the division is needed only below it.
+  if (static_cast<uint64_t>(top) >= static_cast<uint64_t>(limit_q12) * den) return limit_q12;
+  const uint32_t g = top / den;
+  return g < kOne ? kOne : g;
+}
+
+// |c - neutral| < 2^16 and scale <= 4 x 4096: the product fits 32 bits.
+HISTEQ_HD uint32_t scale_chroma(uint32_t c, uint32_t scale_q12, uint32_t neutral, uint32_t maxval) {
+  const int32_t m = (static_cast<int32_t>(c) - static_cast<int32_t>(neutral)) * static_cast<int32_t>(scale_q12);
+  const int32_t r = static_cast<int32_t>(neutral) + (m + (m >= 0 ? 2048 : -2048)) / 4096;
+  return static_cast<uint32_t>(r < 0 ? 0 : r > static_cast<int32_t>(maxval) ? static_cast<int32_t>(maxval) : r);
+}
+
+}  // namespace histeq::eq::tone

@@ -1,0 +1,576 @@
+// The picture-quality controls on the GPU against the CPU (tests/unit/test_quality.cpp has the CPU's
+// own tests): tiled histograms of every kernel that has them against cpu_reference per tile, every
+// GPU function of the controls against its CPU form, and whole equalizers in every mode (8- and
+// 10-bit, planar and NV12, host frames and frames kept on the device, live changes, the
+// comparison). The tolerance is zero: every mode is integer arithmetic (tone.h), so the frames must
+// be identical. Without a CUDA device every test here reports itself SKIPPED.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "core/cuda/check.h"
+#include "core/cuda/device.h"
+#include "core/cuda/resources.h"
+#include "core/equalize/equalize.h"
+#include "core/equalize/operation.h"
+#include "core/equalize/quality.h"
+#include "core/histogram/histogram.h"
+#include "core/image/synthetic.h"
+#include "core/pipeline/pipeline.h"
+#include "tests/common/quality_cases.h"
+#include "tests/common/gtest_status.h"
+
+namespace histeq::test {
+namespace {
+
+// A device copy of host bytes, on `stream` (then synchronized).
+template <class T>
+cuda::Buffer upload(const std::vector<T>& v, cudaStream_t stream) {
+  auto b = cuda::Buffer::allocate(MemoryKind::device, std::max<size_t>(1, v.size() * sizeof(T)));
+  EXPECT_TRUE(b.is_ok());
+  if (!v.empty()) {
+    EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaMemcpyAsync(b->data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, stream)).is_ok());
+  }
+  EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaStreamSynchronize(stream)).is_ok());
+  return std::move(b.value());
+}
+
+template <class T>
+std::vector<T> download(const cuda::Buffer& b, size_t n, cudaStream_t stream) {
+  std::vector<T> v(n);
+  EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaMemcpyAsync(v.data(), b.data(), n * sizeof(T), cudaMemcpyDeviceToHost, stream)).is_ok());
+  EXPECT_TRUE(HISTEQ_CUDA_STATUS(cudaStreamSynchronize(stream)).is_ok());
+  return v;
+}
+
+struct StreamFixture : ::testing::Test {
+  void SetUp() override {
+    if (!cuda::have_device()) return;
+    auto s = cuda::Stream::create();
+    ASSERT_TRUE(s.is_ok());
+    stream = std::move(s.value());
+  }
+  cuda::Stream stream;
+};
+
+// --- tiled histograms ---------------------------------------------------------------------------
+
+struct TileCase {
+  int width, height, bytes, pad, offset;  // pad: samples beyond a row; offset: bytes that misalign the base
+  hist::TileGrid grid;
+  int max_blocks;
+};
+
+std::vector<TileCase> tile_cases() {
+  std::vector<TileCase> c;
+  for (int bytes : {1, 2}) {
+    c.push_back({1, 1, bytes, 0, 0, {1, 1}, 0});
+    c.push_back({31, 17, bytes, 3, bytes, {3, 5}, 0});
+    c.push_back({31, 17, bytes, 0, 0, {31, 17}, 0});  // one sample wide tiles
+    c.push_back({1920, 1080, bytes, 0, 0, {8, 8}, 0});
+    c.push_back({1921, 1081, bytes, 16, 2 * bytes, {8, 8}, 0});
+    c.push_back({854, 480, bytes, 10, 0, {7, 9}, 0});   // unaligned tile columns
+    c.push_back({3840, 2160, bytes, 0, 0, {32, 32}, 0});
+    c.push_back({1920, 1080, bytes, 0, 0, {1, 1}, 1});  // one block a tile: the 16-bit counters' passes
+    c.push_back({1920, 1080, bytes, 0, 0, {2, 2}, 3});
+  }
+  return c;
+}
+
+class GpuTiles : public StreamFixture {};
+
+TEST_F(GpuTiles, EveryTiledKernelMatchesCpuReferencePerTile) {
+  REQUIRE_GPU();
+  int kernels = 0;
+  for (const auto& e : hist::registry()) {
+    if (e.info.backend != Backend::gpu || !e.info.tiles) continue;
+    ++kernels;
+    for (const TileCase& c : tile_cases()) {
+      for (int bins : {256, 1024}) {
+        if (c.bytes == 1 && bins != 256) continue;
+        if (!e.info.supports(c.bytes, bins)) continue;
+        const size_t pitch = static_cast<size_t>(c.width + c.pad) * c.bytes;
+        std::vector<uint8_t> host(c.offset + pitch * c.height + 32);
+        for (int y = 0; y < c.height; ++y)
+          for (int x = 0; x < c.width; ++x) {
+            const uint32_t v = synth::hash_xy(x, y, 11) % (x < c.width / 3 ? 40u : 0xFFFFu);  // a crowded third
+            uint8_t* p = host.data() + c.offset + y * pitch + x * c.bytes;
+            if (c.bytes == 1) *p = static_cast<uint8_t>(v);
+            else *reinterpret_cast<uint16_t*>(p) = static_cast<uint16_t>((v & 31) == 1 ? 1024 + v % 100 : v % 1024);
+          }
+        PlaneRef p;
+        p.data = host.data() + c.offset;
+        p.width = c.width;
+        p.height = c.height;
+        p.pitch = pitch;
+        p.bytes_per_sample = c.bytes;
+        p.bit_depth = c.bytes == 1 ? 8 : 10;
+        const size_t n = static_cast<size_t>(c.grid.count()) * bins;
+        auto ref = hist::create_kernel("cpu_reference");
+        std::vector<uint32_t> want(n);
+        ASSERT_OK(hist::compute_tiles(**ref, p, c.grid, {want.data(), bins, MemoryKind::host}));
+        cuda::Buffer dplane = upload(host, stream.get());
+        PlaneRef d = p;
+        d.data = static_cast<uint8_t*>(dplane.data()) + c.offset;
+        d.memory = MemoryKind::device;
+        auto dcounts = cuda::Buffer::allocate(MemoryKind::device, n * 4);
+        ASSERT_TRUE(dcounts.is_ok());
+        ASSERT_OK(HISTEQ_CUDA_STATUS(cudaMemsetAsync(dcounts->data(), 0xA5, n * 4, stream.get())));
+        auto k = hist::create_kernel(e.info.name, {c.max_blocks, 0});
+        ASSERT_TRUE(k.is_ok());
+        ASSERT_OK(hist::compute_tiles(**k, d, c.grid, {static_cast<uint32_t*>(dcounts->data()), bins, MemoryKind::device}, stream.get()));
+        const auto got = download<uint32_t>(*dcounts, n, stream.get());
+        ASSERT_EQ(got, want) << e.info.name << " " << c.width << "x" << c.height << " " << 8 * c.bytes << "-bit " << bins
+                             << " bins, tiles " << c.grid.cols << "x" << c.grid.rows << ", max_blocks " << c.max_blocks;
+      }
+    }
+  }
+  EXPECT_GE(kernels, 5) << "method2's family and block_atomic (and its alias)";
+  auto cub = hist::create_kernel("cub");
+  ASSERT_TRUE(cub.is_ok());
+  EXPECT_FALSE((*cub)->info().tiles);
+}
+
+// --- the functions of the controls ------------------------------------------------------------------
+
+std::vector<std::vector<uint32_t>> histograms(int bins, int count, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::vector<uint32_t>> hs;
+  for (int t = 0; t < count; ++t) {
+    std::vector<uint32_t> h(bins, 0);
+    const int used = t % 5 == 0 ? 1 : t % 5 == 1 ? 2 : t % 5 == 2 ? bins / 7 : bins;
+    for (int k = 0; k < used; ++k) h[rng() % bins] += 1 + rng() % (t % 2 ? 60 : 90000);
+    if (t % 7 == 6) std::fill(h.begin(), h.end(), 0u);  // an empty tile
+    hs.push_back(h);
+  }
+  return hs;
+}
+
+class GpuQualityFunctions : public StreamFixture {};
+
+TEST_F(GpuQualityFunctions, ClippedAndTileLutsMatchCpu) {
+  REQUIRE_GPU();
+  const cudaStream_t s = stream.get();
+  for (int bins : {256, 512, 1024}) {
+    const auto hs = histograms(bins, 35, static_cast<uint32_t>(bins));
+    for (uint32_t clip : {0u, 256u, 300u, 512u, 1024u, 16384u}) {
+      for (uint32_t w : {eq::kWeightOne, eq::kWeightOne / 3}) {
+        // Global LUTs, one histogram at a time.
+        for (const auto& h : hs) {
+          std::vector<uint16_t> cpu(bins);
+          ASSERT_OK(eq::build_lut_clipped(h.data(), bins, w, clip, cpu.data()));
+          cuda::Buffer dh = upload(h, s);
+          auto dl = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
+          ASSERT_OK(eq::build_lut_clipped_gpu(static_cast<uint32_t*>(dh.data()), bins, w, clip, static_cast<uint16_t*>(dl->data()), s));
+          ASSERT_EQ(download<uint16_t>(*dl, bins, s), cpu) << "bins " << bins << " clip " << clip << " weight " << w;
+        }
+        // Tile LUTs and their mean, all 35 histograms as tiles.
+        std::vector<uint32_t> all;
+        for (const auto& h : hs) all.insert(all.end(), h.begin(), h.end());
+        const int tiles = static_cast<int>(hs.size());
+        std::vector<uint16_t> luts(all.size()), mean(bins);
+        ASSERT_OK(eq::build_tile_luts(all.data(), tiles, bins, w, clip, luts.data(), mean.data()));
+        cuda::Buffer da = upload(all, s);
+        auto dl = cuda::Buffer::allocate(MemoryKind::device, all.size() * 2);
+        auto dm = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
+        ASSERT_OK(eq::build_tile_luts_gpu(static_cast<uint32_t*>(da.data()), tiles, bins, w, clip, static_cast<uint16_t*>(dl->data()),
+                                          static_cast<uint16_t*>(dm->data()), s));
+        ASSERT_EQ(download<uint16_t>(*dl, all.size(), s), luts) << "tile LUTs, bins " << bins << " clip " << clip;
+        ASSERT_EQ(download<uint16_t>(*dm, bins, s), mean);
+        std::vector<uint32_t> sum(bins);
+        ASSERT_OK(eq::sum_tiles(all.data(), tiles, bins, sum.data()));
+        auto ds = cuda::Buffer::allocate(MemoryKind::device, bins * 4);
+        ASSERT_OK(eq::sum_tiles_gpu(static_cast<uint32_t*>(da.data()), tiles, bins, static_cast<uint32_t*>(ds->data()), s));
+        ASSERT_EQ(download<uint32_t>(*ds, bins, s), sum);
+      }
+    }
+  }
+}
+
+TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
+  REQUIRE_GPU();
+  const cudaStream_t s = stream.get();
+  for (int bins : {256, 1024}) {
+    for (int count : {1, 7}) {
+      const bool extra = count > 1;
+      const int luts = count + (extra ? 1 : 0);
+      const int k = bins / 256;
+      std::vector<int32_t> state(static_cast<size_t>(luts) * bins, 0);
+      std::vector<uint32_t> cdf(2 * bins, 0);
+      std::vector<int32_t> scalars(2 * eq::kTemporalScalars, 0);
+      auto dstate = cuda::Buffer::allocate(MemoryKind::device, state.size() * 4);
+      auto dhist = cuda::Buffer::allocate(MemoryKind::device, cdf.size() * 4);
+      auto dscal = cuda::Buffer::allocate(MemoryKind::device, scalars.size() * 4);
+      std::mt19937 rng(5);
+      for (int f = 0; f < 40; ++f) {
+        // A shot that drifts, fades towards black from frame 10, a cut at 20, a bright object at
+        // 30..34; LUT targets that move.
+        std::vector<uint32_t> h(bins, 0);
+        const int lo = (f < 20 ? 30 : 120) * k, span = (f < 20 ? 60 : 90) * k;
+        const double fade = f >= 10 && f < 20 ? 1.0 - 0.08 * (f - 9) : 1.0;
+        for (int i = 0; i < 5000; ++i) {
+          const int v = 16 * k + static_cast<int>(fade * (lo - 16 * k + static_cast<int>(rng() % span) + f));
+          h[std::min(v, bins - 1)] += 1 + rng() % 3;
+        }
+        if (f >= 30 && f < 35) h[bins - 10] += 4000;
+        std::vector<uint16_t> target(static_cast<size_t>(luts) * bins);
+        for (auto& t : target) t = static_cast<uint16_t>(rng() % bins);
+        std::vector<uint16_t> cpu = target;
+        eq::TemporalArgs a;
+        a.counts = h.data();
+        a.bins = bins;
+        a.luts = cpu.data();
+        a.count = count;
+        a.extra = extra ? cpu.data() + static_cast<size_t>(count) * bins : nullptr;
+        a.state = state.data();
+        a.prev_hist = cdf.data() + ((f + 1) % 2) * bins;
+        a.next_hist = cdf.data() + (f % 2) * bins;
+        a.prev_scalars = scalars.data() + ((f + 1) % 2) * eq::kTemporalScalars;
+        a.next_scalars = scalars.data() + (f % 2) * eq::kTemporalScalars;
+        a.restart = f == 0 || f == 25;
+        a.black = 16u * k;
+        a.cut_q16 = 0.3 * 65536;
+        a.alpha_q16 = 4000 + f * 100;
+        ASSERT_OK(eq::temporal_update(a));
+        cuda::Buffer dcounts = upload(h, s);
+        cuda::Buffer dluts = upload(target, s);
+        eq::TemporalArgs g = a;
+        g.counts = static_cast<uint32_t*>(dcounts.data());
+        g.luts = static_cast<uint16_t*>(dluts.data());
+        g.extra = extra ? g.luts + static_cast<size_t>(count) * bins : nullptr;
+        g.state = static_cast<int32_t*>(dstate->data());
+        g.prev_hist = static_cast<uint32_t*>(dhist->data()) + ((f + 1) % 2) * bins;
+        g.next_hist = static_cast<uint32_t*>(dhist->data()) + (f % 2) * bins;
+        g.prev_scalars = static_cast<int32_t*>(dscal->data()) + ((f + 1) % 2) * eq::kTemporalScalars;
+        g.next_scalars = static_cast<int32_t*>(dscal->data()) + (f % 2) * eq::kTemporalScalars;
+        ASSERT_OK(eq::temporal_update_gpu(g, s));
+        ASSERT_EQ(download<uint16_t>(dluts, cpu.size(), s), cpu) << "bins " << bins << " LUTs " << luts << " frame " << f;
+        ASSERT_EQ(download<int32_t>(*dstate, state.size(), s), state) << "frame " << f;
+        ASSERT_EQ(download<int32_t>(*dscal, scalars.size(), s), scalars) << "frame " << f;
+        ASSERT_EQ(download<uint32_t>(*dhist, cdf.size(), s), cdf) << "frame " << f;
+      }
+    }
+  }
+}
+
+template <class T>
+PlaneView<T> writable(const PlaneRef& r) {
+  return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
+}
+
+struct ApplyShape {
+  int width, height, depth, shift_x, shift_y;
+  bool nv12;
+  int pad;  // samples
+};
+
+TEST_F(GpuQualityFunctions, TileAndColourApplyMatchCpu) {
+  REQUIRE_GPU();
+  const cudaStream_t s = stream.get();
+  const ApplyShape shapes[] = {{1, 1, 8, 1, 1, false, 0},       {7, 5, 8, 1, 1, false, 3},    {1921, 1081, 8, 1, 1, false, 0},
+                               {1920, 1080, 8, 1, 1, true, 0},  {33, 17, 8, 0, 0, false, 1},  {64, 36, 10, 1, 0, false, 0},
+                               {1921, 1081, 10, 1, 1, false, 5}, {640, 360, 8, 1, 1, true, 16}};
+  std::mt19937 rng(17);
+  for (const ApplyShape& sh : shapes) {
+    const int bytes = sh.depth > 8 ? 2 : 1, bins = 1 << sh.depth;
+    const int cw = (sh.width + (1 << sh.shift_x) - 1) >> sh.shift_x, ch = (sh.height + (1 << sh.shift_y) - 1) >> sh.shift_y;
+    const int uvw = sh.nv12 ? 2 * cw : cw;
+    const size_t ypitch = static_cast<size_t>(sh.width + sh.pad) * bytes, cpitch = static_cast<size_t>(uvw + sh.pad) * bytes;
+    auto fill = [&](size_t n) {
+      std::vector<uint8_t> v(n);
+      for (size_t i = 0; i < n; i += bytes) {
+        const uint32_t r = rng();
+        if (bytes == 1) v[i] = static_cast<uint8_t>(r);
+        else *reinterpret_cast<uint16_t*>(&v[i]) = static_cast<uint16_t>(r % 97 == 0 ? 1024 + r % 9 : r % 1024);
+      }
+      return v;
+    };
+    const std::vector<uint8_t> y0 = fill(ypitch * sh.height), u0 = fill(cpitch * ch), v0 = fill(cpitch * ch);
+    for (hist::TileGrid grid : {hist::TileGrid{1, 1}, {8, 8}, {3, 2}}) {
+      if (grid.cols > sh.width || grid.rows > sh.height) continue;
+      std::vector<uint16_t> luts(static_cast<size_t>(grid.count()) * bins), lut(bins);
+      for (auto& l : luts) l = static_cast<uint16_t>(rng() % bins);
+      for (auto& l : lut) l = static_cast<uint16_t>(rng() % bins);
+      std::vector<uint32_t> xt(sh.width), yt(sh.height);
+      eq::axis_table(sh.width, grid.cols, xt.data());
+      eq::axis_table(sh.height, grid.rows, yt.data());
+      cuda::Buffer dluts = upload(luts, s), dlut = upload(lut, s), dx = upload(xt, s), dy = upload(yt, s);
+      const eq::TileLuts ht{luts.data(), grid, xt.data(), yt.data()};
+      const eq::TileLuts dt{static_cast<uint16_t*>(dluts.data()), grid, static_cast<uint32_t*>(dx.data()), static_cast<uint32_t*>(dy.data())};
+      auto plane = [&](std::vector<uint8_t>& b, int w, int h, size_t pitch, MemoryKind m, void* dev) {
+        PlaneRef p;
+        p.data = dev != nullptr ? dev : b.data();
+        p.width = w;
+        p.height = h;
+        p.pitch = pitch;
+        p.bytes_per_sample = bytes;
+        p.bit_depth = sh.depth;
+        p.memory = m;
+        return p;
+      };
+      for (int variant = 0; variant < 3; ++variant) {  // 0: tiles, luma only; 1: colour with tiles; 2: colour with one LUT
+        std::vector<uint8_t> y = y0, u = u0, v = v0;
+        cuda::Buffer dyb = upload(y, s), dub = upload(u, s), dvb = upload(v, s);
+        const PlaneRef hy = plane(y, sh.width, sh.height, ypitch, MemoryKind::host, nullptr);
+        const PlaneRef gy = plane(y, sh.width, sh.height, ypitch, MemoryKind::device, dyb.data());
+        eq::ChromaPlanes hc, gc;
+        hc.interleaved = gc.interleaved = sh.nv12;
+        hc.shift_x = gc.shift_x = sh.shift_x;
+        hc.shift_y = gc.shift_y = sh.shift_y;
+        hc.black = gc.black = variant == 2 ? 0 : 16u << (sh.depth - 8);
+        hc.limit_q12 = gc.limit_q12 = variant == 2 ? 8192 : 6144;
+        hc.planes[0] = plane(u, uvw, ch, cpitch, MemoryKind::host, nullptr);
+        hc.planes[1] = plane(v, uvw, ch, cpitch, MemoryKind::host, nullptr);
+        gc.planes[0] = plane(u, uvw, ch, cpitch, MemoryKind::device, dub.data());
+        gc.planes[1] = plane(v, uvw, ch, cpitch, MemoryKind::device, dvb.data());
+        if (variant == 0) {
+          if (bytes == 1) {
+            ASSERT_OK(eq::apply_tiles(writable<uint8_t>(hy), ht, bins));
+            ASSERT_OK(eq::apply_tiles_gpu(writable<uint8_t>(gy), dt, bins, s));
+          } else {
+            ASSERT_OK(eq::apply_tiles(writable<uint16_t>(hy), ht, bins));
+            ASSERT_OK(eq::apply_tiles_gpu(writable<uint16_t>(gy), dt, bins, s));
+          }
+        } else {
+          ASSERT_OK(eq::apply_colour(hy, hc, lut.data(), variant == 1 ? &ht : nullptr, bins));
+          ASSERT_OK(eq::apply_colour_gpu(gy, gc, static_cast<uint16_t*>(dlut.data()), variant == 1 ? &dt : nullptr, bins, s));
+        }
+        // Whole buffers, padding included: the padding must be untouched on both sides.
+        ASSERT_EQ(download<uint8_t>(dyb, y.size(), s), y) << sh.width << "x" << sh.height << " variant " << variant;
+        ASSERT_EQ(download<uint8_t>(dub, u.size(), s), u) << sh.width << "x" << sh.height << " variant " << variant;
+        ASSERT_EQ(download<uint8_t>(dvb, v.size(), s), v) << sh.width << "x" << sh.height << " variant " << variant;
+        if (variant == 0) {
+          EXPECT_EQ(u, u0) << "luma-only apply touched chroma";
+        }
+      }
+    }
+  }
+}
+
+// --- whole equalizers ----------------------------------------------------------------------------
+
+struct EqCase {
+  std::string name;
+  video::FrameFormat format;
+  eq::Quality quality;
+  std::string kernel;
+  bool keep_on_device;
+  int frames;
+};
+
+std::vector<EqCase> eq_cases() {
+  eq::Quality def = eq::default_quality();
+  eq::Quality clahe = def;
+  clahe.mode = eq::Mode::clahe;
+  eq::Quality clahe_keep = clahe;
+  clahe_keep.chroma = eq::ChromaMode::keep;
+  clahe_keep.tiles = {5, 3};
+  clahe_keep.clip_limit = 3;
+  eq::Quality clip_only = eq::plain_quality();
+  clip_only.clip_limit = 1.5;
+  eq::Quality temporal_only = eq::plain_quality();
+  temporal_only.temporal_s = 0.3;
+  const video::FrameFormat odd8{1921, 1081, 8, 1, 1}, ten{1280, 720, 10, 1, 1}, nv12{1280, 720, 8, 1, 1, video::PlaneLayout::semi_planar},
+      small{64, 36, 8, 1, 1}, p010{1280, 720, 10, 1, 1, video::PlaneLayout::semi_planar};
+  std::vector<EqCase> c;
+  for (const char* k : {"method2", "block_atomic", "cub"}) {
+    c.push_back({std::string("default_") + k, odd8, def, k, false, 12});
+    c.push_back({std::string("clahe_") + k, odd8, clahe, k, false, 12});
+  }
+  c.push_back({"clahe_keep_map4", odd8, clahe_keep, "method2_map4", false, 8});
+  c.push_back({"clip_only", odd8, clip_only, "method2", false, 6});
+  c.push_back({"temporal_only", odd8, temporal_only, "method2", false, 30});
+  c.push_back({"default_10bit", ten, def, "method2", false, 12});
+  c.push_back({"clahe_10bit", ten, clahe, "method2", false, 12});
+  c.push_back({"clahe_10bit_block_atomic", ten, clahe, "block_atomic", true, 12});
+  c.push_back({"default_nv12", nv12, def, "method2", false, 12});
+  c.push_back({"clahe_nv12_device", nv12, clahe, "method2", true, 12});
+  c.push_back({"default_device", odd8, def, "method2", true, 12});
+  c.push_back({"clahe_small_many_frames", small, clahe, "method2", false, 90});
+  c.push_back({"default_p010_device", p010, def, "method2_tuned", true, 12});
+  c.push_back({"clahe_p010_device", p010, clahe, "method2_tuned", true, 12});
+  c.push_back({"plain_p010", p010, eq::plain_quality(), "method2_tuned", false, 6});
+  return c;
+}
+
+class GpuQualityPipeline : public ::testing::TestWithParam<EqCase> {};
+
+TEST_P(GpuQualityPipeline, IdenticalToCpu) {
+  REQUIRE_GPU();
+  const EqCase& c = GetParam();
+  const Painter paint = dim_scene(c.format, c.frames * 2 / 3);
+  pipeline::EqualizerOptions cpu;
+  cpu.cpu = true;
+  cpu.quality = c.quality;
+  cpu.keep_histogram = true;
+  auto want = drive(cpu, c.format, c.frames, paint);
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  pipeline::EqualizerOptions gpu = cpu;
+  gpu.cpu = false;
+  gpu.kernel = c.kernel;
+  gpu.download = !c.keep_on_device;
+  gpu.keep_on_device = c.keep_on_device;
+  auto got = drive(gpu, c.format, c.frames, paint);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(got->frames.size(), want->frames.size());
+  for (size_t i = 0; i < want->frames.size(); ++i) {
+    ASSERT_TRUE(got->frames[i] == want->frames[i]) << c.name << ": frame " << i;
+    EXPECT_EQ(got->side[i].histogram, want->side[i].histogram) << c.name << ": frame " << i;
+    EXPECT_EQ(got->side[i].lut, want->side[i].lut) << c.name << ": frame " << i;
+  }
+  if (c.quality.mode == eq::Mode::clahe) {
+    const std::string k = got->side[0].kernel;
+    const bool untiled = c.kernel == "cub" || c.kernel == "method2_tuned";
+    EXPECT_TRUE(untiled ? k == "method2" : k == c.kernel) << "clahe with " << c.kernel << " ran " << k;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuQualityPipeline, ::testing::ValuesIn(eq_cases()),
+                         [](const ::testing::TestParamInfo<EqCase>& i) { return i.param.name; });
+
+// Controls changed between frames (mode, tiles, clip, temporal, chroma, strength, kernel): every
+// frame comes out, each identical to the CPU's with the same schedule.
+TEST(GpuQualityLive, SwitchingEveryControlMatchesCpuFrameForFrame) {
+  REQUIRE_GPU();
+  const video::FrameFormat fmt{1280, 720, 8, 1, 1};
+  const int frames = 40;
+  auto schedule = [](bool gpu) {
+    return [gpu](int n, pipeline::Equalizer& e) {
+      eq::Quality q = eq::default_quality();
+      switch (n) {
+        case 5: q.mode = eq::Mode::clahe; break;
+        case 10: q.mode = eq::Mode::clahe; q.tiles = {4, 6}; break;
+        case 15: q.clip_limit = 0; break;
+        case 20: q.temporal_s = 0; break;
+        case 25: q.chroma = eq::ChromaMode::keep; break;
+        case 30: q = eq::plain_quality(); break;
+        case 35: q.mode = eq::Mode::clahe; q.scene_cut = 0.05; break;
+        default: return;
+      }
+      EXPECT_TRUE(e.set_quality(q).is_ok());
+      if (n == 20) {
+        EXPECT_TRUE(e.set_strength(0.6).is_ok());
+      }
+      if (n == 25 && gpu) {
+        EXPECT_TRUE(e.set_kernel("block_atomic").is_ok());
+      }
+    };
+  };
+  pipeline::EqualizerOptions cpu;
+  cpu.cpu = true;
+  cpu.quality = eq::default_quality();
+  auto want = drive(cpu, fmt, frames, dim_scene(fmt, 27), schedule(false));
+  pipeline::EqualizerOptions gpu = cpu;
+  gpu.cpu = false;
+  gpu.frames_in_flight = 3;
+  auto got = drive(gpu, fmt, frames, dim_scene(fmt, 27), schedule(true));
+  ASSERT_TRUE(want.is_ok() && got.is_ok());
+  ASSERT_EQ(got->frames.size(), static_cast<size_t>(frames));
+  for (int i = 0; i < frames; ++i) {
+    ASSERT_TRUE(got->frames[i] == want->frames[i]) << "frame " << i;
+    EXPECT_EQ(got->side[i].quality, want->side[i].quality) << "frame " << i;
+  }
+}
+
+// The threaded pipeline with controls changed from the sink while frames flow: no frame lost, and
+// each frame identical to the CPU's equalization with the settings it reports.
+TEST(GpuQualityLive, ThePipelineDropsNoFrameWhileControlsChange) {
+  REQUIRE_GPU();
+  video::SyntheticOptions so;
+  so.width = 1280;
+  so.height = 720;
+  so.fps = 60;
+  so.duration_s = 2;  // 120 frames
+  auto src = video::open_synthetic(so);
+  ASSERT_TRUE(src.is_ok());
+  pipeline::PipelineOptions po;
+  po.equalizer.quality = eq::default_quality();
+  po.equalizer.download = false;
+  po.equalizer.keep_on_device = true;
+  po.equalizer.compare.enabled = true;
+  auto p = pipeline::Pipeline::create(po, (*src)->info());
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  struct Sink final : pipeline::Sink {
+    pipeline::Pipeline* pipe = nullptr;
+    std::vector<eq::Quality> seen;
+    std::vector<FrameCopy> frames;
+    Status consume(pipeline::PipelineFrame f, pipeline::FrameRecord&) override {
+      seen.push_back(f.side.quality);
+      frames.push_back(copy_frame(*f.frame));
+      const size_t n = seen.size();
+      eq::Quality q = eq::default_quality();
+      if (n % 10 == 0) {
+        q.mode = (n / 10) % 2 ? eq::Mode::clahe : eq::Mode::global;
+        q.chroma = (n / 20) % 2 ? eq::ChromaMode::keep : eq::ChromaMode::follow;
+        HISTEQ_TRY(pipe->set_quality(q));
+        HISTEQ_TRY(pipe->set_compare({true, (n / 10) % 3 ? std::optional<pipeline::Look>() : pipeline::Look{0.5, q}}));
+      }
+      return Status::ok();
+    }
+  } sink;
+  sink.pipe = p->get();
+  std::atomic<bool> stop{false};
+  ASSERT_OK((*p)->run(**src, sink, stop));
+  ASSERT_EQ(sink.seen.size(), 120u) << "frames lost";
+  // Replay on the CPU with each frame's reported settings.
+  auto src2 = video::open_synthetic(so);
+  auto eq = pipeline::Equalizer::create([] {
+    pipeline::EqualizerOptions o;
+    o.cpu = true;
+    o.quality = eq::default_quality();
+    return o;
+  }(), (*src2)->info().format);
+  ASSERT_TRUE(eq.is_ok());
+  auto pool = video::FramePool::create((*src2)->info().format, MemoryKind::host);
+  std::vector<pipeline::PipelineFrame> done;
+  for (size_t n = 0; n < 120; ++n) {
+    auto f = (*src2)->next(**pool);
+    ASSERT_TRUE(f.is_ok() && *f);
+    ASSERT_OK((*eq)->set_quality(sink.seen[n]));
+    ASSERT_OK((*eq)->submit(std::move(f.value()), done));
+    ASSERT_EQ(done.size(), 1u);
+    ASSERT_TRUE(copy_frame(*done[0].frame) == sink.frames[n]) << "frame " << n;
+    done.clear();
+  }
+}
+
+// The comparison on the GPU (frames kept on the device) is the CPU's comparison.
+TEST(GpuQualityLive, TheComparisonMatchesCpu) {
+  REQUIRE_GPU();
+  const video::FrameFormat fmt{1921, 1081, 8, 1, 1};
+  eq::Quality b = eq::default_quality();
+  b.mode = eq::Mode::clahe;
+  auto schedule = [&](int n, pipeline::Equalizer& e) {
+    if (n == 4) {
+      EXPECT_TRUE(e.set_compare({true, pipeline::Look{0.8, b}}).is_ok());
+    }
+    if (n == 9) {
+      EXPECT_TRUE(e.set_compare({true, std::nullopt}).is_ok());
+    }
+  };
+  pipeline::EqualizerOptions cpu;
+  cpu.cpu = true;
+  cpu.quality = eq::plain_quality();
+  cpu.compare.enabled = true;
+  auto want = drive(cpu, fmt, 12, dim_scene(fmt, 6), schedule);
+  pipeline::EqualizerOptions gpu = cpu;
+  gpu.cpu = false;
+  gpu.download = false;
+  gpu.keep_on_device = true;
+  auto got = drive(gpu, fmt, 12, dim_scene(fmt, 6), schedule);
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(got->compare.size(), 12u);
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(got->frames[i] == want->frames[i]) << "frame " << i;
+    ASSERT_TRUE(got->compare[i] == want->compare[i]) << "comparison " << i;
+  }
+  pipeline::EqualizerOptions bad = gpu;
+  bad.keep_on_device = false;
+  bad.download = true;
+  EXPECT_FALSE(pipeline::Equalizer::create(bad, fmt).is_ok()) << "a comparison needs frames kept on the device";
+}
+
+}  // namespace
+}  // namespace histeq::test

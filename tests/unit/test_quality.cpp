@@ -1,0 +1,691 @@
+// The picture-quality controls on the CPU (quality.h, tone.h): the clip limit against OpenCV's
+// sequential steps, tile histograms, tile LUTs and their interpolation, the temporal filter and its
+// scene cuts, colour, the settings and their validation, and the equalizer with every control:
+// plain settings stay today's frames, live changes land on the next frame, the comparison is a
+// second equalization of the same input. The GPU gives the same frames (tests/gpu/test_quality_gpu.cpp).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+
+#include "core/equalize/equalize.h"
+#include "core/equalize/operation.h"
+#include "core/equalize/quality.h"
+#include "core/equalize/tone.h"
+#include "core/histogram/histogram.h"
+#include "core/image/synthetic.h"
+#include "tests/common/quality_cases.h"
+#include "tests/common/gtest_status.h"
+
+namespace histeq::test {
+namespace {
+
+namespace tone = eq::tone;
+
+// OpenCV's clip and redistribution (modules/imgproc/src/clahe.cpp, CLAHE_CalcLut_Body), written
+// as its sequential loops: the oracle for tone.h's per-bin formula.
+std::vector<uint32_t> opencv_clip(std::vector<uint32_t> h, uint32_t limit) {
+  const int bins = static_cast<int>(h.size());
+  uint32_t clipped = 0;
+  for (auto& c : h)
+    if (c > limit) {
+      clipped += c - limit;
+      c = limit;
+    }
+  const uint32_t batch = clipped / bins;
+  uint32_t residual = clipped - batch * bins;
+  for (auto& c : h) c += batch;
+  if (residual != 0) {
+    const int step = std::max(bins / static_cast<int>(residual), 1);
+    for (int i = 0; i < bins && residual > 0; i += step, residual--) h[i]++;
+  }
+  return h;
+}
+
+std::vector<std::vector<uint32_t>> some_histograms(int bins) {
+  std::mt19937 rng(static_cast<uint32_t>(bins) * 7 + 1);
+  std::vector<std::vector<uint32_t>> hs;
+  for (int t = 0; t < 40; ++t) {
+    std::vector<uint32_t> h(bins, 0);
+    const int used = t % 4 == 0 ? 1 : t % 4 == 1 ? 3 : t % 4 == 2 ? bins / 5 : bins;
+    const uint32_t scale = t < 20 ? 50 : 100000;
+    for (int k = 0; k < used; ++k) h[rng() % bins] += 1 + rng() % scale;
+    hs.push_back(h);
+  }
+  return hs;
+}
+
+TEST(Quality, ClipLimitIsOpenCvsRedistribution) {
+  for (int bins : {2, 64, 256, 512, 1024}) {
+    const int g = tone::clip_group(bins);
+    for (const auto& h : some_histograms(bins)) {
+      const uint64_t total = std::accumulate(h.begin(), h.end(), uint64_t{0});
+      for (uint32_t clip_q8 : {256u, 384u, 512u, 1024u, 10240u}) {
+        const uint32_t limit = tone::clip_count(clip_q8, total, bins);
+        EXPECT_EQ(limit, std::max<uint64_t>(1, clip_q8 * total / 256 / (bins / g)));
+        std::vector<uint32_t> kept(bins);
+        uint64_t kept_sum = 0;
+        for (int j = 0; j < bins; j += g) {
+          uint32_t group = 0;
+          for (int k = 0; k < g; ++k) group += h[j + k];
+          uint32_t group_kept = 0;
+          for (int k = 0; k < g; ++k) group_kept += kept[j + k] = tone::clip_kept(h[j + k], group, limit);
+          ASSERT_LE(group_kept, std::max(limit, group > limit ? 0u : group)) << "a group keeps at most the limit";
+          kept_sum += group_kept;
+        }
+        std::vector<uint32_t> mine(bins);
+        for (int v = 0; v < bins; ++v) mine[v] = tone::clipped_bin(kept[v], v, static_cast<uint32_t>(total - kept_sum), bins);
+        if (g == 1) {
+          ASSERT_EQ(mine, opencv_clip(h, limit)) << "bins " << bins << " clip " << clip_q8 / 256.0;
+        }
+        EXPECT_EQ(std::accumulate(mine.begin(), mine.end(), uint64_t{0}), total) << "the clip keeps every sample";
+      }
+    }
+  }
+}
+
+TEST(Quality, ClippedGlobalLutIsPlainWithoutClipAndBoundsTheSlope) {
+  for (const auto& h : some_histograms(256)) {
+    std::vector<uint16_t> plain(256), clip0(256), clipped(256);
+    ASSERT_OK(eq::build_lut(h.data(), 256, eq::kWeightOne, plain.data()));
+    ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 0, clip0.data()));
+    EXPECT_EQ(plain, clip0);
+    const uint64_t total = std::accumulate(h.begin(), h.end(), uint64_t{0});
+    ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 512, clipped.data()));
+    // Each step of the LUT is at most (limit + spread + 1) * 255 / (N - cdf_min): about 2 levels at clip 2.
+    const double limit = tone::clip_count(512, total, 256);
+    const double step = (limit + static_cast<double>(total) / 256 + 1) * 255 / (total - std::min<double>(total - 1, limit + 1)) + 1;
+    for (int v = 1; v < 256; ++v) {
+      EXPECT_GE(clipped[v], clipped[v - 1]);
+      EXPECT_LE(clipped[v] - clipped[v - 1], step) << v;
+    }
+    // A clip above every bin changes nothing.
+    std::vector<uint16_t> high(256);
+    ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 64 * 256 * 256, high.data()));
+    if (*std::max_element(h.begin(), h.end()) <= tone::clip_count(64 * 256 * 256, total, 256)) {
+      EXPECT_EQ(high, plain);
+    }
+  }
+}
+
+TEST(Quality, TileLutsFollowZuiderveldAndTheirMeanIsRounded) {
+  const int bins = 256, tiles = 6;
+  std::vector<uint32_t> counts;
+  for (const auto& h : some_histograms(bins)) {
+    counts.insert(counts.end(), h.begin(), h.end());
+    if (counts.size() == static_cast<size_t>(tiles * bins)) break;
+  }
+  for (uint32_t clip_q8 : {0u, 512u}) {
+    std::vector<uint16_t> luts(tiles * bins), mean(bins);
+    ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, clip_q8, luts.data(), mean.data()));
+    for (int t = 0; t < tiles; ++t) {
+      std::vector<uint32_t> h(counts.begin() + t * bins, counts.begin() + (t + 1) * bins);
+      const uint64_t n = std::accumulate(h.begin(), h.end(), uint64_t{0});
+      if (clip_q8) h = opencv_clip(h, tone::clip_count(clip_q8, n, bins));
+      uint64_t cdf = 0;
+      for (int v = 0; v < bins; ++v) {
+        cdf += h[v];
+        const double want = std::floor(cdf * 255.0 / n + 0.5);
+        ASSERT_EQ(luts[t * bins + v], want) << "tile " << t << " value " << v;
+      }
+    }
+    for (int v = 0; v < bins; ++v) {
+      uint32_t s = 0;
+      for (int t = 0; t < tiles; ++t) s += luts[t * bins + v];
+      EXPECT_EQ(mean[v], (s + tiles / 2) / tiles);
+    }
+  }
+}
+
+TEST(Quality, AxisWeightsFollowTheTileCentres) {
+  for (int size : {1, 2, 7, 64, 100, 1080, 1921}) {
+    for (int n : {1, 2, 3, 8, 13, 32}) {
+      if (n > size) continue;
+      std::vector<uint32_t> t(size);
+      eq::axis_table(size, n, t.data());
+      double last = -1;
+      for (int x = 0; x < size; ++x) {
+        const uint32_t lo = tone::axis_lo(t[x]), hi = tone::axis_hi(t[x]), w = tone::axis_w(t[x]);
+        ASSERT_LT(hi, static_cast<uint32_t>(n));
+        ASSERT_TRUE(hi == lo || hi == lo + 1);
+        ASSERT_LE(w, tone::kWeightOne);
+        const double pos = lo + w / 1024.0;  // position in tile-centre units
+        ASSERT_GE(pos, last - 1e-9) << "monotone, size " << size << " tiles " << n << " x " << x;
+        last = pos;
+        // Against the real-valued definition: (x + 0.5 - centre_lo) / (centre_hi - centre_lo).
+        auto centre = [&](int i) { return (static_cast<double>(i * (int64_t)size / n) + static_cast<double>((i + 1) * (int64_t)size / n)) / 2; };
+        if (hi != lo) EXPECT_NEAR(w / 1024.0, (x + 0.5 - centre(lo)) / (centre(hi) - centre(lo)), 0.5 / 1024 + 1e-9);
+        else EXPECT_EQ(w, 0u);
+      }
+    }
+  }
+}
+
+TEST(Quality, TiledHistogramsOfTheCpuKernelsArePerTileHistograms) {
+  for (const char* name : {"cpu_reference", "cpu_parallel"}) {
+    auto k = hist::create_kernel(name);
+    ASSERT_TRUE(k.is_ok());
+    EXPECT_TRUE((*k)->info().tiles);
+    for (int bytes : {1, 2}) {
+      for (auto [w, h, pad] : {std::tuple{1, 1, 0}, {17, 9, 3}, {640, 360, 0}, {1921, 1081, 64}}) {
+        const int bins = bytes == 1 ? 256 : 1024;
+        const size_t pitch = static_cast<size_t>(w + pad) * bytes;
+        std::vector<uint8_t> buf(pitch * h);
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x) {
+            const uint32_t v = synth::hash_xy(x, y, 3);
+            if (bytes == 1) buf[y * pitch + x] = static_cast<uint8_t>(v);
+            else reinterpret_cast<uint16_t*>(buf.data() + y * pitch)[x] = static_cast<uint16_t>((v & 15) == 0 ? 1024 + v % 50 : v % 1024);
+          }
+        PlaneRef p;
+        p.data = buf.data();
+        p.width = w;
+        p.height = h;
+        p.pitch = pitch;
+        p.bytes_per_sample = bytes;
+        p.bit_depth = bytes == 1 ? 8 : 10;
+        for (hist::TileGrid g : {hist::TileGrid{1, 1}, {8, 8}, {3, 5}, {32, 32}}) {
+          if (g.cols > w || g.rows > h) {
+            std::vector<uint32_t> out(g.count() * bins);
+            EXPECT_FALSE(hist::compute_tiles(**k, p, g, {out.data(), bins, MemoryKind::host}).is_ok());
+            continue;
+          }
+          std::vector<uint32_t> out(g.count() * bins, 0xDEAD), one(bins);
+          ASSERT_OK(hist::compute_tiles(**k, p, g, {out.data(), bins, MemoryKind::host}));
+          auto ref = hist::create_kernel("cpu_reference");
+          uint64_t samples = 0;
+          for (int r = 0; r < g.rows; ++r)
+            for (int c = 0; c < g.cols; ++c) {
+              const PlaneRef t = hist::tile_plane(p, g, c, r);
+              samples += t.samples();
+              ASSERT_OK(hist::compute(**ref, t, {one.data(), bins, MemoryKind::host}));
+              const uint32_t* got = out.data() + (r * g.cols + c) * bins;
+              ASSERT_TRUE(std::equal(one.begin(), one.end(), got)) << name << " tile " << c << "," << r << " of " << w << "x" << h;
+            }
+          EXPECT_EQ(samples, static_cast<uint64_t>(w) * h) << "tiles cover the plane once";
+        }
+      }
+    }
+  }
+  auto cub_like = hist::create_kernel("cpu_reference");
+  std::vector<uint8_t> px(64, 1);
+  std::vector<uint32_t> out(64 * 256);
+  PlaneView<const uint8_t> p{px.data(), 8, 8, 8, 8, MemoryKind::host};
+  EXPECT_FALSE(hist::compute_tiles(**cub_like, p, {33, 1}, {out.data(), 256, MemoryKind::host}).is_ok()) << "more than kMaxTiles";
+}
+
+TEST(Quality, OneTileOrEqualTileLutsAreThePlainLutApplied) {
+  std::vector<uint8_t> px(97 * 41);
+  for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<uint8_t>(synth::hash32(static_cast<uint32_t>(i)));
+  std::vector<uint16_t> lut(256);
+  for (int v = 0; v < 256; ++v) lut[v] = static_cast<uint16_t>((v * 7 + 13) % 256);
+  for (hist::TileGrid g : {hist::TileGrid{1, 1}, {8, 8}, {5, 3}}) {
+    std::vector<uint16_t> luts;
+    for (int t = 0; t < g.count(); ++t) luts.insert(luts.end(), lut.begin(), lut.end());
+    std::vector<uint32_t> xt(97), yt(41);
+    eq::axis_table(97, g.cols, xt.data());
+    eq::axis_table(41, g.rows, yt.data());
+    std::vector<uint8_t> a = px, b = px;
+    ASSERT_OK(eq::apply_tiles(PlaneView<uint8_t>{a.data(), 97, 41, 97, 8, MemoryKind::host}, {luts.data(), g, xt.data(), yt.data()}, 256));
+    ASSERT_OK(eq::apply_lut(PlaneView<uint8_t>{b.data(), 97, 41, 97, 8, MemoryKind::host}, lut.data(), 256));
+    EXPECT_EQ(a, b) << g.cols << "x" << g.rows;
+  }
+}
+
+// One frame through the temporal filter with flat target LUTs, keeping its state between calls.
+struct TemporalRig {
+  int bins = 256;
+  std::vector<int32_t> state = std::vector<int32_t>(256);
+  std::vector<uint32_t> cdf = std::vector<uint32_t>(2 * 256);
+  std::vector<int32_t> scalars = std::vector<int32_t>(2 * eq::kTemporalScalars);
+  int parity = 0;
+  bool first = true;
+  std::vector<uint16_t> last_lut;
+  // Returns the LUT applied at `probe` and whether the frame started over.
+  std::pair<int, bool> step(const std::vector<uint32_t>& h, const std::vector<uint16_t>& target, int probe = 40) {
+    std::vector<uint16_t> lut = target;
+    eq::TemporalArgs a;
+    a.counts = h.data();
+    a.luts = lut.data();
+    a.state = state.data();
+    a.prev_hist = cdf.data() + (parity ^ 1) * bins;
+    a.next_hist = cdf.data() + parity * bins;
+    a.prev_scalars = scalars.data() + (parity ^ 1) * eq::kTemporalScalars;
+    a.next_scalars = scalars.data() + parity * eq::kTemporalScalars;
+    a.restart = first;
+    a.black = 16;
+    a.cut_q16 = eq::cut_q16([] { eq::Quality q; q.scene_cut = 0.35; return q; }());
+    a.alpha_q16 = eq::temporal_alpha_q16(0.5, 1 / 30.0);  // about 0.065
+    EXPECT_TRUE(eq::temporal_update(a).is_ok());
+    const bool cut = a.next_scalars[3] != 0;
+    parity ^= 1;
+    first = false;
+    last_lut = lut;
+    return {lut[probe], cut};
+  }
+};
+
+std::vector<uint32_t> band(int lo, int hi, uint32_t n = 100) {
+  std::vector<uint32_t> h(256, 0);
+  for (int v = lo; v < hi; ++v) h[v] = n;
+  return h;
+}
+
+std::vector<uint16_t> ramp(double gain, int offset) {
+  std::vector<uint16_t> l(256);
+  for (int v = 0; v < 256; ++v) l[v] = static_cast<uint16_t>(std::clamp(static_cast<int>(std::lround(offset + gain * v)), 0, 255));
+  return l;
+}
+
+TEST(Quality, TemporalFilterHoldsTheBrightnessFollowsFadesAndCutsAtSceneChanges) {
+  const std::vector<uint16_t> flat100(256, 100), flat200(256, 200);
+  {
+    // A static picture whose curve jumps: the brightness stays (no added flicker) until the most
+    // the offset may hold (64 levels), and the frame does not count as a cut.
+    TemporalRig r;
+    EXPECT_EQ(r.step(band(20, 60), flat100), std::make_pair(100, true)) << "the first frame starts over";
+    const auto held = r.step(band(20, 60), flat200);
+    EXPECT_NEAR(held.first, 100, 1);
+    EXPECT_FALSE(held.second);
+    int v = 0;
+    for (int i = 0; i < 200; ++i) v = r.step(band(20, 60), flat200).first;
+    // The curve converged; the offset holds the most it may (64 levels), which moves an entry 55
+    // levels from white by 55 (no entry is pushed to an end the curve did not put it at).
+    EXPECT_NEAR(v, 200 - 55, 1) << "the offset held the most it may";
+  }
+  {
+    // A slow fade: each frame's curve doubles it above black, but the output's mean moves no
+    // faster than the input's (within the rounding of the LUT's entries).
+    TemporalRig r;
+    auto mean = [](const std::vector<uint32_t>& h, const std::vector<uint16_t>* lut) {
+      double s = 0, n = 0;
+      for (int v = 0; v < 256; ++v) {
+        s += h[v] * static_cast<double>(lut ? (*lut)[v] : v);
+        n += h[v];
+      }
+      return s / n;
+    };
+    double last_in = 0, last_out = 0;
+    int limited = 0;
+    for (int f = 0; f < 12; ++f) {
+      const double g = 1.0 - 0.02 * f;  // 2 % darker a frame, about black
+      const auto h = band(16 + static_cast<int>(24 * g), 16 + static_cast<int>(104 * g));
+      const bool cut = r.step(h, ramp(2.0, -16)).second;
+      const double in = mean(h, nullptr), out = mean(h, &r.last_lut);
+      if (f > 0 && !cut) {
+        EXPECT_LE(std::abs(out - last_out), std::abs(in - last_in) + 0.51) << "frame " << f;
+        ++limited;
+      }
+      last_in = in;
+      last_out = out;
+    }
+    EXPECT_GE(limited, 8) << "a slow fade is not a run of cuts";
+  }
+  {
+    // A cut: another picture; the new curve and brightness at once.
+    TemporalRig r;
+    r.step(band(20, 60), flat100);
+    const auto [v, cut] = r.step(band(150, 250), flat200);
+    EXPECT_TRUE(cut);
+    EXPECT_EQ(v, 200);
+  }
+  EXPECT_EQ(eq::temporal_alpha_q16(0, 1 / 30.0), 65536u);
+  EXPECT_GE(eq::temporal_alpha_q16(10, 1 / 240.0), 1u);
+}
+
+// The offset the brightness limit picks is unique, so the GPU's many-way search (here in its host
+// form: W offsets a pass) finds what the CPU's bisection and a plain scan find.
+TEST(Quality, TheBrightnessOffsetDoesNotDependOnHowItIsSearched) {
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 300; ++trial) {
+    // A non-decreasing step function with plateaus, as a rounded LUT's mean is.
+    std::vector<int32_t> steps(64);
+    for (auto& x : steps) x = static_cast<int32_t>(rng() % 2000) - 1000;
+    std::sort(steps.begin(), steps.end());
+    const int32_t base = static_cast<int32_t>(rng() % 100000);
+    auto u_of = [&](int32_t c) {
+      return base + static_cast<int32_t>(std::upper_bound(steps.begin(), steps.end(), c / 7) - steps.begin()) * 300 + (c >> 9);
+    };
+    auto scan = [&](int32_t lo, int32_t hi, int32_t t) {
+      int32_t best = lo;
+      for (int32_t c = lo; c < hi; ++c)
+        if (u_of(c) <= t) best = c;
+      return best;
+    };
+    auto bisect = [&](int32_t lo, int32_t hi, int32_t t) { return tone::bisect_at_most(u_of, lo, hi, t); };
+    auto many = [&](int32_t lo, int32_t hi, int32_t t) {
+      constexpr int kWays = 8;
+      while (hi - lo > 1) {
+        int32_t nlo = lo, nhi = hi;
+        for (int k = 0; k < kWays; ++k) {
+          const int32_t off = lo + static_cast<int32_t>((static_cast<int64_t>(hi - lo) * (k + 1)) / (kWays + 1));
+          if (u_of(off) <= t) nlo = std::max(nlo, off);
+          else nhi = std::min(nhi, off);
+        }
+        lo = nlo;
+        hi = nhi;
+      }
+      return lo;
+    };
+    const int32_t most = 20000, c_prev = static_cast<int32_t>(rng() % 30000) - 15000;
+    const int32_t u_prev = u_of(static_cast<int32_t>(rng() % 20000) - 10000), d = static_cast<int32_t>(rng() % 2000);
+    const uint32_t alpha = 1 + rng() % 65536;
+    const int32_t a = tone::limit_offset(u_of, scan, c_prev, alpha, u_prev - d, u_prev + d, most);
+    ASSERT_EQ(tone::limit_offset(u_of, bisect, c_prev, alpha, u_prev - d, u_prev + d, most), a) << trial;
+    ASSERT_EQ(tone::limit_offset(u_of, many, c_prev, alpha, u_prev - d, u_prev + d, most), a) << trial;
+  }
+}
+
+TEST(Quality, ChromaFollowsTheLumaGainWithinTheLimit) {
+  // Luma doubled (above black), chroma deviations scaled by 2 capped at the limit, never below 1,
+  // neutral stays.
+  EXPECT_EQ(tone::chroma_scale(4 * 66, 4 * 116, 4, 16, 8192), 8192u);  // gain 2, limit 2
+  EXPECT_EQ(tone::chroma_scale(4 * 66, 4 * 116, 4, 16, 6144), 6144u);  // capped at 1.5
+  EXPECT_EQ(tone::chroma_scale(4 * 66, 4 * 91, 4, 16, 8192), 6144u);  // gain 1.5, below the limit
+  EXPECT_EQ(tone::chroma_scale(4 * 116, 4 * 66, 4, 16, 8192), 4096u);  // darkened: kept
+  EXPECT_EQ(tone::chroma_scale(4 * 16, 4 * 100, 4, 16, 6144), 6144u);  // from black: the limit
+  EXPECT_EQ(tone::chroma_scale(4 * 100, 4 * 10, 4, 16, 6144), 4096u);  // to below black: kept
+  EXPECT_EQ(tone::scale_chroma(128, 6144, 128, 255), 128u);
+  EXPECT_EQ(tone::scale_chroma(138, 6144, 128, 255), 143u);
+  EXPECT_EQ(tone::scale_chroma(118, 6144, 128, 255), 113u);
+  EXPECT_EQ(tone::scale_chroma(250, 8192, 128, 255), 255u);
+  EXPECT_EQ(tone::scale_chroma(5, 8192, 128, 255), 0u);
+
+  // apply_colour with a LUT that doubles luma above 16: 4:2:0, odd size, limit 2.
+  const int w = 7, h = 5, cw = 4, ch = 3;
+  std::vector<uint8_t> y(w * h, 50), u(cw * ch), v(cw * ch);
+  for (int i = 0; i < cw * ch; ++i) {
+    u[i] = static_cast<uint8_t>(118 + i);
+    v[i] = static_cast<uint8_t>(140 - i);
+  }
+  std::vector<uint16_t> lut(256);
+  for (int i = 0; i < 256; ++i) lut[i] = static_cast<uint16_t>(std::min(255, i <= 16 ? i : 16 + 2 * (i - 16)));
+  eq::ChromaPlanes c;
+  c.planes[0] = PlaneView<uint8_t>{u.data(), cw, ch, static_cast<size_t>(cw), 8, MemoryKind::host};
+  c.planes[1] = PlaneView<uint8_t>{v.data(), cw, ch, static_cast<size_t>(cw), 8, MemoryKind::host};
+  c.black = 16;
+  c.limit_q12 = 8192;
+  const auto u0 = u, v0 = v;
+  ASSERT_OK(eq::apply_colour(PlaneView<uint8_t>{y.data(), w, h, static_cast<size_t>(w), 8, MemoryKind::host}, c, lut.data(), nullptr, 256));
+  for (uint8_t s : y) EXPECT_EQ(s, 84);
+  for (int i = 0; i < cw * ch; ++i) {
+    EXPECT_EQ(u[i] - 128, 2 * (u0[i] - 128)) << i;
+    EXPECT_EQ(v[i] - 128, 2 * (v0[i] - 128)) << i;
+  }
+  // The identity LUT changes nothing.
+  for (int i = 0; i < 256; ++i) lut[i] = static_cast<uint16_t>(i);
+  const auto y1 = y, u1 = u;
+  ASSERT_OK(eq::apply_colour(PlaneView<uint8_t>{y.data(), w, h, static_cast<size_t>(w), 8, MemoryKind::host}, c, lut.data(), nullptr, 256));
+  EXPECT_EQ(y, y1);
+  EXPECT_EQ(u, u1);
+}
+
+TEST(Quality, SettingsValidateParseAndDescribe) {
+  EXPECT_TRUE(eq::plain_quality().plain());
+  EXPECT_FALSE(eq::default_quality().plain());
+  EXPECT_TRUE(eq::validate(eq::default_quality()).is_ok());
+  eq::Quality q;
+  q.clip_limit = 0.5;
+  EXPECT_FALSE(eq::validate(q).is_ok());
+  q = {};
+  q.temporal_s = -1;
+  EXPECT_FALSE(eq::validate(q).is_ok());
+  q = {};
+  q.scene_cut = std::nan("");
+  EXPECT_FALSE(eq::validate(q).is_ok());
+  q = {};
+  q.chroma_limit = 0.9;
+  EXPECT_FALSE(eq::validate(q).is_ok());
+  EXPECT_FALSE(eq::parse_tiles("0x8").is_ok());
+  EXPECT_FALSE(eq::parse_tiles("8").is_ok());
+  EXPECT_FALSE(eq::parse_tiles("33x2").is_ok());
+  ASSERT_TRUE(eq::parse_tiles("16x9").is_ok());
+  EXPECT_EQ(eq::parse_tiles("16x9")->cols, 16);
+  EXPECT_FALSE(eq::parse_mode("local").is_ok());
+  EXPECT_EQ(*eq::parse_chroma("auto"), eq::ChromaMode::follow);
+  EXPECT_EQ(eq::describe(eq::plain_quality()), "plain");
+  q = eq::default_quality();
+  q.mode = eq::Mode::clahe;
+  EXPECT_NE(eq::describe(q).find("clahe 8x8"), std::string::npos) << eq::describe(q);
+  EXPECT_EQ(eq::effective_tiles(q, 5, 100).cols, 5);
+  EXPECT_EQ(eq::tiles_kernel("cub", eq::Mode::clahe, Backend::gpu), "method2");
+  EXPECT_EQ(eq::tiles_kernel("block_atomic", eq::Mode::clahe, Backend::gpu), "block_atomic");
+  EXPECT_EQ(eq::tiles_kernel("cub", eq::Mode::global, Backend::gpu), "cub");
+  EXPECT_EQ(eq::tiles_kernel("cpu_reference", eq::Mode::clahe, Backend::cpu), "cpu_reference");
+}
+
+// --- the equalizer with the controls (CPU) ----------------------------------------------------------
+
+pipeline::EqualizerOptions cpu_options(const eq::Quality& q) {
+  pipeline::EqualizerOptions o;
+  o.cpu = true;
+  o.quality = q;
+  o.keep_histogram = true;
+  return o;
+}
+
+double mean_luma(const FrameCopy& f) {
+  const size_t n = static_cast<size_t>(f.format.width) * f.format.height;
+  double s = 0;
+  for (size_t i = 0; i < n; ++i)
+    s += f.format.bit_depth == 8 ? f.planes[0][i] : reinterpret_cast<const uint16_t*>(f.planes[0].data())[i];
+  return s / n;
+}
+
+TEST(QualityPipeline, PlainSettingsAreTodaysFramesAndChromaIsKept) {
+  const video::FrameFormat fmt{160, 90, 8, 1, 1};
+  auto run = drive(cpu_options(eq::plain_quality()), fmt, 6, dim_scene(fmt, 3));
+  ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+  auto pool = video::FramePool::create(fmt, MemoryKind::host);
+  ASSERT_TRUE(pool.is_ok());
+  for (int n = 0; n < 6; ++n) {
+    FrameCopy want = copy_frame(*painted_frame(**pool, n, 30, dim_scene(fmt, 3)));
+    reference_equalize(want, eq::kWeightOne);
+    EXPECT_EQ(run->frames[n].planes, want.planes) << "frame " << n;
+  }
+}
+
+TEST(QualityPipeline, EveryModeRunsOn8And10BitPlanarAndNv12) {
+  for (video::FrameFormat fmt : {video::FrameFormat{161, 91, 8, 1, 1}, video::FrameFormat{161, 91, 10, 1, 1},
+                                 video::FrameFormat{160, 90, 8, 1, 1, video::PlaneLayout::semi_planar},
+                                 video::FrameFormat{64, 48, 8, 0, 0}, video::FrameFormat{64, 48, 10, 1, 0}}) {
+    for (eq::Mode mode : {eq::Mode::global, eq::Mode::clahe}) {
+      eq::Quality q = eq::default_quality();
+      q.mode = mode;
+      q.tiles = {5, 3};
+      auto run = drive(cpu_options(q), fmt, 8, dim_scene(fmt, 5));
+      ASSERT_TRUE(run.is_ok()) << fmt.describe() << ": " << run.status().to_string();
+      ASSERT_EQ(run->frames.size(), 8u);
+      // Brighter than the dim input, and the chroma moved away from neutral (the tint kept).
+      auto pool = video::FramePool::create(fmt, MemoryKind::host);
+      FrameCopy in = copy_frame(*painted_frame(**pool, 0, 30, dim_scene(fmt, 5)));
+      EXPECT_GT(mean_luma(run->frames[0]), mean_luma(in) * 1.15) << fmt.describe();
+      EXPECT_NE(run->frames[0].planes[1], in.planes[1]) << fmt.describe() << ": chroma follow changed nothing";
+      EXPECT_EQ(run->side[0].quality, q);
+    }
+  }
+}
+
+// P010 (NVDEC's 10-bit output: values in the high 10 bits, UV interleaved) equalizes as planar
+// 10-bit does, in every mode: the same luma, the same chroma (de-interleaved), low bits zero.
+TEST(QualityPipeline, P010IsPlanarTenBitInTheHighBits) {
+  const video::FrameFormat p010{160, 90, 10, 1, 1, video::PlaneLayout::semi_planar}, planar{160, 90, 10, 1, 1};
+  ASSERT_EQ(p010.sample_shift(), 6);
+  eq::Quality clahe = eq::default_quality();
+  clahe.mode = eq::Mode::clahe;
+  clahe.tiles = {5, 3};
+  for (const eq::Quality& q : {eq::plain_quality(), eq::default_quality(), clahe}) {
+    auto a = drive(cpu_options(q), p010, 6, dim_scene(p010, 3));
+    auto b = drive(cpu_options(q), planar, 6, dim_scene(planar, 3));
+    ASSERT_TRUE(a.is_ok() && b.is_ok()) << eq::describe(q);
+    for (size_t n = 0; n < 6; ++n) {
+      const auto* ay = reinterpret_cast<const uint16_t*>(a->frames[n].planes[0].data());
+      const auto* by = reinterpret_cast<const uint16_t*>(b->frames[n].planes[0].data());
+      for (size_t i = 0; i < 160u * 90u; ++i) {
+        ASSERT_EQ(ay[i] & 63, 0) << eq::describe(q) << ": low bits set at " << i;
+        ASSERT_EQ(ay[i] >> 6, by[i]) << eq::describe(q) << ": frame " << n << " luma " << i;
+      }
+      const auto* uv = reinterpret_cast<const uint16_t*>(a->frames[n].planes[1].data());
+      const auto* u = reinterpret_cast<const uint16_t*>(b->frames[n].planes[1].data());
+      const auto* v = reinterpret_cast<const uint16_t*>(b->frames[n].planes[2].data());
+      for (size_t i = 0; i < 80u * 45u; ++i) {
+        ASSERT_EQ(uv[2 * i] >> 6, u[i]) << eq::describe(q) << ": frame " << n << " U " << i;
+        ASSERT_EQ(uv[2 * i + 1] >> 6, v[i]) << eq::describe(q) << ": frame " << n << " V " << i;
+        ASSERT_EQ((uv[2 * i] | uv[2 * i + 1]) & 63, 0);
+      }
+    }
+  }
+}
+
+TEST(QualityPipeline, ClaheWithTenBitsIsTheEightBitResultScaled) {
+  // Tiles of 80x45: OpenCV's spreading of the excess's remainder from bin 0 differs between 256 and
+  // 1024 bins, which only matters in tiles of a few hundred samples.
+  const video::FrameFormat f8{640, 360, 8, 1, 1}, f10{640, 360, 10, 1, 1};
+  eq::Quality q;
+  q.mode = eq::Mode::clahe;  // no clip: the clip limit bounds the slope per level, 4x finer levels in 10-bit
+  auto a = drive(cpu_options(q), f8, 1, dim_scene(f8));
+  auto b = drive(cpu_options(q), f10, 1, dim_scene(f10));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  const std::vector<uint8_t> p8 = a->frames[0].planes[0];
+  const uint16_t* p10 = reinterpret_cast<const uint16_t*>(b->frames[0].planes[0].data());
+  int worst = 0;
+  for (size_t i = 0; i < p8.size(); ++i) worst = std::max(worst, std::abs(static_cast<int>(std::lround(p10[i] / 4.0)) - p8[i]));
+  EXPECT_LE(worst, 2);  // round(cdf 1023 / N) / 4 against round(cdf 255 / N)
+  // With the clip limit at 8-bit resolution, 10-bit values that are 8-bit ones x 4 clip alike.
+  q.clip_limit = 2;
+  a = drive(cpu_options(q), f8, 1, dim_scene(f8));
+  b = drive(cpu_options(q), f10, 1, dim_scene(f10));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  worst = 0;
+  const uint16_t* c10 = reinterpret_cast<const uint16_t*>(b->frames[0].planes[0].data());
+  for (size_t i = 0; i < p8.size(); ++i)
+    worst = std::max(worst, std::abs(static_cast<int>(std::lround(c10[i] / 4.0)) - a->frames[0].planes[0][i]));
+  EXPECT_LE(worst, 2);
+}
+
+// A static dim picture in which a bright block (a quarter of the frame) appears at frame 6 and
+// goes at frame 12, then a cut to another shot at frame 20.
+Painter pumping_scene(const video::FrameFormat& f) {
+  const Painter base = dim_scene(f, 20);
+  return [=](int plane, int x, int y, int n) -> uint32_t {
+    const bool block = n >= 6 && n < 12 && x < f.width / 2 && y < f.height / 2;
+    if (plane == 0 && block) return 230u << (f.bit_depth - 8);
+    return base(plane, x, y, n < 20 ? 0 : 20);
+  };
+}
+
+// The mean over the pixels the block never covers.
+double background_mean(const FrameCopy& f) {
+  double s = 0;
+  int n = 0;
+  for (int y = 0; y < f.format.height; ++y)
+    for (int x = 0; x < f.format.width; ++x)
+      if (!(x < f.format.width / 2 && y < f.format.height / 2)) {
+        s += f.planes[0][static_cast<size_t>(y) * f.format.width + x];
+        ++n;
+      }
+  return s / n;
+}
+
+TEST(QualityPipeline, TemporalFilterSmoothsAShotAndAdaptsAtTheCut) {
+  const video::FrameFormat fmt{160, 90, 8, 1, 1};
+  const int cut = 20, frames = 26;
+  eq::Quality off = eq::plain_quality(), on = off;  // no clip limit: it would calm the block's bin itself
+  on.temporal_s = 0.5;
+  auto a = drive(cpu_options(off), fmt, frames, pumping_scene(fmt));
+  auto b = drive(cpu_options(on), fmt, frames, pumping_scene(fmt));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  // The first frame and the frame of the cut start over: identical to the unfiltered frames.
+  EXPECT_EQ(a->frames[0].planes, b->frames[0].planes);
+  EXPECT_EQ(a->frames[cut].planes, b->frames[cut].planes) << "the cut did not reset the filter";
+  // The block's arrival remaps the whole unfiltered frame: its unchanged background pumps. The
+  // filter (alpha ~ 0.065 a frame) moves it by a fraction of that.
+  auto pumping = [&](const DrivenRun& r) {
+    double worst = 0;
+    for (int n = 1; n < cut; ++n) worst = std::max(worst, std::abs(background_mean(r.frames[n]) - background_mean(r.frames[n - 1])));
+    return worst;
+  };
+  EXPECT_GT(pumping(*a), 3.0) << "the scene does not pump: the test shows nothing";
+  EXPECT_LT(pumping(*b), pumping(*a) / 5);
+  // A scene-cut threshold of 1 never cuts: the frame of the cut is then still filtered.
+  on.scene_cut = 1;
+  auto c = drive(cpu_options(on), fmt, frames, pumping_scene(fmt));
+  ASSERT_TRUE(c.is_ok());
+  EXPECT_NE(c->frames[cut].planes, a->frames[cut].planes);
+}
+
+TEST(QualityPipeline, LiveControlsApplyFromTheNextFrameAndAResetStartsOver) {
+  const video::FrameFormat fmt{96, 54, 8, 1, 1};
+  const int frames = 12;
+  eq::Quality clahe = eq::default_quality();
+  clahe.mode = eq::Mode::clahe;
+  clahe.temporal_s = 0;  // stateless: frames 4..7 are those of a run in clahe from the start
+  auto switched = drive(cpu_options(eq::plain_quality()), fmt, frames, dim_scene(fmt), [&](int n, pipeline::Equalizer& e) {
+    if (n == 4) {
+      EXPECT_TRUE(e.set_quality(clahe).is_ok());
+    }
+    if (n == 8) {
+      EXPECT_TRUE(e.set_quality(eq::plain_quality()).is_ok());
+    }
+    if (n == 5) {
+      EXPECT_FALSE(e.set_quality([] { eq::Quality q; q.clip_limit = 100; return q; }()).is_ok());
+    }
+  });
+  ASSERT_TRUE(switched.is_ok());
+  ASSERT_EQ(switched->frames.size(), static_cast<size_t>(frames)) << "no frame lost";
+  auto plain = drive(cpu_options(eq::plain_quality()), fmt, frames, dim_scene(fmt));
+  auto all_clahe = drive(cpu_options(clahe), fmt, frames, dim_scene(fmt));
+  ASSERT_TRUE(plain.is_ok() && all_clahe.is_ok());
+  for (int n = 0; n < frames; ++n) {
+    const bool in_clahe = n >= 4 && n < 8;
+    EXPECT_EQ(switched->side[n].quality, in_clahe ? clahe : eq::plain_quality()) << n;
+    EXPECT_EQ(switched->frames[n].planes, (in_clahe ? all_clahe : plain)->frames[n].planes) << n;
+  }
+  // With the filter on, a change of mode starts it over: the first frame in the new mode is the
+  // unfiltered one.
+  eq::Quality g = eq::default_quality(), g_off = g;
+  g_off.temporal_s = 0;
+  clahe.temporal_s = 0.5;
+  auto change = drive(cpu_options(clahe), fmt, frames, dim_scene(fmt), [&](int n, pipeline::Equalizer& e) {
+    if (n == 6) {
+      EXPECT_TRUE(e.set_quality(g).is_ok());
+    }
+  });
+  auto unfiltered = drive(cpu_options(g_off), fmt, frames, dim_scene(fmt));
+  ASSERT_TRUE(change.is_ok() && unfiltered.is_ok());
+  EXPECT_EQ(change->frames[6].planes, unfiltered->frames[6].planes);
+  EXPECT_NE(change->frames[7].planes, unfiltered->frames[7].planes);
+}
+
+TEST(QualityPipeline, TheComparisonIsASecondEqualizationOfTheSameInput) {
+  const video::FrameFormat fmt{96, 54, 8, 1, 1};
+  pipeline::EqualizerOptions o = cpu_options(eq::default_quality());
+  o.compare.enabled = true;  // no look: the input
+  auto run = drive(o, fmt, 6, dim_scene(fmt), [&](int n, pipeline::Equalizer& e) {
+    if (n == 3) {
+      EXPECT_TRUE(e.set_compare({true, pipeline::Look{1.0, eq::plain_quality()}}).is_ok());
+    }
+  });
+  ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+  ASSERT_EQ(run->compare.size(), 6u);
+  auto pool = video::FramePool::create(fmt, MemoryKind::host);
+  auto a = drive(cpu_options(eq::default_quality()), fmt, 6, dim_scene(fmt));
+  ASSERT_TRUE(a.is_ok());
+  for (int n = 0; n < 6; ++n) {
+    FrameCopy in = copy_frame(*painted_frame(**pool, n, 30, dim_scene(fmt)));
+    EXPECT_EQ(run->frames[n].planes, a->frames[n].planes) << "the comparison changes A's frames, frame " << n;
+    if (n < 3) {
+      EXPECT_EQ(run->compare[n].planes, in.planes) << "before the look: the input";
+      EXPECT_FALSE(run->side[n].compare_look.has_value());
+    } else {
+      reference_equalize(in, eq::kWeightOne);
+      EXPECT_EQ(run->compare[n].planes, in.planes) << "look B plain: the reference equalization";
+      EXPECT_TRUE(run->side[n].compare_look.has_value());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace histeq::test
