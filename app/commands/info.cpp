@@ -62,7 +62,7 @@ int run_info(bool markdown) {
     std::printf("GPU              none: no usable CUDA device; the GPU kernels below need one (marked \"needs GPU\")\n");
     std::printf("CUDA runtime     %s\n", cuda::version_string(rt).c_str());
   }
-  std::printf("default kernel   %s (GPU: fused histogram+LUT+apply), %s (CPU): thread-private counters, time independent of the picture\n",
+  std::printf("default kernel   %s (GPU; plain settings: one fused histogram+LUT+apply launch), %s (CPU): thread-private counters, time independent of the picture\n",
               pipeline::default_kernel(Backend::gpu), pipeline::default_kernel(Backend::cpu));
   std::printf("\n%-18s %-4s %-9s %-10s %-5s %-8s %-6s %-9s %s\n", "kernel", "on", "8-bit", "16-bit", "indep", "weights", "tiles",
               "here", "description / source");

@@ -175,11 +175,12 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
   s_st[v] = st;
   __syncthreads();
   const int warp = v / 32, lane = v % 32;
+  const int bins_log2 = tone::log2_pow2(a.bins);
   // u for s_off[w] into s_u[w], warp w; then a barrier.
   auto measure = [&]() {
     const int32_t off = s_off[warp];
     uint64_t sum = 0;
-    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry(s_st[b], off, b, a.bins);
+    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry(s_st[b], off, b, a.bins, bins_log2);
     for (int m = 16; m > 0; m >>= 1) sum += __shfl_down_sync(0xFFFFFFFFu, sum, m);
     if (lane == 0) s_u[warp] = tone::mean_q12(sum, s_total);
     __syncthreads();
@@ -246,6 +247,7 @@ __global__ void temporal_tiles_kernel(TemporalArgs a) {
 
 constexpr int kApplyThreads = 256;
 constexpr int kUnitBytes = 16;
+constexpr int kMaxGridRows = 65535;  // gridDim.y: one row of chroma per block row
 
 template <class T>
 __global__ void __launch_bounds__(kApplyThreads)
@@ -318,9 +320,9 @@ __global__ void __launch_bounds__(kApplyThreads)
     for (int i = threadIdx.x; i < kTable; i += kApplyThreads) s_lut[i] = static_cast<uint16_t>(i < bins ? lut[i] : i);
     __syncthreads();
   }
-  const uint64_t idx = static_cast<uint64_t>(blockIdx.x) * kApplyThreads + threadIdx.x;
-  if (idx >= static_cast<uint64_t>(plan.cw) * static_cast<uint64_t>(plan.ch)) return;
-  const int cy = static_cast<int>(idx / static_cast<uint64_t>(plan.cw)), cx = static_cast<int>(idx % static_cast<uint64_t>(plan.cw));
+  // A chroma row per blockIdx.y: no 64-bit division per thread to find it.
+  const int cx = static_cast<int>(blockIdx.x * kApplyThreads + threadIdx.x), cy = static_cast<int>(blockIdx.y);
+  if (cx >= plan.cw) return;
   const int sh = c.shift;  // P010: the values are v >> 6, stored << 6
   const uint32_t depth = static_cast<uint32_t>(y.bit_depth - sh);
   const uint32_t maxval = (1u << depth) - 1, neutral = 1u << (depth - 1), n = static_cast<uint32_t>(bins);
@@ -370,13 +372,13 @@ Status apply_colour_device(const PlaneRef& luma, const ChromaPlanes& c, const ui
   }
   if (y.empty()) return Status::ok();
   ColourPlan plan{c.interleaved ? u.width / 2 : u.width, u.height};
-  const uint64_t blocks = (static_cast<uint64_t>(plan.cw) * plan.ch + kApplyThreads - 1) / kApplyThreads;
-  if (blocks == 0) return Status::ok();
-  if (blocks > 0x7FFFFFFFull) return HISTEQ_ERROR(Code::unsupported, "plane too large for apply_colour_gpu");
+  if (plan.cw <= 0 || plan.ch <= 0) return Status::ok();
+  if (plan.ch > kMaxGridRows) return HISTEQ_ERROR(Code::unsupported, "plane too tall for apply_colour_gpu");
+  const dim3 grid((static_cast<unsigned>(plan.cw) + kApplyThreads - 1) / kApplyThreads, static_cast<unsigned>(plan.ch));
   if (tiles != nullptr) {
-    colour_kernel<T, true><<<static_cast<unsigned>(blocks), kApplyThreads, 0, stream>>>(y, u, v, c, nullptr, *tiles, bins, plan);
+    colour_kernel<T, true><<<grid, kApplyThreads, 0, stream>>>(y, u, v, c, nullptr, *tiles, bins, plan);
   } else {
-    colour_kernel<T, false><<<static_cast<unsigned>(blocks), kApplyThreads, 0, stream>>>(y, u, v, c, d_lut, TileLuts{}, bins, plan);
+    colour_kernel<T, false><<<grid, kApplyThreads, 0, stream>>>(y, u, v, c, d_lut, TileLuts{}, bins, plan);
   }
   HISTEQ_CUDA_TRY_LAUNCH();
   return Status::ok();

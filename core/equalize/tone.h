@@ -61,6 +61,7 @@
 //   clamped to [0, maxval]; black = 0 (full range) or 16 << (depth - 8), neutral = 1 << (depth - 1).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/cuda/hd.h"
@@ -189,14 +190,30 @@ HISTEQ_HD uint32_t temporal_value(int32_t state, int32_t offset, uint32_t maxval
 // itself, entries stay in order (state and threshold both grow with v), and as the offset moves
 // the entries change one after another rather than all at once, so the frame's mean can be held to
 // a small fraction of a level instead of jumping by whole ones.
-HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins) {
-  const int64_t ramp = static_cast<int64_t>(kMaxOffset * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits;
+// (bins is a power of two and so is the ramp: the divisions are shifts, written out because the
+// GPU's brightness search evaluates this for every bin at many offsets a frame, and a 64-bit
+// division there cost 20 us a frame; a signed quotient still truncates towards zero.)
+HISTEQ_HD int log2_pow2(int n) {
+  int k = 0;
+  while ((1 << (k + 1)) <= n) ++k;
+  return k;
+}
+HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins, int bins_log2) {
+  const int ramp_log2 = log2_pow2(kMaxOffset) + kStateBits + (bins_log2 > 8 ? bins_log2 - 8 : 0);
+  const int64_t ramp = int64_t{1} << ramp_log2;  // kMaxOffset levels (x bins / 256 above 256 bins), Q12
   const int64_t top = static_cast<int64_t>(bins - 1) << kStateBits;
   int64_t w = state < top - state ? state : top - state;  // distance to the nearer end, Q12
   if (w < 0) w = 0;
-  const int64_t moved = w >= ramp ? offset : (static_cast<int64_t>(offset) * w) / ramp;
-  const int32_t dither = static_cast<int32_t>((static_cast<int64_t>(v) << kStateBits) / bins) - (1 << (kStateBits - 1));
+  int64_t moved = offset;
+  if (w < ramp) {
+    const int64_t m = static_cast<int64_t>(offset) * w;
+    moved = (m + (m < 0 ? ramp - 1 : 0)) >> ramp_log2;  // m / ramp, truncated towards zero
+  }
+  const int32_t dither = static_cast<int32_t>((static_cast<int64_t>(v) << kStateBits) >> bins_log2) - (1 << (kStateBits - 1));
   return temporal_value(state + static_cast<int32_t>(moved), dither, static_cast<uint32_t>(bins - 1));
+}
+HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins) {
+  return temporal_entry(state, offset, v, bins, log2_pow2(bins));
 }
 
 // The brightness offset of a frame (see the header comment): `u_of(c)` is the output's mean luma
