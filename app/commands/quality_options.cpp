@@ -31,7 +31,7 @@ void add_quality_options(CLI::App* cmd, QualityArgs& q) {
                 ->check(CLI::IsMember({"auto", "keep"}))
                 ->capture_default_str()
                 ->group(g);
-  opts[6] = cmd->add_option("--chroma-limit", q.chroma_limit, "with --chroma auto: the most chroma is scaled up (or 1/X down), 1..4")
+  opts[6] = cmd->add_option("--chroma-limit", q.chroma_limit, "with --chroma auto: the most chroma is scaled up (never down), 1..4")
                 ->capture_default_str()
                 ->group(g);
   CLI::Option* plain = cmd->add_flag("--plain", q.plain,
