@@ -706,8 +706,10 @@ void Player::run_command(Command c) {
   switch (c) {
     case Command::pause:
       paused_ = !paused_;
-      // After frame steps (or a seek while paused) the sound starts again with the next frame.
-      if (audio_ && !need_audio_start_) audio_->set_paused(paused_);
+      // After frame steps (or a seek while paused) the sound starts again with the next frame; so
+      // too when a step is still pending (asked for, its frame not yet come: a busy machine), or
+      // the sound would resume where it stopped while the picture moves on.
+      if (audio_ && !need_audio_start_ && !step_) audio_->set_paused(paused_);
       break;
     case Command::step:
       paused_ = true;
