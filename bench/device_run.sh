@@ -18,6 +18,20 @@ mkdir -p "$out"
 # At most 8 files come back from the device: keep the outputs few.
 { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader; "$bin/histeq" info; } | tee "$out/info.txt"
 rc=0
+# export_rounds HISTEQ CLIP ROUNDS CONFIG...: wall time of `histeq export` of CLIP (x264 veryfast crf
+# 20) with each CONFIG (one string of options), ROUNDS times over, and the done event's figures.
+export_rounds() {
+  local histeq=$1 clip=$2 rounds=$3 r cfg s e
+  shift 3
+  for r in $(seq "$rounds"); do
+    for cfg in "$@"; do
+      s=$(date +%s%N)
+      "$histeq" export "$clip" -o /tmp/x.mp4 -y --preset veryfast --crf 20 --progress json $cfg > /tmp/x.json 2>/tmp/x.err || echo "FAILED $cfg: $(tail -1 /tmp/x.err)"
+      e=$(date +%s%N)
+      echo "round $r | $cfg | wall $(( (e - s) / 1000000 )) ms | $(grep '"event":"done"' /tmp/x.json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("open %.3f run %.3f fps %.1f" % (d["open_s"], d["elapsed_s"], d["fps"]))')"
+    done
+  done
+}
 # EGL/GL loaders for the GL tests (see prepare_device.sh).
 if [ -d .carry/gl ]; then
   for f in .carry/gl/*.deb; do dpkg -x "$f" /; done
@@ -99,16 +113,8 @@ if [[ $what == gpuvideo ]]; then
   } > "$out/play.txt" 2>&1
   cat "$out/play.txt"
   echo "== export: wall time per path (3 rounds each), 600-frame 1080p60 clip, x264 veryfast"
-  {
-    for r in 1 2 3; do
-      for cfg in "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" "--hwdec none --passthrough" "--hwdec nvdec --passthrough"; do
-        s=$(date +%s%N)
-        "$bin/histeq" export .carry/real600.mp4 -o /tmp/x.mp4 -y --preset veryfast --crf 20 --progress json $cfg > /tmp/x.json 2>/tmp/x.err || echo "FAILED $cfg: $(tail -1 /tmp/x.err)"
-        e=$(date +%s%N)
-        echo "round $r | $cfg | wall $(( (e - s) / 1000000 )) ms | $(grep '"event":"done"' /tmp/x.json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("open %.3f run %.3f fps %.1f" % (d["open_s"], d["elapsed_s"], d["fps"]))')"
-      done
-    done
-  } > "$out/export.txt" 2>&1
+  export_rounds "$bin/histeq" .carry/real600.mp4 3 "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" \
+    "--hwdec none --passthrough" "--hwdec nvdec --passthrough" > "$out/export.txt" 2>&1
   cat "$out/export.txt"
   echo "== streams: concurrent 1080p60 players on the real clip (NVDEC, GPU equalizer)"
   timeout 150 python3 bench/streams.py --histeq "$bin/histeq" --clip .carry/real600.mp4 --streams 1,8,16 --json "$out/streams.json" 2>&1 | tee "$out/streams.txt"
@@ -135,16 +141,8 @@ if [[ $what == nvdec ]]; then
   } > "$out/play.txt" 2>&1
   cat "$out/play.txt"
   echo "== export: wall time per path (3 rounds), 600-frame 1080p60 clip, x264 veryfast crf 20"
-  {
-    for r in 1 2 3; do
-      for cfg in "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" "--hwdec none --passthrough" "--hwdec nvdec --passthrough"; do
-        s=$(date +%s%N)
-        "$bin/histeq" export .carry/real600.mp4 -o /tmp/x.mp4 -y --preset veryfast --crf 20 --progress json $cfg > /tmp/x.json 2>/tmp/x.err || echo "FAILED $cfg: $(tail -1 /tmp/x.err)"
-        e=$(date +%s%N)
-        echo "round $r | $cfg | wall $(( (e - s) / 1000000 )) ms | $(grep '"event":"done"' /tmp/x.json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("open %.3f run %.3f fps %.1f" % (d["open_s"], d["elapsed_s"], d["fps"]))')"
-      done
-    done
-  } > "$out/export.txt" 2>&1
+  export_rounds "$bin/histeq" .carry/real600.mp4 3 "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" \
+    "--hwdec none --passthrough" "--hwdec nvdec --passthrough" > "$out/export.txt" 2>&1
   cat "$out/export.txt"
   echo "== streams: concurrent real-time 1080p60 players on the real clip, NVDEC then software decode"
   timeout 200 python3 bench/streams.py --histeq "$bin/histeq" --clip .carry/real600.mp4 --streams 1,16,24,32 --json "$out/streams.json" 2>&1 | tee "$out/streams.txt"
@@ -173,14 +171,8 @@ if [[ $what == window ]]; then
         timeout 30 /opt/hq/bin/histeq play --headless --quiet --hwdec nvdec $speed "$clip" 2>&1 | grep -E "decoded by|note|done in|^  (decode|convert|upload|equalize|download|present|latency) "
       done
     done
-    for r in 1 2; do
-      for cfg in "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" "--hwdec nvdec --passthrough"; do
-        s=$(date +%s%N)
-        /opt/hq/bin/histeq export $c/real600.mp4 -o /tmp/x.mp4 -y --preset veryfast --crf 20 --progress json $cfg > /tmp/x.json 2>/tmp/x.err || echo "FAILED $cfg: $(tail -1 /tmp/x.err)"
-        e=$(date +%s%N)
-        echo "export round $r | $cfg | wall $(( (e - s) / 1000000 )) ms | $(grep '"event":"done"' /tmp/x.json | python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print("open %.3f run %.3f fps %.1f" % (d["open_s"], d["elapsed_s"], d["fps"]))')"
-      done
-    done
+    export_rounds /opt/hq/bin/histeq $c/real600.mp4 2 "--hwdec none --cpu" "--hwdec none" "--hwdec nvdec" "--hwdec nvdec --passthrough" |
+      sed 's/^round/export round/'
   } > "$out/nvdec.txt" 2>&1
   cat "$out/nvdec.txt"
   timeout 100 python3 bench/streams.py --histeq /opt/hq/bin/histeq --clip $c/real600.mp4 --streams 16,32 --json "$out/streams.json" 2>&1 | tee "$out/streams.txt"
