@@ -51,6 +51,13 @@ Status set_key(eq::Quality& q, const std::string& key, const std::string& value)
     auto c = eq::parse_chroma(value);
     if (!c) return c.status();
     q.chroma = *c;
+  } else if (key == "range") {
+    auto r = eq::parse_range(value);
+    if (!r) return r.status();
+    q.range = *r;
+  } else if (key == "textbook") {
+    if (value != "0" && value != "1") return HISTEQ_ERROR(Code::invalid_argument, "textbook=" + value + ": 0 or 1");
+    q.textbook = value == "1";
   } else if (key == "clip") {
     return number(q.clip_limit);
   } else if (key == "temporal") {
@@ -60,7 +67,7 @@ Status set_key(eq::Quality& q, const std::string& key, const std::string& value)
   } else if (key == "limit") {
     return number(q.chroma_limit);
   } else {
-    return HISTEQ_ERROR(Code::invalid_argument, "unknown key '" + key + "' (mode, tiles, clip, temporal, cut, chroma, limit)");
+    return HISTEQ_ERROR(Code::invalid_argument, "unknown key '" + key + "' (mode, tiles, clip, temporal, cut, chroma, limit, range, textbook)");
   }
   return Status::ok();
 }
@@ -79,6 +86,9 @@ Result<eq::Quality> quality_config(const std::string& spec) {
       q = d;
     } else if (name == "clahe") {
       q.mode = eq::Mode::clahe;
+    } else if (name == "textbook") {  // the classic formula, 0..max whatever the range
+      q = p;
+      q.textbook = true;
     } else if (name == "clip") {  // each control alone, on plain equalization
       q = p;
       q.clip_limit = d.clip_limit;
@@ -92,7 +102,7 @@ Result<eq::Quality> quality_config(const std::string& spec) {
       q.chroma_limit = d.chroma_limit;
     } else {
       return HISTEQ_ERROR(Code::invalid_argument, "unknown configuration '" + name +
-                                                      "' (plain, default, clahe, clip, temporal, chroma, or NAME:key=value:...)");
+                                                      "' (plain, textbook, default, clahe, clip, temporal, chroma, or NAME:key=value:...)");
     }
   } else {
     // NAME:key=value:...: the defaults with those keys changed.
@@ -117,8 +127,8 @@ void add_quality_command(CLI::App& app, QualityCliOptions& o) {
   q->add_option("clips", o.clips, "video files (bench/make_quality_clips.py makes the documented ones)");
   q->add_option("-o,--out", o.out, "folder for the outputs, the metrics and the plot")->capture_default_str();
   q->add_option("--configs", o.configs,
-                "histeq configurations: plain, default, clahe, clip, temporal, chroma, or NAME:key=value:... (keys mode, "
-                "tiles, clip, temporal, cut, chroma, limit; on the defaults)")
+                "histeq configurations: plain, textbook, default, clahe, clip, temporal, chroma, or NAME:key=value:... (keys mode, "
+                "tiles, clip, temporal, cut, chroma, limit, range (auto, limited, full), textbook (0, 1); on the defaults)")
       ->delimiter(',')
       ->capture_default_str();
   q->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");

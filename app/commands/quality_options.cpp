@@ -35,9 +35,20 @@ void add_quality_options(CLI::App* cmd, QualityArgs& q) {
                 ->capture_default_str()
                 ->group(g);
   CLI::Option* plain = cmd->add_flag("--plain", q.plain,
-                                     "plain histogram equalization, as histeq did before these options: --mode global --clip-limit 0 "
-                                     "--temporal 0 --chroma keep")
+                                     "plain histogram equalization: --mode global --clip-limit 0 --temporal 0 --chroma keep, "
+                                     "mapped within the video's nominal range (see --range); with --textbook, the classic "
+                                     "formula, histeq's frames before these options bit for bit")
                            ->group(g);
+  cmd->add_option("--range", q.range,
+                  "how the input's levels are read: auto (the video's tag; untagged = limited, as ffmpeg and players "
+                  "assume), limited (luma 16..235, x4 at 10 bits) or full (0..max); the curves stay within that range")
+      ->check(CLI::IsMember({"auto", "limited", "full"}))
+      ->capture_default_str()
+      ->group(g);
+  cmd->add_flag("--textbook", q.textbook,
+                "the textbook formula (cv2.equalizeHist's): levels stretched onto 0..max whatever the video's range, the "
+                "darkest to 0 and the brightest to max; crushes the blacks and whites of limited-range video; for comparisons")
+      ->group(g);
   for (CLI::Option* o : opts) plain->excludes(o);
 }
 

@@ -129,6 +129,8 @@ QualityArgs::QualityArgs() {
   mode = eq::mode_name(d.mode);
   tiles = std::to_string(d.tiles.cols) + "x" + std::to_string(d.tiles.rows);
   chroma = eq::chroma_name(d.chroma);
+  range = eq::range_name(d.range);
+  textbook = d.textbook;
   clip_limit = d.clip_limit;
   temporal_s = d.temporal_s;
   scene_cut = d.scene_cut;
@@ -136,8 +138,12 @@ QualityArgs::QualityArgs() {
 }
 
 Result<eq::Quality> QualityArgs::resolve() const {
-  if (plain) return eq::plain_quality();
   eq::Quality q;
+  auto r = eq::parse_range(range);
+  if (!r) return r.status();
+  q.range = *r;
+  q.textbook = textbook;
+  if (plain) return q;  // Quality{}: plain_quality() with the levels asked for
   auto m = eq::parse_mode(mode);
   if (!m) return m.status();
   q.mode = *m;

@@ -43,6 +43,7 @@ const std::vector<CommandInfo>& commands() {
       {Command::clip, "l", "clip limit on / off"},
       {Command::temporal, "t", "temporal filter on / off"},
       {Command::chroma, "c", "colour: auto (keep saturation) / keep chroma"},
+      {Command::textbook, "x", "levels: textbook (stretched onto 0..max) / the video's range"},
       {Command::plain, "p", "plain equalization / back"},
       {Command::compare, "v", "split view's left side: the input / settings B"},
       {Command::swap, "w", "swap the settings of the two sides"},
@@ -106,6 +107,7 @@ eq::Quality toggle_quality(Command c, const eq::Quality& q, const eq::Quality& o
     case Command::chroma: r.chroma = q.chroma == eq::ChromaMode::follow ? eq::ChromaMode::keep : eq::ChromaMode::follow; break;
     case Command::temporal: r.temporal_s = q.temporal_s > 0 ? 0 : on.temporal_s > 0 ? on.temporal_s : d.temporal_s; break;
     case Command::clip: r.clip_limit = q.clip_limit > 0 ? 0 : on.clip_limit > 0 ? on.clip_limit : d.clip_limit; break;
+    case Command::textbook: r.textbook = !q.textbook; break;
     default: break;
   }
   return r;

@@ -596,8 +596,21 @@ bool Overlay::quality_controls(const char* id, eq::Quality& q) {
       changed = true;
     }
   }
+  label("Levels", true);
+  int range = static_cast<int>(q.range);
+  changed |= ImGui::RadioButton("auto##range", &range, 0);
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("limited", &range, 1);
+  ImGui::SameLine();
+  changed |= ImGui::RadioButton("full", &range, 2);
+  q.range = static_cast<eq::RangeMode>(range);
+  ImGui::SameLine();
+  changed |= ImGui::Checkbox("textbook", &q.textbook);
   if (ImGui::SmallButton("plain")) {
+    const eq::Quality levels = q;  // plain keeps the levels
     q = eq::plain_quality();
+    q.range = levels.range;
+    q.textbook = levels.textbook;
     changed = true;
   }
   ImGui::SameLine();

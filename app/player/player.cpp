@@ -676,6 +676,7 @@ void Player::on_event(const SDL_Event& e) {
         case SDLK_c: if (!repeat) run_command(Command::chroma); break;
         case SDLK_t: if (!repeat) run_command(Command::temporal); break;
         case SDLK_l: if (!repeat) run_command(Command::clip); break;
+        case SDLK_x: if (!repeat) run_command(Command::textbook); break;
         case SDLK_p: if (!repeat) run_command(Command::plain); break;
         case SDLK_v: if (!repeat) run_command(Command::compare); break;
         case SDLK_w: if (!repeat) run_command(Command::swap); break;
@@ -740,13 +741,17 @@ void Player::run_command(Command c) {
     case Command::mode:
     case Command::chroma:
     case Command::temporal:
-    case Command::clip: set_quality(toggle_quality(c, quality_, before_plain_.value_or(o_.eq.quality))); break;
+    case Command::clip:
+    case Command::textbook: set_quality(toggle_quality(c, quality_, before_plain_.value_or(o_.eq.quality))); break;
     case Command::plain:
       if (quality_.plain() && before_plain_) {
         set_quality(*before_plain_);
       } else if (!quality_.plain()) {
         const eq::Quality back = quality_;
-        set_quality(eq::plain_quality());
+        eq::Quality p = eq::plain_quality();  // the levels stay as they are
+        p.range = back.range;
+        p.textbook = back.textbook;
+        set_quality(p);
         before_plain_ = back;
       }
       break;

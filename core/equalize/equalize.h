@@ -1,8 +1,9 @@
 // Histogram equalization of a luma plane: CDF -> LUT -> apply, on the CPU or on the GPU, with the
 // same integer formula (lut.h), so that both give bit-identical frames.
 //
-//   bins = 2^bit_depth of the plane (256 for 8-bit, 1024 for 10-bit): one bin per value.
-//   lut  = `bins` uint16_t entries, each in [0, bins - 1].
+//   bins   = 2^bit_depth of the plane (256 for 8-bit, 1024 for 10-bit): one bin per value.
+//   lut    = `bins` uint16_t entries, each in [0, bins - 1].
+//   levels = what the curve maps onto (lut.h: the video's nominal range, or the textbook 0..max).
 //
 // CPU functions are synchronous and need no CUDA device. GPU functions take device pointers and
 // are asynchronous on `stream`; build_lut_gpu reads the histogram on the device, so frame data
@@ -26,8 +27,12 @@ Result<uint32_t> strength_weight(double strength);
 
 // Checks bins (a power of two in 2..1024) and weight (<= kWeightOne).
 Status validate_lut_args(int bins, uint32_t weight);
+// Checks levels for `bins`: lo <= hi <= bins - 1.
+Status validate_levels(int bins, const Levels& levels);
 
-// lut[v] for v in [0, bins) from counts[0, bins) (host memory).
+// lut[v] for v in [0, bins) from counts[0, bins) (host memory), within `levels`.
+Status build_lut(const uint32_t* counts, int bins, uint32_t weight, const Levels& levels, uint16_t* lut);
+// The same with the textbook levels (textbook_levels(bins - 1)): the classic formula, cv2.equalizeHist's.
 Status build_lut(const uint32_t* counts, int bins, uint32_t weight, uint16_t* lut);
 
 // plane[x, y] = lut[plane[x, y]] for samples < bins (others unchanged), in place, host plane.
@@ -44,7 +49,10 @@ bool apply_lut_has_simd();
 Status apply_lut_scalar(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins);
 }  // namespace detail
 
-// GPU: d_lut[v] from d_counts (both device memory), one block, on `stream`.
+// GPU: d_lut[v] from d_counts (both device memory), one block, on `stream`; without levels, the
+// textbook ones.
+Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, const Levels& levels, uint16_t* d_lut,
+                     cudaStream_t stream);
 Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint16_t* d_lut, cudaStream_t stream);
 
 // GPU: apply d_lut to a device plane in place, on `stream`. Any pitch and alignment; 16-byte
@@ -59,17 +67,17 @@ Status apply_lut_gpu(const PlaneView<uint16_t>& plane, const uint16_t* d_lut, in
 
 // The global LUT from a histogram clipped at clip_q8 / 256 x the mean bin count, its excess spread
 // over all bins (tone.h), then lut.h's formula. clip_q8 = 0: build_lut / build_lut_gpu exactly.
-Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* lut);
-Status build_lut_clipped_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* d_lut,
-                             cudaStream_t stream);
+Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels, uint16_t* lut);
+Status build_lut_clipped_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels,
+                             uint16_t* d_lut, cudaStream_t stream);
 
 // CLAHE: `tiles` LUTs (tone.h's tile formula, clipped when clip_q8 > 0, blended by weight) from
 // `tiles` histograms, tile-major, bins entries each; and mean_lut, the rounded mean of the tile
 // LUTs (what a display shows as "the" LUT of a tiled frame).
-Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* tile_luts,
-                       uint16_t* mean_lut);
+Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels,
+                       uint16_t* tile_luts, uint16_t* mean_lut);
 Status build_tile_luts_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8,
-                           uint16_t* d_tile_luts, uint16_t* d_mean_lut, cudaStream_t stream);
+                           const Levels& levels, uint16_t* d_tile_luts, uint16_t* d_mean_lut, cudaStream_t stream);
 
 // counts[v] = the sum over the tiles of tile_counts[t * bins + v]: the frame's histogram.
 Status sum_tiles(const uint32_t* tile_counts, int tiles, int bins, uint32_t* counts);
@@ -102,6 +110,7 @@ struct ChromaPlanes {
   int shift_x = 1, shift_y = 1;  // log2 subsampling
   uint32_t black = 16;           // luma black level (0 in full range)
   uint32_t limit_q12 = 4915;     // chroma_limit in Q12 (1.2)
+  uint32_t lo = 0, hi = 0xFFFFu; // the chroma's nominal range, unshifted (tone.h); hi above maxval means maxval
   int shift = 0;                 // luma and chroma samples in the high bits (P010: 6); black is unshifted
 };
 
@@ -134,7 +143,7 @@ struct TemporalArgs {
   const int32_t* prev_scalars = nullptr;
   int32_t* next_scalars = nullptr;
   bool restart = true;
-  uint32_t black = 16;               // luma black level, in samples
+  Levels levels;                     // the LUTs' levels (lut.h): entries stay in [lo, hi], the guard kept
   uint32_t cut_q16 = 65536;
   uint32_t alpha_q16 = 65536;
 };

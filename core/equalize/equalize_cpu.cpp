@@ -1,5 +1,6 @@
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -23,24 +24,41 @@ Status validate_lut_args(int bins, uint32_t weight) {
   return Status::ok();
 }
 
-Status build_lut(const uint32_t* counts, int bins, uint32_t weight, uint16_t* lut) {
+Status validate_levels(int bins, const Levels& levels) {
+  if (levels.lo > levels.hi || levels.hi >= static_cast<uint32_t>(bins))
+    return HISTEQ_ERROR(Code::invalid_argument, "levels must satisfy lo <= hi <= " + std::to_string(bins - 1) + ", not " +
+                                                    std::to_string(levels.lo) + ".." + std::to_string(levels.hi));
+  return Status::ok();
+}
+
+Status build_lut(const uint32_t* counts, int bins, uint32_t weight, const Levels& levels, uint16_t* lut) {
   HISTEQ_TRY(validate_lut_args(bins, weight));
+  HISTEQ_TRY(validate_levels(bins, levels));
   if (counts == nullptr || lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram or LUT");
   // 64-bit sums: a malformed histogram cannot wrap; a real one (< 2^32 samples) fits in 32 bits.
-  uint64_t total = 0, cdf_min = 0;
-  for (int v = 0; v < bins; ++v) {
-    if (cdf_min == 0 && counts[v] != 0) cdf_min = counts[v];
-    total += counts[v];
-  }
+  uint64_t total = 0;
+  for (int v = 0; v < bins; ++v) total += counts[v];
   if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "histogram of 2^32 samples or more");
-  const uint32_t maxval = static_cast<uint32_t>(bins - 1);
-  uint32_t cdf = 0;
+  uint32_t cdf[kMaxBins];
+  uint32_t sum = 0, cdf_min = static_cast<uint32_t>(total);  // N when no bin of [lo, hi) is counted (lut.h)
+  bool found = false;
   for (int v = 0; v < bins; ++v) {
-    cdf += counts[v];
-    lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf, static_cast<uint32_t>(cdf_min),
-                                             static_cast<uint32_t>(total), maxval, weight));
+    sum += counts[v];
+    cdf[v] = sum;
+    if (!found && is_first_counted(static_cast<uint32_t>(v), counts[v], sum, levels)) {
+      cdf_min = sum;
+      found = true;
+    }
+  }
+  for (int v = 0; v < bins; ++v) {
+    const uint32_t x = clamp_level(static_cast<uint32_t>(v), levels);
+    lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf[x], cdf_min, static_cast<uint32_t>(total), levels, weight));
   }
   return Status::ok();
+}
+
+Status build_lut(const uint32_t* counts, int bins, uint32_t weight, uint16_t* lut) {
+  return build_lut(counts, bins, weight, textbook_levels(static_cast<uint32_t>(bins - 1)), lut);
 }
 
 namespace {

@@ -8,26 +8,32 @@
 namespace histeq::eq {
 namespace {
 
-// One thread per bin. cdf_min is the CDF at the first non-zero bin: the one thread whose count is
-// non-zero and equals its inclusive CDF (everything before it is zero), so no reduction is needed.
+// One thread per bin. cdf_min is the CDF at lut.h's x0: the one bin of [lo, hi) whose CDF is
+// non-zero and either is lo or equals its own count (everything before it is zero), so no
+// reduction is needed; N when there is none. Bins below lo take the CDF at lo.
 template <int BLOCK>
 __global__ void __launch_bounds__(BLOCK)
-    build_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight, uint16_t* __restrict__ lut) {
+    build_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight, Levels levels, uint16_t* __restrict__ lut) {
   using Scan = cub::BlockScan<uint32_t, BLOCK>;
   __shared__ typename Scan::TempStorage scan_storage;
-  __shared__ uint32_t s_total, s_min;
+  __shared__ uint32_t s_total, s_min, s_cdf_lo;
+  __shared__ bool s_found;
   const int v = static_cast<int>(threadIdx.x);
-  if (v == 0) s_min = 0;  // stays 0 when every bin is empty
+  if (v == 0) s_found = false;
   __syncthreads();
   const uint32_t h = v < bins ? counts[v] : 0u;
   uint32_t cdf = 0;
   Scan(scan_storage).InclusiveSum(h, cdf);
-  if (h != 0 && cdf == h) s_min = h;
+  if (v < bins && is_first_counted(static_cast<uint32_t>(v), h, cdf, levels)) {
+    s_min = cdf;
+    s_found = true;
+  }
+  if (v == static_cast<int>(levels.lo)) s_cdf_lo = cdf;
   if (v == bins - 1) s_total = cdf;
   __syncthreads();
-  if (v < bins)
-    lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf, s_min, s_total,
-                                             static_cast<uint32_t>(bins - 1), weight));
+  const uint32_t cdf_min = s_found ? s_min : s_total;
+  const uint32_t cdf_x = static_cast<uint32_t>(v) < levels.lo ? s_cdf_lo : cdf;
+  if (v < bins) lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf_x, cdf_min, s_total, levels, weight));
 }
 
 constexpr int kApplyThreads = 256;
@@ -100,16 +106,23 @@ Status apply_device(const PlaneView<T>& p, const uint16_t* d_lut, int bins, cuda
 
 }  // namespace
 
-Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint16_t* d_lut, cudaStream_t stream) {
+Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, const Levels& levels, uint16_t* d_lut,
+                     cudaStream_t stream) {
   HISTEQ_TRY(validate_lut_args(bins, weight));
+  HISTEQ_TRY(validate_levels(bins, levels));
   if (d_counts == nullptr || d_lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram or LUT");
   if (bins <= 256) {
-    build_lut_kernel<256><<<1, 256, 0, stream>>>(d_counts, bins, weight, d_lut);
+    build_lut_kernel<256><<<1, 256, 0, stream>>>(d_counts, bins, weight, levels, d_lut);
   } else {
-    build_lut_kernel<kMaxBins><<<1, kMaxBins, 0, stream>>>(d_counts, bins, weight, d_lut);
+    build_lut_kernel<kMaxBins><<<1, kMaxBins, 0, stream>>>(d_counts, bins, weight, levels, d_lut);
   }
   HISTEQ_CUDA_TRY_LAUNCH();
   return Status::ok();
+}
+
+Status build_lut_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint16_t* d_lut, cudaStream_t stream) {
+  HISTEQ_TRY(validate_lut_args(bins, weight));
+  return build_lut_gpu(d_counts, bins, weight, textbook_levels(static_cast<uint32_t>(bins - 1)), d_lut, stream);
 }
 
 Status apply_lut_gpu(const PlaneView<uint8_t>& plane, const uint16_t* d_lut, int bins, cudaStream_t stream) {

@@ -2,9 +2,21 @@
 // launch are templates in fused_gpu.cuh, instantiated here for PlainLutBuilder.
 #include "core/equalize/fused_gpu.cuh"
 
+#include <algorithm>
 #include <utility>
 
 namespace histeq::eq {
+namespace {
+
+// The levels against the plane's depth (its own checks, run_with's, come after).
+Status check_levels(int bit_depth, const Levels& levels) {
+  if (bit_depth < 1 || bit_depth > 10) return Status::ok();  // run_with says why
+  if (levels.lo > levels.hi || levels.hi >= (1u << bit_depth))
+    return HISTEQ_ERROR(Code::invalid_argument, "levels outside the plane's range");
+  return Status::ok();
+}
+
+}  // namespace
 
 Result<FusedEqualizer> FusedEqualizer::create() {
   if (!cuda::have_device()) return HISTEQ_ERROR(Code::no_device, "the fused equalizer needs a CUDA device and none is available");
@@ -28,12 +40,24 @@ Result<FusedEqualizer> FusedEqualizer::create() {
   return Result<FusedEqualizer>(std::move(f));
 }
 
+Status FusedEqualizer::run(const PlaneView<uint8_t>& plane, uint32_t weight, const Levels& levels, cudaStream_t stream,
+                           const FusedOutputs& out) {
+  HISTEQ_TRY(check_levels(plane.bit_depth, levels));
+  return run_with(plane, weight, PlainLutBuilder{levels}, stream, out);
+}
+
+Status FusedEqualizer::run(const PlaneView<uint16_t>& plane, uint32_t weight, const Levels& levels, cudaStream_t stream,
+                           const FusedOutputs& out) {
+  HISTEQ_TRY(check_levels(plane.bit_depth, levels));
+  return run_with(plane, weight, PlainLutBuilder{levels}, stream, out);
+}
+
 Status FusedEqualizer::run(const PlaneView<uint8_t>& plane, uint32_t weight, cudaStream_t stream, const FusedOutputs& out) {
-  return run_with(plane, weight, PlainLutBuilder{}, stream, out);
+  return run(plane, weight, textbook_levels(255), stream, out);
 }
 
 Status FusedEqualizer::run(const PlaneView<uint16_t>& plane, uint32_t weight, cudaStream_t stream, const FusedOutputs& out) {
-  return run_with(plane, weight, PlainLutBuilder{}, stream, out);
+  return run(plane, weight, textbook_levels((1u << std::clamp(plane.bit_depth, 1, 10)) - 1u), stream, out);
 }
 
 }  // namespace histeq::eq

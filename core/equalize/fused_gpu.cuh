@@ -13,7 +13,7 @@
 // across frames in device memory that it points to: only this one block runs it, and frames on one
 // stream are ordered (issue 8's temporal smoothing and clip limits plug in here). It must not call
 // grid-wide synchronization or wait on other blocks. PlainLutBuilder below is the model: lut.h's
-// formula, the same as build_lut_gpu.
+// formula within the frame's levels, the same as build_lut_gpu.
 //
 //   struct MyBuilder {            // e.g. in core/equalize/temporal_gpu.cu
 //     float* state;
@@ -84,20 +84,25 @@ __device__ inline void block_inclusive_scan(uint32_t* data, uint32_t n, uint32_t
   __syncthreads();
 }
 
-// lut.h's formula, as build_lut_gpu: CDF by a block scan; cdf_min = the count of the first non-zero
-// bin (the one bin whose count is non-zero and equals its inclusive CDF).
+// lut.h's formula within `levels`, as build_lut_gpu: CDF by a block scan; cdf_min = the CDF of the
+// one bin lut.h's is_first_counted picks (N when none does); bins below lo take the CDF at lo.
 struct PlainLutBuilder {
+  Levels levels;
   __device__ void operator()(const LutBuildArgs& a) const {
     const uint32_t t = threadIdx.x, nt = blockDim.x;
     for (uint32_t v = t; v < a.bins; v += nt) a.work[v] = a.hist[v];
-    if (t == 0) a.vars[32] = 0;  // cdf_min stays 0 when every bin is empty
+    if (t == 0) a.vars[33] = 0;  // no first counted bin yet
     block_inclusive_scan(a.work, a.bins, a.vars);
-    for (uint32_t v = t; v < a.bins; v += nt)
-      if (a.hist[v] != 0 && a.work[v] == a.hist[v]) a.vars[32] = a.hist[v];
+    for (uint32_t v = t; v < a.bins; v += nt) {
+      if (is_first_counted(v, a.hist[v], a.work[v], levels)) {
+        a.vars[32] = a.work[v];
+        a.vars[33] = 1;
+      }
+    }
     __syncthreads();
-    const uint32_t cdf_min = a.vars[32], total = a.work[a.bins - 1];
+    const uint32_t total = a.work[a.bins - 1], cdf_min = a.vars[33] != 0 ? a.vars[32] : total;
     for (uint32_t v = t; v < a.bins; v += nt)
-      a.lut[v] = static_cast<uint16_t>(lut_entry(v, a.work[v], cdf_min, total, a.bins - 1, a.weight));
+      a.lut[v] = static_cast<uint16_t>(lut_entry(v, a.work[clamp_level(v, levels)], cdf_min, total, levels, a.weight));
   }
 };
 

@@ -5,7 +5,8 @@
 //   HISTEQ_TRY(fe->run(plane, weight, stream, {d_hist, d_lut}));  // ... and its histogram and LUT
 //
 // The result is bit-identical to the unfused path of equalize.h (a histogram of 2^bit_depth bins,
-// build_lut_gpu, apply_lut_gpu): the same integer formula (lut.h), the same exact histogram.
+// build_lut_gpu, apply_lut_gpu) with the same levels: the same integer formula (lut.h), the same
+// exact histogram.
 //
 // How (core/equalize/fused_gpu.cuh): a cooperative grid of method2_tuned blocks (one per SM at
 // most, core/histogram/kernels/method2_tuned.cuh) counts the plane with thread-private counters;
@@ -33,6 +34,7 @@
 
 #include "core/cuda/resources.h"
 #include "core/cuda/status.h"
+#include "core/equalize/lut.h"
 #include "core/image/plane.h"
 
 namespace histeq::eq {
@@ -57,7 +59,12 @@ class FusedEqualizer {
   static Result<FusedEqualizer> create();
 
   // Equalizes `plane` in place on `stream` with strength weight `weight` (strength_weight(),
-  // 0..kWeightOne), with the plain builder (lut.h's formula). Asynchronous; one kernel launch.
+  // 0..kWeightOne), with the plain builder (lut.h's formula within `levels`: lo <= hi < 2^depth).
+  // Asynchronous; one kernel launch. Without levels: the textbook ones (0..max, cv2.equalizeHist's).
+  Status run(const PlaneView<uint8_t>& plane, uint32_t weight, const Levels& levels, cudaStream_t stream,
+             const FusedOutputs& out = {});
+  Status run(const PlaneView<uint16_t>& plane, uint32_t weight, const Levels& levels, cudaStream_t stream,
+             const FusedOutputs& out = {});
   Status run(const PlaneView<uint8_t>& plane, uint32_t weight, cudaStream_t stream, const FusedOutputs& out = {});
   Status run(const PlaneView<uint16_t>& plane, uint32_t weight, cudaStream_t stream, const FusedOutputs& out = {});
 

@@ -18,6 +18,10 @@ PlaneView<T> writable(const PlaneRef& r) {
   return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
 }
 
+FrameLevels levels_of(const FrameContext& ctx) {
+  return frame_levels(ctx.settings->quality, ctx.format->bit_depth, ctx.full_range);
+}
+
 // Histogram -> LUT -> apply in one launch (fused_gpu.h), for the fused kernel on the GPU. One
 // FusedEqualizer per slot: instances share nothing, and a slot's frames are ordered on its stream.
 class FusedOp final : public Operation {
@@ -40,8 +44,10 @@ class FusedOp final : public Operation {
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     FusedEqualizer& fe = fused_.at(static_cast<size_t>(ctx.slot));
     const FusedOutputs out{ctx.counts, ctx.lut};  // the side data and the displays read them
-    if (ctx.luma.bytes_per_sample == 1) HISTEQ_TRY(fe.run(writable<uint8_t>(ctx.luma), ctx.settings->weight, stream, out));
-    else HISTEQ_TRY(fe.run(writable<uint16_t>(ctx.luma), ctx.settings->weight, stream, out));
+    const Levels levels = levels_of(ctx).luma;
+    const uint32_t w = ctx.settings->weight;
+    if (ctx.luma.bytes_per_sample == 1) HISTEQ_TRY(fe.run(writable<uint8_t>(ctx.luma), w, levels, stream, out));
+    else HISTEQ_TRY(fe.run(writable<uint16_t>(ctx.luma), w, levels, stream, out));
     ctx.equalized = true;
     return Status::ok();
   }
@@ -157,15 +163,16 @@ class LutOp final : public Operation {
     const Quality& q = ctx.settings->quality;
     const bool gpu = ctx.backend == Backend::gpu;
     const uint32_t clip = clip_q8(q), w = ctx.settings->weight;
+    const Levels levels = levels_of(ctx).luma;
     if (q.mode == Mode::clahe) {
       if (ctx.tile_counts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe LUTs without tile histograms");
       const int tiles = ctx.tiles.count();
-      return gpu ? build_tile_luts_gpu(ctx.tile_counts, tiles, ctx.bins, w, clip, ctx.tile_luts, ctx.lut, stream)
-                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, ctx.tile_luts, ctx.lut);
+      return gpu ? build_tile_luts_gpu(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, stream)
+                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut);
     }
-    // clip 0: build_lut / build_lut_gpu themselves, so plain equalization is today's bit for bit.
-    return gpu ? build_lut_clipped_gpu(ctx.counts, ctx.bins, w, clip, ctx.lut, stream)
-               : build_lut_clipped(ctx.counts, ctx.bins, w, clip, ctx.lut);
+    // clip 0: build_lut / build_lut_gpu themselves, so plain equalization is the fused path's bit for bit.
+    return gpu ? build_lut_clipped_gpu(ctx.counts, ctx.bins, w, clip, levels, ctx.lut, stream)
+               : build_lut_clipped(ctx.counts, ctx.bins, w, clip, levels, ctx.lut);
   }
 
  private:
@@ -217,7 +224,8 @@ class TemporalOp final : public Operation {
     const hist::TileGrid layout = clahe ? ctx.tiles : hist::TileGrid{0, 0};
     double dt = ctx.time_s - last_time_;
     if (!(dt > 0 && dt <= kMaxInterval)) dt = interval_;  // a jump (or no previous frame): the last interval
-    const bool same = active_ && layout == layout_ && set.weight == last_.weight && q == last_.quality;
+    const Levels levels = levels_of(ctx).luma;  // a frame whose range tag changed starts over too
+    const bool same = active_ && layout == layout_ && set.weight == last_.weight && q == last_.quality && levels == levels_;
     TemporalArgs a;
     a.counts = ctx.counts;
     a.bins = bins_;
@@ -233,13 +241,14 @@ class TemporalOp final : public Operation {
     a.prev_scalars = scalars + (parity_ ^ 1) * kTemporalScalars;
     a.next_scalars = scalars + parity_ * kTemporalScalars;
     a.restart = !same;
-    a.black = ctx.full_range ? 0u : 16u << (ctx.format->bit_depth - 8);
+    a.levels = levels;
     a.cut_q16 = cut_q16(q);
     a.alpha_q16 = temporal_alpha_q16(q.temporal_s, dt);
     HISTEQ_TRY(ctx.backend == Backend::gpu ? temporal_update_gpu(a, stream) : temporal_update(a));
     if (same) interval_ = dt;
     active_ = true;
     layout_ = layout;
+    levels_ = levels;
     last_ = set;
     last_time_ = ctx.time_s;
     parity_ ^= 1;
@@ -258,6 +267,7 @@ class TemporalOp final : public Operation {
   cuda::Buffer state_, buffers_;
   mutable bool active_ = false;  // the filter ran on the previous frame (active() clears it)
   hist::TileGrid layout_{0, 0};
+  Levels levels_;
   Settings last_;
   double last_time_ = 0, interval_ = kDefaultInterval;
   int parity_ = 0;
@@ -286,7 +296,10 @@ class ApplyOp final : public Operation {
         return HISTEQ_ERROR(Code::internal, "chroma follow without the chroma planes");
       c.shift_x = f.chroma_shift_x;
       c.shift_y = f.chroma_shift_y;
-      c.black = ctx.full_range ? 0u : 16u << (f.bit_depth - 8);
+      const FrameLevels levels = levels_of(ctx);
+      c.black = levels.black;
+      c.lo = levels.chroma_lo;
+      c.hi = levels.chroma_hi;
       c.limit_q12 = chroma_limit_q12(q);
       c.shift = ctx.format->sample_shift();
       return gpu ? apply_colour_gpu(ctx.luma, c, ctx.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, c, ctx.lut, tp, ctx.bins);

@@ -49,6 +49,8 @@ Status validate(const Quality& q) {
     return HISTEQ_ERROR(Code::invalid_argument, "scene-cut threshold must be 0..1, not " + number(q.scene_cut));
   if (!in_range(q.chroma_limit, 1, 4))
     return HISTEQ_ERROR(Code::invalid_argument, "chroma limit must be 1..4, not " + number(q.chroma_limit));
+  if (q.range != RangeMode::automatic && q.range != RangeMode::limited && q.range != RangeMode::full)
+    return HISTEQ_ERROR(Code::invalid_argument, "range must be auto, limited or full");
   if (q.tiles.cols < 1 || q.tiles.rows < 1 || q.tiles.cols > hist::kMaxTiles || q.tiles.rows > hist::kMaxTiles)
     return HISTEQ_ERROR(Code::invalid_argument, "tiles must be 1.." + std::to_string(hist::kMaxTiles) + " per axis, not " +
                                                     std::to_string(q.tiles.cols) + "x" + std::to_string(q.tiles.rows));
@@ -57,6 +59,9 @@ Status validate(const Quality& q) {
 
 const char* mode_name(Mode m) noexcept { return m == Mode::clahe ? "clahe" : "global"; }
 const char* chroma_name(ChromaMode c) noexcept { return c == ChromaMode::follow ? "auto" : "keep"; }
+const char* range_name(RangeMode r) noexcept {
+  return r == RangeMode::limited ? "limited" : r == RangeMode::full ? "full" : "auto";
+}
 
 Result<Mode> parse_mode(const std::string& s) {
   if (s == "global") return Mode::global;
@@ -68,6 +73,13 @@ Result<ChromaMode> parse_chroma(const std::string& s) {
   if (s == "keep") return ChromaMode::keep;
   if (s == "auto") return ChromaMode::follow;
   return HISTEQ_ERROR(Code::invalid_argument, "chroma must be auto or keep, not '" + s + "'");
+}
+
+Result<RangeMode> parse_range(const std::string& s) {
+  if (s == "auto") return RangeMode::automatic;
+  if (s == "limited") return RangeMode::limited;
+  if (s == "full") return RangeMode::full;
+  return HISTEQ_ERROR(Code::invalid_argument, "range must be auto, limited or full, not '" + s + "'");
 }
 
 Result<hist::TileGrid> parse_tiles(const std::string& s) {
@@ -82,12 +94,18 @@ Result<hist::TileGrid> parse_tiles(const std::string& s) {
 }
 
 std::string describe(const Quality& q) {
-  if (q.plain()) return "plain";
-  std::string s = mode_name(q.mode);
-  if (q.mode == Mode::clahe) s += " " + std::to_string(q.tiles.cols) + "x" + std::to_string(q.tiles.rows);
-  s += q.clip_limit > 0 ? ", clip " + number(q.clip_limit) : ", no clip";
-  s += q.temporal_s > 0 ? ", temporal " + number(q.temporal_s) + " s (cut " + number(q.scene_cut) + ")" : ", no temporal";
-  s += q.chroma == ChromaMode::follow ? ", chroma auto (limit " + number(q.chroma_limit) + ")" : ", chroma kept";
+  std::string s;
+  if (q.plain()) {
+    s = "plain";
+  } else {
+    s = mode_name(q.mode);
+    if (q.mode == Mode::clahe) s += " " + std::to_string(q.tiles.cols) + "x" + std::to_string(q.tiles.rows);
+    s += q.clip_limit > 0 ? ", clip " + number(q.clip_limit) : ", no clip";
+    s += q.temporal_s > 0 ? ", temporal " + number(q.temporal_s) + " s (cut " + number(q.scene_cut) + ")" : ", no temporal";
+    s += q.chroma == ChromaMode::follow ? ", chroma auto (limit " + number(q.chroma_limit) + ")" : ", chroma kept";
+  }
+  if (q.range != RangeMode::automatic) s += std::string(", range ") + range_name(q.range);
+  if (q.textbook) s += ", textbook levels";
   return s;
 }
 
@@ -99,6 +117,18 @@ uint32_t temporal_alpha_q16(double temporal_s, double dt_s) noexcept {
   if (!(temporal_s > 0)) return 65536;
   const double a = 1.0 - std::exp(-dt_s / temporal_s);
   return static_cast<uint32_t>(std::clamp<long>(std::lround(a * 65536), 1, 65536));
+}
+
+FrameLevels frame_levels(const Quality& q, int bit_depth, bool tagged_full_range) noexcept {
+  const bool full = q.range == RangeMode::full || (q.range == RangeMode::automatic && tagged_full_range);
+  const uint32_t maxval = (1u << bit_depth) - 1u;
+  FrameLevels f;
+  f.luma = nominal_levels(bit_depth, full, q.textbook);
+  f.black = full ? 0u : video_level(16, bit_depth);
+  const bool limited_chroma = !full && !q.textbook;
+  f.chroma_lo = limited_chroma ? video_level(16, bit_depth) : 0u;
+  f.chroma_hi = limited_chroma ? video_level(240, bit_depth) : maxval;
+  return f;
 }
 
 hist::TileGrid effective_tiles(const Quality& q, int width, int height) noexcept {

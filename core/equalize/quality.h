@@ -21,8 +21,17 @@
 //               darkened one keeps its chroma. Saturation is chroma over luma, so scaling chroma
 //               with the luma keeps it; the limit keeps chroma noise in the darkest areas (gains of
 //               5 and more) from becoming colour blotches.
+//   range       how the input's levels are read (issue 20): auto (the frame's tag; untagged video
+//               is limited range, as ffmpeg and players assume), limited or full. Every mode's
+//               curves map within the nominal range: luma [16, 235] << (depth - 8) in limited
+//               range, [0, max] in full range; samples outside it (sub-black, super-white) are
+//               counted and map to its ends; a level above black never becomes black, nor one
+//               below white white (lut.h's guard); chroma follow stays within [16, 240] likewise.
+//   textbook    the classic formula (cv2.equalizeHist's, histeq's before issue 20): levels
+//               stretched onto 0..max whatever the range, no guard; for comparisons.
 //
-// Everything off (plain_quality()) is today's equalization, bit for bit. The integer forms the
+// Everything off (plain_quality()) maps within the nominal range; with textbook on as well it is
+// the classic equalization, bit for bit. The integer forms the
 // frames are computed with (clip_q8, cut_q16, ...) are fixed here, once, on the host, so that the
 // CPU and the GPU compute identical frames (tone.h).
 #pragma once
@@ -31,12 +40,14 @@
 #include <string>
 
 #include "core/cuda/status.h"
+#include "core/equalize/lut.h"
 #include "core/histogram/histogram.h"
 
 namespace histeq::eq {
 
 enum class Mode { global, clahe };
 enum class ChromaMode { keep, follow };
+enum class RangeMode { automatic, limited, full };
 
 struct Quality {
   Mode mode = Mode::global;
@@ -46,19 +57,23 @@ struct Quality {
   double scene_cut = 0.3;      // total-variation distance 0..1 (docs/quality.md has the measurement)
   ChromaMode chroma = ChromaMode::keep;
   double chroma_limit = 1.2;   // >= 1
+  RangeMode range = RangeMode::automatic;
+  bool textbook = false;
 
   bool operator==(const Quality& o) const noexcept {
     return mode == o.mode && tiles == o.tiles && clip_limit == o.clip_limit && temporal_s == o.temporal_s &&
-           scene_cut == o.scene_cut && chroma == o.chroma && chroma_limit == o.chroma_limit;
+           scene_cut == o.scene_cut && chroma == o.chroma && chroma_limit == o.chroma_limit && range == o.range &&
+           textbook == o.textbook;
   }
   bool operator!=(const Quality& o) const noexcept { return !(*this == o); }
-  // True when the settings make today's equalization (global, no clip, no temporal, chroma kept).
+  // True for plain equalization: global, no clip, no temporal, chroma kept (whatever the levels;
+  // with textbook on, the classic formula).
   bool plain() const noexcept {
     return mode == Mode::global && clip_limit == 0 && temporal_s == 0 && chroma == ChromaMode::keep;
   }
 };
 
-// Today's equalization: global, no clip limit, no temporal filter, chroma kept.
+// Plain equalization: global, no clip limit, no temporal filter, chroma kept, range auto.
 Quality plain_quality();
 // The defaults of the command line and the player, chosen by the measurements of docs/quality.md.
 Quality default_quality();
@@ -67,14 +82,17 @@ Quality default_quality();
 // 1..hist::kMaxTiles per axis. Errors name the control.
 Status validate(const Quality& q);
 
-// "global", "clahe"; "keep", "auto".
+// "global", "clahe"; "keep", "auto"; "auto", "limited", "full".
 const char* mode_name(Mode m) noexcept;
 const char* chroma_name(ChromaMode c) noexcept;
+const char* range_name(RangeMode r) noexcept;
 Result<Mode> parse_mode(const std::string& s);
 Result<ChromaMode> parse_chroma(const std::string& s);
+Result<RangeMode> parse_range(const std::string& s);
 // "8x8" -> {8, 8}
 Result<hist::TileGrid> parse_tiles(const std::string& s);
-// "plain" or e.g. "clahe 8x8, clip 1.1, temporal 0.35 s (cut 0.3), chroma auto (limit 1.2)".
+// "plain" or e.g. "clahe 8x8, clip 1.1, temporal 0.35 s (cut 0.3), chroma auto (limit 1.2)", and
+// ", range full" or ", textbook levels" when those are set.
 std::string describe(const Quality& q);
 
 // The integer forms (tone.h). clip_q8 = round(clip_limit * 256) (0 = off); cut_q16 =
@@ -84,6 +102,16 @@ uint32_t clip_q8(const Quality& q) noexcept;
 uint32_t cut_q16(const Quality& q) noexcept;
 uint32_t chroma_limit_q12(const Quality& q) noexcept;
 uint32_t temporal_alpha_q16(double temporal_s, double dt_s) noexcept;
+
+// The levels of a frame of `bit_depth` whose tag says full range or not (FrameContext::full_range),
+// under q's range and textbook controls: the tone curves' (lut.h), the luma black the chroma gain
+// is measured from, and the bounds of the scaled chroma (tone.h).
+struct FrameLevels {
+  Levels luma;
+  uint32_t black = 16;
+  uint32_t chroma_lo = 0, chroma_hi = 255;
+};
+FrameLevels frame_levels(const Quality& q, int bit_depth, bool tagged_full_range) noexcept;
 
 // The tile grid a frame of width x height gets: q.tiles clamped to at most one tile per sample.
 hist::TileGrid effective_tiles(const Quality& q, int width, int height) noexcept;

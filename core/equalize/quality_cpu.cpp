@@ -66,6 +66,7 @@ void colour_host(const PlaneView<T>& y, const ChromaPlanes& c, int bins, Map map
   const int sh = c.shift;
   const uint32_t depth = static_cast<uint32_t>(y.bit_depth - sh);
   const uint32_t maxval = (1u << depth) - 1, neutral = 1u << (depth - 1), n_bins = static_cast<uint32_t>(bins);
+  const uint32_t c_lo = c.lo, c_hi = std::min(c.hi, maxval);
   const PlaneView<T> u = writable<T>(c.planes[0]);
   const PlaneView<T> v = c.interleaved ? u : writable<T>(c.planes[1]);
   const int cw = c.interleaved ? u.width / 2 : u.width, ch = u.height;
@@ -111,8 +112,8 @@ void colour_host(const PlaneView<T>& y, const ChromaPlanes& c, int bins, Map map
       const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
       T* su = pu + cx * step;
       T* sv = pv + cx * step;
-      *su = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*su) >> sh, s, neutral, maxval) << sh);
-      *sv = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*sv) >> sh, s, neutral, maxval) << sh);
+      *su = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*su) >> sh, s, neutral, c_lo, c_hi) << sh);
+      *sv = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*sv) >> sh, s, neutral, c_lo, c_hi) << sh);
     }
   }
 }
@@ -139,8 +140,8 @@ Status apply_colour_host(const PlaneRef& luma, const ChromaPlanes& c, const uint
 
 }  // namespace
 
-Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* lut) {
-  if (clip_q8 == 0) return build_lut(counts, bins, weight, lut);
+Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels, uint16_t* lut) {
+  if (clip_q8 == 0) return build_lut(counts, bins, weight, levels, lut);
   HISTEQ_TRY(validate_lut_args(bins, weight));
   if (counts == nullptr || lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram or LUT");
   uint32_t h[kMaxBins];
@@ -148,14 +149,14 @@ Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint
   for (int v = 0; v < bins; ++v) total += h[v] = counts[v];
   if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "histogram of 2^32 samples or more");
   clip_histogram(h, bins, total, clip_q8);
-  return build_lut(h, bins, weight, lut);
+  return build_lut(h, bins, weight, levels, lut);
 }
 
-Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* tile_luts,
-                       uint16_t* mean_lut) {
+Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels,
+                       uint16_t* tile_luts, uint16_t* mean_lut) {
   HISTEQ_TRY(validate_lut_args(bins, weight));
+  HISTEQ_TRY(validate_levels(bins, levels));
   if (tile_counts == nullptr || tile_luts == nullptr || tiles < 1) return HISTEQ_ERROR(Code::invalid_argument, "null tile histograms or LUTs");
-  const uint32_t maxval = static_cast<uint32_t>(bins - 1);
   uint32_t h[kMaxBins];
   for (int t = 0; t < tiles; ++t) {
     const uint32_t* in = tile_counts + static_cast<size_t>(t) * bins;
@@ -165,9 +166,10 @@ Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_
     if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "tile histogram of 2^32 samples or more");
     if (clip_q8 != 0) clip_histogram(h, bins, total, clip_q8);
     uint32_t cdf = 0;
+    for (int v = 0; v < bins; ++v) h[v] = cdf += h[v];  // h becomes the CDF
     for (int v = 0; v < bins; ++v) {
-      cdf += h[v];
-      out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), cdf, static_cast<uint32_t>(total), maxval, weight));
+      const uint32_t x = clamp_level(static_cast<uint32_t>(v), levels);
+      out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), h[x], static_cast<uint32_t>(total), levels, weight));
     }
   }
   if (mean_lut != nullptr) {
@@ -210,7 +212,7 @@ Status check_temporal_args(const TemporalArgs& a) {
     return HISTEQ_ERROR(Code::invalid_argument, "temporal filter: null buffer");
   if (a.extra == nullptr && a.count != 1)
     return HISTEQ_ERROR(Code::invalid_argument, "temporal filter: several LUTs need the extra (mean) one");
-  return Status::ok();
+  return validate_levels(a.bins, a.levels);
 }
 
 Status temporal_update(const TemporalArgs& a) {
@@ -239,7 +241,7 @@ Status temporal_update(const TemporalArgs& a) {
   const int32_t* ref = a.state + static_cast<size_t>(a.extra != nullptr ? a.count : 0) * bins;
   auto u_of = [&](int32_t off) -> int32_t {
     uint64_t sum = 0;
-    for (int v = 0; v < bins; ++v) sum += static_cast<uint64_t>(a.counts[v]) * tone::temporal_entry(ref[v], off, v, bins);
+    for (int v = 0; v < bins; ++v) sum += static_cast<uint64_t>(a.counts[v]) * tone::temporal_entry(ref[v], off, v, bins, a.levels);
     return tone::mean_q12(sum, total);
   };
   const bool free = a.restart || (cut && tone::free_cut(a.prev_scalars[4], m - a.prev_scalars[2], a.prev_scalars[5], bins));
@@ -253,7 +255,7 @@ Status temporal_update(const TemporalArgs& a) {
   for (int k = 0; k < luts; ++k) {
     uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * bins : a.extra;
     const int32_t* state = a.state + static_cast<size_t>(k) * bins;
-    for (int v = 0; v < bins; ++v) lut[v] = static_cast<uint16_t>(tone::temporal_entry(state[v], c, v, bins));
+    for (int v = 0; v < bins; ++v) lut[v] = static_cast<uint16_t>(tone::temporal_entry(state[v], c, v, bins, a.levels));
   }
   const int32_t u = u_of(c);
   a.next_scalars[0] = c;

@@ -51,7 +51,8 @@ struct LutScratch {
     typename Reduce::TempStorage reduce;
     typename Scan::TempStorage scan;
   } tmp;
-  uint32_t total, excess, min;
+  uint32_t total, excess, min, cdf_lo;
+  bool found;
 };
 
 // Thread v's bin of `counts` after the clip limit (unclipped when clip_q8 is 0) and its inclusive
@@ -72,33 +73,45 @@ __device__ __forceinline__ uint32_t clipped_cdf(LutScratch<BLOCK>& s, const uint
   return cdf;
 }
 
+// The CDF at x = clamp(v, lo, hi) (lut.h) for thread v, whose own CDF is cdf: bins below lo take
+// the one at lo, shared by its thread. Every thread of the block calls it.
+template <int BLOCK>
+__device__ __forceinline__ uint32_t cdf_at_level(LutScratch<BLOCK>& s, uint32_t cdf, const Levels& levels) {
+  if (threadIdx.x == levels.lo) s.cdf_lo = cdf;
+  __syncthreads();
+  return threadIdx.x < levels.lo ? s.cdf_lo : cdf;
+}
+
 // One block per tile: Zuiderveld's mapping of the tile's clipped CDF.
 template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    tile_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* __restrict__ luts) {
+__global__ void __launch_bounds__(BLOCK) tile_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight,
+                                                         uint32_t clip_q8, Levels levels, uint16_t* __restrict__ luts) {
   __shared__ LutScratch<BLOCK> s;
   const int v = static_cast<int>(threadIdx.x);
   const size_t base = static_cast<size_t>(blockIdx.x) * bins;
   uint32_t h;
-  const uint32_t cdf = clipped_cdf<BLOCK>(s, counts + base, bins, clip_q8, h);
+  const uint32_t cdf = cdf_at_level<BLOCK>(s, clipped_cdf<BLOCK>(s, counts + base, bins, clip_q8, h), levels);
   if (v < bins)
-    luts[base + v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), cdf, s.total, static_cast<uint32_t>(bins - 1), weight));
+    luts[base + v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), cdf, s.total, levels, weight));
 }
 
-// lut.h's formula on the clipped histogram: the CDF's first non-zero bin gives cdf_min as in
-// equalize_gpu.cu's kernel.
+// lut.h's formula on the clipped histogram: cdf_min from the one bin lut.h's is_first_counted picks,
+// as in equalize_gpu.cu's kernel.
 template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK)
-    clipped_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* __restrict__ lut) {
+__global__ void __launch_bounds__(BLOCK) clipped_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight,
+                                                            uint32_t clip_q8, Levels levels, uint16_t* __restrict__ lut) {
   __shared__ LutScratch<BLOCK> s;
   const int v = static_cast<int>(threadIdx.x);
-  if (v == 0) s.min = 0;  // stays 0 when every bin is empty (ordered by clipped_cdf's barriers)
+  if (v == 0) s.found = false;  // ordered by clipped_cdf's barriers
   uint32_t h;
   const uint32_t cdf = clipped_cdf<BLOCK>(s, counts, bins, clip_q8, h);
-  if (h != 0 && cdf == h) s.min = h;
-  __syncthreads();
-  if (v < bins)
-    lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf, s.min, s.total, static_cast<uint32_t>(bins - 1), weight));
+  if (v < bins && is_first_counted(static_cast<uint32_t>(v), h, cdf, levels)) {
+    s.min = cdf;
+    s.found = true;
+  }
+  const uint32_t cdf_x = cdf_at_level<BLOCK>(s, cdf, levels);  // its barrier orders s.min too
+  const uint32_t cdf_min = s.found ? s.min : s.total;
+  if (v < bins) lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf_x, cdf_min, s.total, levels, weight));
 }
 
 // out[v] = sum over tiles (uint32 counts), or the rounded mean (uint16 LUTs).
@@ -180,7 +193,7 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
   auto measure = [&]() {
     const int32_t off = s_off[warp];
     uint64_t sum = 0;
-    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry(s_st[b], off, b, a.bins, bins_log2);
+    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry(s_st[b], off, b, a.bins, bins_log2, a.levels);
     for (int m = 16; m > 0; m >>= 1) sum += __shfl_down_sync(0xFFFFFFFFu, sum, m);
     if (lane == 0) s_u[warp] = tone::mean_q12(sum, s_total);
     __syncthreads();
@@ -227,7 +240,7 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
     a.next_scalars[4] = cut ? 0 : min(a.restart ? 1 : a.prev_scalars[4] + 1, 1 << 20);
     a.next_scalars[5] = a.restart ? 0 : s_m - a.prev_scalars[2];
   }
-  if (mine) lut[v] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins));
+  if (mine) lut[v] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins, a.levels));
 }
 
 // Clahe: the tile LUTs (one block each) with the cut and the offset the reference block decided.
@@ -240,7 +253,7 @@ __global__ void temporal_tiles_kernel(TemporalArgs a) {
   const uint32_t t = a.luts[at];
   const int32_t st = cut ? tone::temporal_start(t) : tone::temporal_step(a.state[at], t, a.alpha_q16);
   a.state[at] = st;
-  a.luts[at] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins));
+  a.luts[at] = static_cast<uint16_t>(tone::temporal_entry(st, c, v, a.bins, a.levels));
 }
 
 // --- apply with tiles ---------------------------------------------------------------------------
@@ -326,6 +339,7 @@ __global__ void __launch_bounds__(kApplyThreads)
   const int sh = c.shift;  // P010: the values are v >> 6, stored << 6
   const uint32_t depth = static_cast<uint32_t>(y.bit_depth - sh);
   const uint32_t maxval = (1u << depth) - 1, neutral = 1u << (depth - 1), n = static_cast<uint32_t>(bins);
+  const uint32_t c_lo = c.lo, c_hi = min(c.hi, maxval);
   const int y0 = cy << c.shift_y, y1 = min(y.height, (cy + 1) << c.shift_y);
   const int x0 = cx << c.shift_x, x1 = min(y.width, (cx + 1) << c.shift_x);
   uint32_t sum_in = 0, sum_out = 0, count = 0;
@@ -349,8 +363,8 @@ __global__ void __launch_bounds__(kApplyThreads)
   const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
   T* pu = c.interleaved ? u.row(cy) + 2 * cx : u.row(cy) + cx;
   T* pv = c.interleaved ? u.row(cy) + 2 * cx + 1 : v.row(cy) + cx;
-  *pu = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*pu) >> sh, s, neutral, maxval) << sh);
-  *pv = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*pv) >> sh, s, neutral, maxval) << sh);
+  *pu = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*pu) >> sh, s, neutral, c_lo, c_hi) << sh);
+  *pv = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*pv) >> sh, s, neutral, c_lo, c_hi) << sh);
 }
 
 template <class T>
@@ -386,24 +400,26 @@ Status apply_colour_device(const PlaneRef& luma, const ChromaPlanes& c, const ui
 
 }  // namespace
 
-Status build_lut_clipped_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint32_t clip_q8, uint16_t* d_lut,
-                             cudaStream_t stream) {
-  if (clip_q8 == 0) return build_lut_gpu(d_counts, bins, weight, d_lut, stream);
+Status build_lut_clipped_gpu(const uint32_t* d_counts, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels,
+                             uint16_t* d_lut, cudaStream_t stream) {
+  if (clip_q8 == 0) return build_lut_gpu(d_counts, bins, weight, levels, d_lut, stream);
   HISTEQ_TRY(validate_lut_args(bins, weight));
+  HISTEQ_TRY(validate_levels(bins, levels));
   if (d_counts == nullptr || d_lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram or LUT");
-  if (bins <= 256) clipped_lut_kernel<256><<<1, 256, 0, stream>>>(d_counts, bins, weight, clip_q8, d_lut);
-  else clipped_lut_kernel<kMaxBins><<<1, kMaxBins, 0, stream>>>(d_counts, bins, weight, clip_q8, d_lut);
+  if (bins <= 256) clipped_lut_kernel<256><<<1, 256, 0, stream>>>(d_counts, bins, weight, clip_q8, levels, d_lut);
+  else clipped_lut_kernel<kMaxBins><<<1, kMaxBins, 0, stream>>>(d_counts, bins, weight, clip_q8, levels, d_lut);
   HISTEQ_CUDA_TRY_LAUNCH();
   return Status::ok();
 }
 
 Status build_tile_luts_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8,
-                           uint16_t* d_tile_luts, uint16_t* d_mean_lut, cudaStream_t stream) {
+                           const Levels& levels, uint16_t* d_tile_luts, uint16_t* d_mean_lut, cudaStream_t stream) {
   HISTEQ_TRY(validate_lut_args(bins, weight));
+  HISTEQ_TRY(validate_levels(bins, levels));
   if (d_tile_counts == nullptr || d_tile_luts == nullptr || tiles < 1)
     return HISTEQ_ERROR(Code::invalid_argument, "null tile histograms or LUTs");
-  if (bins <= 256) tile_lut_kernel<256><<<tiles, 256, 0, stream>>>(d_tile_counts, bins, weight, clip_q8, d_tile_luts);
-  else tile_lut_kernel<kMaxBins><<<tiles, kMaxBins, 0, stream>>>(d_tile_counts, bins, weight, clip_q8, d_tile_luts);
+  if (bins <= 256) tile_lut_kernel<256><<<tiles, 256, 0, stream>>>(d_tile_counts, bins, weight, clip_q8, levels, d_tile_luts);
+  else tile_lut_kernel<kMaxBins><<<tiles, kMaxBins, 0, stream>>>(d_tile_counts, bins, weight, clip_q8, levels, d_tile_luts);
   HISTEQ_CUDA_TRY_LAUNCH();
   if (d_mean_lut != nullptr) return tiles_reduce<uint16_t, uint16_t, true>(d_tile_luts, tiles, bins, d_mean_lut, stream);
   return Status::ok();

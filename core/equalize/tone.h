@@ -17,9 +17,11 @@
 //              `step` groups from group 0 (OpenCV's order)
 //   h'(v)    = kept(v) + floor((share(v / G) + v % G) / G): a group's share split evenly over its
 //              bins. The sum of h' is N again.
-// Tile LUT (Zuiderveld's mapping, OpenCV's calcLut): lut(v) = round_half_up(cdf'(v) * maxval / N_tile),
-//   blended with the identity by the strength weight as lut.h does. The global LUT keeps lut.h's
-//   formula (with cdf_min), on h' when clipped.
+// Tile LUT (Zuiderveld's mapping, OpenCV's calcLut, within the levels {lo, hi, guard} of lut.h):
+//   lut(v) = lo + round_half_up(C'(x) * (hi - lo) / N_tile), x = clamp(v, lo, hi), C' = N_tile at
+//   x >= hi, else cdf'(x); lut.h's guard; blended with the identity by the strength weight as lut.h
+//   does. With the textbook levels: round_half_up(cdf'(v) * maxval / N_tile), OpenCV's. The global
+//   LUT keeps lut.h's formula (with cdf_min), on h' when clipped.
 // Bilinear interpolation (clahe apply): tile c's centre along an axis is (start_c + start_{c+1}) / 2
 //   in pixel coordinates (a pixel x covers [x, x + 1)); a pixel between the centres of tiles c and
 //   c + 1 takes w = (x + 0.5 - centre_c) / (centre_{c+1} - centre_c) of tile c + 1's LUT, in
@@ -36,10 +38,14 @@
 //     [u_prev - D, u_prev + D], D = |m - m_prev| (m: the input's mean luma, Q12); otherwise c
 //     decays as the curve does: c_prev - round_half_away(c_prev * alpha_q16 / 65536) when that
 //     keeps the mean in the bounds, else the nearest offset to it that does (limit_offset), and
-//     |c| <= kMaxOffset levels. The LUT applied is clamp(round((s + c w(s) + dither(v)) / 4096), 0,
-//     maxval), w(s) = min(1, s / R, (max - s) / R) with R = kMaxOffset levels (temporal_entry; in
-//     clahe mode every tile LUT with the same c, the mean measured through the mean of the tile
-//     LUTs). So a bright object entering a dim shot cannot pump its background, a fade is followed
+//     |c| <= kMaxOffset levels. The offset bends the curve rather than shifting it: the LUT applied
+//     is clamp(round((s + c w(s) + dither(v)) / 4096), lo, hi), w(s) = min(1, (s - lo) / R, (hi -
+//     s) / R) with R = 2 kMaxOffset levels (temporal_entry; in clahe mode every tile LUT with the
+//     same c, the mean measured through the mean of the tile LUTs), and lut.h's guard on bins v with
+//     lo < v < hi. So the curve stays anchored at black and white and its slope never falls below
+//     1 - |c| / R >= 1/2: the hold can slow a change of brightness but never merge the shadows into
+//     black (issue 20: a shift by up to 64 levels with R = 64 pushed a dim scene's darkest mass below
+//     black). A bright object entering a dim shot cannot pump its background, a fade is followed
 //     no faster than it happens, and where the input's mean moves fast (a change of light) so may
 //     the output.
 //  A scene cut starts the curve over (s = t * 4096); the first frame, a change of the settings and
@@ -58,13 +64,16 @@
 //   gain = (sum out_i - n black) * 4096 / max(1, sum in_i - n black),
 //   s = clamp(gain, 4096, limit_q12) (Q12; 4096 = 1 when the samples got darker: colour is only ever
 //   restored, never taken away), c_out = neutral + round_half_away((c - neutral) * s / 4096),
-//   clamped to [0, maxval]; black = 0 (full range) or 16 << (depth - 8), neutral = 1 << (depth - 1).
+//   clamped to the chroma's nominal range: [16, 240] << (depth - 8) in limited range, [0, maxval] in
+//   full range and with the textbook levels; black = 0 (full range) or 16 << (depth - 8), neutral =
+//   1 << (depth - 1).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "core/cuda/hd.h"
+#include "core/equalize/lut.h"
 
 namespace histeq::eq::tone {
 
@@ -98,15 +107,17 @@ HISTEQ_HD uint32_t clipped_bin(uint32_t kept, uint32_t v, uint32_t excess, uint3
 
 // --- tile LUTs ----------------------------------------------------------------------------------
 
-HISTEQ_HD uint32_t blend(uint32_t v, uint32_t e, uint32_t weight) {
-  return static_cast<uint32_t>((static_cast<uint64_t>(weight) * e + static_cast<uint64_t>(65536u - weight) * v + 32768u) >> 16);
-}
-
-HISTEQ_HD uint32_t tile_lut_entry(uint32_t v, uint32_t cdf_v, uint32_t total, uint32_t maxval, uint32_t weight) {
-  if (total == 0) return v;  // an empty tile (only out-of-range samples): the identity
-  const uint64_t num = static_cast<uint64_t>(cdf_v) * maxval;
-  const uint32_t e = static_cast<uint32_t>((2 * num + total) / (2 * static_cast<uint64_t>(total)));
-  return blend(v, e, weight);
+// Zuiderveld's mapping within the levels (lut.h): x = clamp(v, lo, hi), C(x) = total when x >= hi
+// else cdf(x) (cdf_x = cdf(x), not read when v >= hi), e = lo + round_half_up(C(x) (hi - lo) /
+// total), lut.h's guard, blended with the raw value by the weight. An empty tile (only samples
+// that were not counted) maps every level to x.
+HISTEQ_HD uint32_t tile_lut_entry(uint32_t v, uint32_t cdf_x, uint32_t total, const Levels& l, uint32_t weight) {
+  const uint32_t x = clamp_level(v, l);
+  if (total == 0) return blend_weight(v, x, weight);
+  const uint32_t c = x >= l.hi ? total : cdf_x;
+  const uint64_t num = static_cast<uint64_t>(c) * (l.hi - l.lo);
+  const uint32_t e = l.lo + static_cast<uint32_t>((2 * num + total) / (2 * static_cast<uint64_t>(total)));
+  return blend_weight(v, guard_level(x, e, l), weight);
 }
 
 // --- bilinear interpolation ---------------------------------------------------------------------
@@ -173,18 +184,20 @@ HISTEQ_HD int32_t temporal_step(int32_t state, uint32_t target, uint32_t alpha_q
   return state + round_shift16(d * static_cast<int64_t>(alpha_q16));
 }
 HISTEQ_HD int32_t temporal_start(uint32_t target) { return static_cast<int32_t>(target << kStateBits); }
-// The LUT entry of a state (and offset), in [0, maxval].
-HISTEQ_HD uint32_t temporal_value(int32_t state, int32_t offset, uint32_t maxval) {
+// The LUT entry of a state (and offset), in [lo, hi].
+HISTEQ_HD uint32_t temporal_value(int32_t state, int32_t offset, const Levels& l) {
   const int32_t x = state + offset;
-  if (x <= 0) return 0u;
+  if (x <= 0) return l.lo;
   const uint32_t v = static_cast<uint32_t>((x + (1 << (kStateBits - 1))) >> kStateBits);
-  return v > maxval ? maxval : v;
+  return v < l.lo ? l.lo : v > l.hi ? l.hi : v;
 }
 
-// The LUT entry of bin v from its state and the frame's offset. The offset moves an entry fully
-// in the middle of the range and less towards its ends (weight min(1, s / R, (max - s) / R), R =
-// kMaxOffset levels, so no entry reaches 0 or max that the curve did not put there, and entries
-// stay in order: |offset| <= R makes each one's change at most its distance to the end). The
+// The LUT entry of bin v from its state and the frame's offset. The offset bends the curve: it
+// moves an entry by offset x min(1, d / R), d = the state's distance to the nearer of lo and hi,
+// R = 2 kMaxOffset levels. So the ends stay where the curve put them, and as |offset| <= R / 2 the
+// slope of the bent curve stays within [1/2, 3/2] of the curve's: entries stay in order, and no
+// two levels that the curve kept apart merge for the hold's sake (a shift with R = kMaxOffset, as
+// before issue 20, took the slope to 0 at the ends). Then lut.h's guard for lo < v < hi. The
 // rounding threshold moves with v by up to half a level either way (v / bins of a level, less half
 // a level): with an offset of 0 a state that is a whole level (every entry after a cut) rounds to
 // itself, entries stay in order (state and threshold both grow with v), and as the offset moves
@@ -198,11 +211,11 @@ HISTEQ_HD int log2_pow2(int n) {
   while ((1 << (k + 1)) <= n) ++k;
   return k;
 }
-HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins, int bins_log2) {
-  const int ramp_log2 = log2_pow2(kMaxOffset) + kStateBits + (bins_log2 > 8 ? bins_log2 - 8 : 0);
-  const int64_t ramp = int64_t{1} << ramp_log2;  // kMaxOffset levels (x bins / 256 above 256 bins), Q12
-  const int64_t top = static_cast<int64_t>(bins - 1) << kStateBits;
-  int64_t w = state < top - state ? state : top - state;  // distance to the nearer end, Q12
+HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins, int bins_log2, const Levels& l) {
+  const int ramp_log2 = log2_pow2(2 * kMaxOffset) + kStateBits + (bins_log2 > 8 ? bins_log2 - 8 : 0);
+  const int64_t ramp = int64_t{1} << ramp_log2;  // 2 kMaxOffset levels (x bins / 256 above 256 bins), Q12
+  const int64_t lo = static_cast<int64_t>(l.lo) << kStateBits, hi = static_cast<int64_t>(l.hi) << kStateBits;
+  int64_t w = state - lo < hi - state ? state - lo : hi - state;  // distance to the nearer end, Q12
   if (w < 0) w = 0;
   int64_t moved = offset;
   if (w < ramp) {
@@ -210,10 +223,11 @@ HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins
     moved = (m + (m < 0 ? ramp - 1 : 0)) >> ramp_log2;  // m / ramp, truncated towards zero
   }
   const int32_t dither = static_cast<int32_t>((static_cast<int64_t>(v) << kStateBits) >> bins_log2) - (1 << (kStateBits - 1));
-  return temporal_value(state + static_cast<int32_t>(moved), dither, static_cast<uint32_t>(bins - 1));
+  const uint32_t e = temporal_value(state + static_cast<int32_t>(moved), dither, l);
+  return guard_level(clamp_level(static_cast<uint32_t>(v), l), e, l);
 }
-HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins) {
-  return temporal_entry(state, offset, v, bins, log2_pow2(bins));
+HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins, const Levels& l) {
+  return temporal_entry(state, offset, v, bins, log2_pow2(bins), l);
 }
 
 // The brightness offset of a frame (see the header comment): `u_of(c)` is the output's mean luma
@@ -294,11 +308,12 @@ HISTEQ_HD uint32_t chroma_scale(uint32_t sum_in, uint32_t sum_out, uint32_t n, u
   return g < kOne ? kOne : g;
 }
 
-// |c - neutral| < 2^16 and scale <= 4 x 4096: the product fits 32 bits.
-HISTEQ_HD uint32_t scale_chroma(uint32_t c, uint32_t scale_q12, uint32_t neutral, uint32_t maxval) {
+// |c - neutral| < 2^16 and scale <= 4 x 4096: the product fits 32 bits. The result is clamped to
+// [lo, hi], the chroma's nominal range.
+HISTEQ_HD uint32_t scale_chroma(uint32_t c, uint32_t scale_q12, uint32_t neutral, uint32_t lo, uint32_t hi) {
   const int32_t m = (static_cast<int32_t>(c) - static_cast<int32_t>(neutral)) * static_cast<int32_t>(scale_q12);
   const int32_t r = static_cast<int32_t>(neutral) + (m + (m >= 0 ? 2048 : -2048)) / 4096;
-  return static_cast<uint32_t>(r < 0 ? 0 : r > static_cast<int32_t>(maxval) ? static_cast<int32_t>(maxval) : r);
+  return static_cast<uint32_t>(r < static_cast<int32_t>(lo) ? static_cast<int32_t>(lo) : r > static_cast<int32_t>(hi) ? static_cast<int32_t>(hi) : r);
 }
 
 }  // namespace histeq::eq::tone
