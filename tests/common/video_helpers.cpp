@@ -20,6 +20,7 @@ FrameCopy copy_frame(const video::Frame& f) {
   c.format = f.format();
   c.pts = f.pts;
   c.time_s = f.time_s;
+  c.full_range = f.color.range == 2;  // AVCOL_RANGE_JPEG
   for (int i = 0; i < f.plane_count(); ++i) {
     const PlaneRef p = f.plane(i);
     std::vector<uint8_t> bytes(p.row_bytes() * p.height);
@@ -36,7 +37,12 @@ FrameCopy copy_frame(const video::Frame& f) {
   return c;
 }
 
-void reference_equalize(FrameCopy& f, uint32_t weight) {
+eq::Levels reference_levels(const FrameCopy& f, bool textbook) {
+  return eq::nominal_levels(f.format.bit_depth, f.full_range, textbook);
+}
+
+void reference_equalize(FrameCopy& f, uint32_t weight, bool textbook) {
+  const eq::Levels levels = reference_levels(f, textbook);
   const int bins = f.format.bins();
   auto k = hist::create_kernel("cpu_reference");
   std::vector<uint32_t> h(bins);
@@ -45,13 +51,13 @@ void reference_equalize(FrameCopy& f, uint32_t weight) {
   if (f.format.bit_depth == 8) {
     PlaneView<uint8_t> y{f.planes[0].data(), w, hgt, static_cast<size_t>(w), 8, MemoryKind::host};
     (void)hist::compute(**k, y, {h.data(), bins, MemoryKind::host});
-    (void)eq::build_lut(h.data(), bins, weight, lut.data());
+    (void)eq::build_lut(h.data(), bins, weight, levels, lut.data());
     (void)eq::apply_lut(y, lut.data(), bins);
   } else {
     PlaneView<uint16_t> y{reinterpret_cast<uint16_t*>(f.planes[0].data()), w, hgt, static_cast<size_t>(w) * 2,
                           f.format.bit_depth, MemoryKind::host};
     (void)hist::compute(**k, y, {h.data(), bins, MemoryKind::host});
-    (void)eq::build_lut(h.data(), bins, weight, lut.data());
+    (void)eq::build_lut(h.data(), bins, weight, levels, lut.data());
     (void)eq::apply_lut(y, lut.data(), bins);
   }
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/cuda/status.h"
+#include "core/equalize/lut.h"
 #include "core/pipeline/pipeline.h"
 #include "core/video/frame.h"
 #include "core/video/source.h"
@@ -20,12 +21,17 @@ struct FrameCopy {
   int64_t pts = 0;
   double time_s = 0;  // pts in seconds, from the source's first frame
   std::vector<std::vector<uint8_t>> planes;  // format.plane_count() planes, rows packed
+  bool full_range = false;                    // the frame's range tag (unset or limited: false)
   bool operator==(const FrameCopy& o) const { return format == o.format && planes == o.planes; }
 };
 FrameCopy copy_frame(const video::Frame& f);
 
-// Equalizes the luma of `f` in place the reference way: cpu_reference histogram, build_lut, apply_lut.
-void reference_equalize(FrameCopy& f, uint32_t weight);
+// Equalizes the luma of `f` in place the reference way: cpu_reference histogram, build_lut, apply_lut,
+// within the levels of the frame's range (as plain settings do), or with `textbook` the classic
+// formula's (0..max).
+void reference_equalize(FrameCopy& f, uint32_t weight, bool textbook = false);
+// The levels reference_equalize uses for `f`.
+eq::Levels reference_levels(const FrameCopy& f, bool textbook = false);
 
 // Mean luma and the Kolmogorov-Smirnov distance of the luma histogram to the uniform one (0 =
 // perfectly flat).

@@ -431,7 +431,8 @@ def yuv_frames(file, w, h, depth=8):
 
 
 def plain_reference(y, depth=8):
-    """Today's equalization of a luma plane: core/equalize/lut.h's integer formula."""
+    """The classic equalization of a luma plane (--plain --textbook): core/equalize/lut.h's integer
+    formula with the textbook levels, cv2.equalizeHist's."""
     import numpy as np
     bins = 1 << depth
     h = np.bincount(y.ravel(), minlength=bins)[:bins].astype(np.int64)
@@ -445,6 +446,26 @@ def plain_reference(y, depth=8):
     return lut[y].astype(y.dtype)
 
 
+def limited_reference(y, depth=8):
+    """--plain on limited-range video: lut.h's formula within 16..235 (x4 at 10 bits), written out
+    from its definition: x = clamp(v), C(x) = N at white, cdf_min at the first counted level, the guard."""
+    import numpy as np
+    bins, lo, hi = 1 << depth, 16 << (depth - 8), 235 << (depth - 8)
+    h = np.bincount(y.ravel(), minlength=bins)[:bins].astype(np.int64)
+    cdf = np.cumsum(h)
+    n = int(cdf[-1])
+    x = np.clip(np.arange(bins), lo, hi)
+    c = np.where(x >= hi, n, cdf[x])
+    counted = np.nonzero(cdf[lo:hi] > 0)[0]
+    cmin = int(cdf[lo + counted[0]]) if len(counted) else n
+    if n <= cmin:
+        return x[y].astype(y.dtype)
+    e = np.where(c <= cmin, lo, lo + (2 * (c - cmin) * (hi - lo) + (n - cmin)) // (2 * (n - cmin)))
+    inside = (x > lo) & (x < hi)
+    e = np.where(inside, np.clip(e, lo + 1, hi - 1), e)
+    return e[y].astype(y.dtype)
+
+
 def lossless_clip(name, size="320x180", seconds=1, pix="yuv420p", vf="eq=contrast=0.35:brightness=-0.1"):
     out = path(name)
     ffmpeg("-f", "lavfi", "-i", f"testsrc2=s={size}:r=30:d={seconds},{vf}", "-c:v", "ffv1", "-pix_fmt", pix, out)
@@ -455,8 +476,9 @@ def case_plain_is_todays_equalization():
     import numpy as np
     src = lossless_clip("p.mkv")
     a, b = path("plain.mkv"), path("spelled.mkv")
-    assert histeq("export", src, "-o", a, "--codec", "ffv1", "--plain").returncode == 0
-    r = histeq("export", src, "-o", b, "--codec", "ffv1", "--mode", "global", "--temporal", "0", "--clip-limit", "0", "--chroma", "keep")
+    assert histeq("export", src, "-o", a, "--codec", "ffv1", "--plain", "--textbook").returncode == 0
+    r = histeq("export", src, "-o", b, "--codec", "ffv1", "--mode", "global", "--temporal", "0", "--clip-limit", "0", "--chroma", "keep",
+               "--textbook")
     assert r.returncode == 0, r.stderr
     assert frame_md5s(a) == frame_md5s(b)
     (yi, ui, vi), (yo, uo, vo) = yuv_frames(src, 320, 180), yuv_frames(a, 320, 180)
@@ -464,6 +486,13 @@ def case_plain_is_todays_equalization():
     for k in range(len(yi)):
         assert np.array_equal(yo[k], plain_reference(yi[k])), f"frame {k} is not today's equalization"
         assert np.array_equal(uo[k], ui[k]) and np.array_equal(vo[k], vi[k]), "plain changed the chroma"
+    # Without --textbook, plain maps within the limited range of the (untagged) clip.
+    lim = path("plain_limited.mkv")
+    assert histeq("export", src, "-o", lim, "--codec", "ffv1", "--plain").returncode == 0
+    yl, _, _ = yuv_frames(lim, 320, 180)
+    for k in range(len(yi)):
+        assert np.array_equal(yl[k], limited_reference(yi[k])), f"frame {k} is not plain within 16..235"
+    assert yl.min() >= 16 and yl.max() <= 235, (yl.min(), yl.max())
     # The defaults are not plain: the clip limit keeps the stretch smaller, chroma follows.
     c = path("default.mkv")
     assert histeq("export", src, "-o", c, "--codec", "ffv1").returncode == 0
@@ -497,7 +526,7 @@ def case_clahe_matches_opencv():
     for clip, tiles in [(2.0, (8, 8)), (4.0, (8, 8)), (2.0, (4, 4)), (0.0, (8, 8))]:
         out = path(f"clahe_{clip}_{tiles[0]}.mkv")
         r = histeq("export", src, "-o", out, "--codec", "ffv1", "--mode", "clahe", "--tiles", f"{tiles[0]}x{tiles[1]}",
-                   "--clip-limit", str(clip), "--temporal", "0", "--chroma", "keep")
+                   "--clip-limit", str(clip), "--temporal", "0", "--chroma", "keep", "--textbook")
         assert r.returncode == 0, r.stderr
         yo, _, _ = yuv_frames(out, 640, 480)
         ref = cv2.createCLAHE(clipLimit=clip, tileGridSize=tiles)
@@ -525,10 +554,15 @@ def case_ten_bit_quality():
         assert yo.max() <= 1023 and np.abs(yo.astype(int) - yi).mean() > 8, ("10-bit output not equalized", yo.std(), yi.std())
         assert not np.array_equal(uo, ui), "chroma auto changed no chroma"
     out = path("t10_plain.mkv")
-    assert histeq("export", src, "-o", out, "--codec", "ffv1", "--plain").returncode == 0
+    assert histeq("export", src, "-o", out, "--codec", "ffv1", "--plain", "--textbook").returncode == 0
     yo, _, _ = yuv_frames(out, 320, 180, 10)
     for k in range(len(yi)):
         assert np.array_equal(yo[k], plain_reference(yi[k], 10)), f"10-bit frame {k} is not today's equalization"
+    out = path("t10_plain_limited.mkv")
+    assert histeq("export", src, "-o", out, "--codec", "ffv1", "--plain").returncode == 0
+    yo, _, _ = yuv_frames(out, 320, 180, 10)
+    for k in range(len(yi)):
+        assert np.array_equal(yo[k], limited_reference(yi[k], 10)), f"10-bit frame {k} is not plain within 64..940"
 
 
 def case_scene_cut_adapts_at_once():

@@ -59,15 +59,25 @@ TEST(GpuLut, MatchesCpuOnEveryHistogramAndStrength) {
   const cudaStream_t s = stream->get();
   for (int bins : {2, 64, 256, 512, 1024}) {
     for (const auto& h : histograms(bins)) {
-      for (uint32_t w : {0u, 1u, 12345u, eq::kWeightOne / 2, eq::kWeightOne - 1, eq::kWeightOne}) {
-        std::vector<uint16_t> cpu(bins), gpu(bins, 0xABCD);
-        ASSERT_OK(eq::build_lut(h.data(), bins, w, cpu.data()));
+      const int depth = hist::bins_log2(bins);
+      std::vector<eq::Levels> levels = {eq::textbook_levels(static_cast<uint32_t>(bins - 1))};
+      if (depth >= 8) levels.insert(levels.end(), {eq::nominal_levels(depth, false, false), eq::nominal_levels(depth, true, false)});
+      for (uint32_t w : {0u, 1u, 12345u, eq::kWeightOne / 2, eq::kWeightOne - 1, eq::kWeightOne})
+      for (const eq::Levels& lv : levels) {
+        std::vector<uint16_t> cpu(bins), gpu(bins, 0xABCD), tb(bins);
+        ASSERT_OK(eq::build_lut(h.data(), bins, w, lv, cpu.data()));
         ASSERT_OK(HISTEQ_CUDA_STATUS(cudaMemcpyAsync(d_counts->data(), h.data(), bins * 4, cudaMemcpyHostToDevice, s)));
         ASSERT_OK(HISTEQ_CUDA_STATUS(cudaMemsetAsync(d_lut->data(), 0xAB, 1024 * 2, s)));
-        ASSERT_OK(eq::build_lut_gpu(d_counts->data(), bins, w, d_lut->data(), s));
+        ASSERT_OK(eq::build_lut_gpu(d_counts->data(), bins, w, lv, d_lut->data(), s));
         ASSERT_OK(HISTEQ_CUDA_STATUS(cudaMemcpyAsync(gpu.data(), d_lut->data(), bins * 2, cudaMemcpyDeviceToHost, s)));
         ASSERT_OK(stream->synchronize());
-        ASSERT_EQ(gpu, cpu) << "bins " << bins << " weight " << w;
+        ASSERT_EQ(gpu, cpu) << "bins " << bins << " weight " << w << " levels " << lv.lo << ".." << lv.hi;
+        if (lv == eq::textbook_levels(static_cast<uint32_t>(bins - 1))) {  // the overload without levels: the textbook ones
+          ASSERT_OK(eq::build_lut_gpu(d_counts->data(), bins, w, d_lut->data(), s));
+          ASSERT_OK(HISTEQ_CUDA_STATUS(cudaMemcpyAsync(tb.data(), d_lut->data(), bins * 2, cudaMemcpyDeviceToHost, s)));
+          ASSERT_OK(stream->synchronize());
+          ASSERT_EQ(tb, cpu);
+        }
       }
     }
   }

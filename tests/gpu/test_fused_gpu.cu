@@ -67,7 +67,7 @@ HostFrame make_frame(const Shape& s, int content, uint32_t seed, uint32_t value 
 }
 
 // The CPU equalizer on the host frame: expected frame, histogram, LUT.
-void cpu_equalize(HostFrame& f, uint32_t weight, std::vector<uint32_t>& hist, std::vector<uint16_t>& lut) {
+void cpu_equalize(HostFrame& f, uint32_t weight, const eq::Levels& levels, std::vector<uint32_t>& hist, std::vector<uint16_t>& lut) {
   const int bins = f.bins();
   hist.assign(bins, 0);
   for (int y = 0; y < f.s.height; ++y)
@@ -78,7 +78,7 @@ void cpu_equalize(HostFrame& f, uint32_t weight, std::vector<uint32_t>& hist, st
       if (v < static_cast<uint32_t>(bins)) ++hist[v];
     }
   lut.assign(bins, 0);
-  ASSERT_OK(eq::build_lut(hist.data(), bins, weight, lut.data()));
+  ASSERT_OK(eq::build_lut(hist.data(), bins, weight, levels, lut.data()));
   if (f.s.bytes == 1)
     ASSERT_OK(eq::apply_lut(PlaneView<uint8_t>{f.plane(), f.s.width, f.s.height, f.pitch, 8, MemoryKind::host}, lut.data(), bins));
   else
@@ -118,12 +118,18 @@ DeviceRun run_on_device(const HostFrame& f, cudaStream_t stream, Run&& run) {
   return out;
 }
 
-Status fused_run(eq::FusedEqualizer& fe, const HostFrame& f, uint8_t* plane, uint32_t weight, uint32_t* dh, uint16_t* dl,
-                 cudaStream_t stream) {
+Status fused_run(eq::FusedEqualizer& fe, const HostFrame& f, uint8_t* plane, uint32_t weight, const eq::Levels& levels, uint32_t* dh,
+                 uint16_t* dl, cudaStream_t stream) {
   if (f.s.bytes == 1)
-    return fe.run(PlaneView<uint8_t>{plane, f.s.width, f.s.height, f.pitch, 8, MemoryKind::device}, weight, stream, {dh, dl});
+    return fe.run(PlaneView<uint8_t>{plane, f.s.width, f.s.height, f.pitch, 8, MemoryKind::device}, weight, levels, stream, {dh, dl});
   return fe.run(PlaneView<uint16_t>{reinterpret_cast<uint16_t*>(plane), f.s.width, f.s.height, f.pitch, 10, MemoryKind::device},
-                weight, stream, {dh, dl});
+                weight, levels, stream, {dh, dl});
+}
+
+// Limited, full and textbook levels (lut.h) of a frame's depth.
+std::vector<eq::Levels> levels_of(const HostFrame& f) {
+  const int depth = f.s.bytes == 1 ? 8 : 10;
+  return {eq::nominal_levels(depth, false, false), eq::nominal_levels(depth, true, false), eq::nominal_levels(depth, false, true)};
 }
 
 size_t first_difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
@@ -146,17 +152,22 @@ TEST_P(FusedShapes, MatchesCpuOnEveryContentAndStrength) {
   uint32_t seed = 40;
   for (int content : {0, 1, 2, 3}) {
     for (uint32_t weight : {eq::kWeightOne, 24248u, 0u}) {
-      HostFrame f = make_frame(sh, content, ++seed, content == 2 ? 200u : 0u);
-      const auto dev = run_on_device(f, stream->get(), [&](uint8_t* plane, uint32_t* dh, uint16_t* dl) {
-        return fused_run(*fe, f, plane, weight, dh, dl, stream->get());
-      });
-      std::vector<uint32_t> hist;
-      std::vector<uint16_t> lut;
-      cpu_equalize(f, weight, hist, lut);
-      ASSERT_EQ(dev.hist, hist) << "content " << content << " weight " << weight;
-      ASSERT_EQ(dev.lut, lut) << "content " << content << " weight " << weight;
-      const size_t d = first_difference(dev.bytes, f.bytes);
-      ASSERT_EQ(d, f.bytes.size()) << "byte " << d << ", content " << content << " weight " << weight;
+      const HostFrame in = make_frame(sh, content, ++seed, content == 2 ? 200u : 0u);
+      for (const eq::Levels& lv : levels_of(in)) {
+        HostFrame f = in;
+        const auto dev = run_on_device(f, stream->get(), [&](uint8_t* plane, uint32_t* dh, uint16_t* dl) {
+          return fused_run(*fe, f, plane, weight, lv, dh, dl, stream->get());
+        });
+        std::vector<uint32_t> hist;
+        std::vector<uint16_t> lut;
+        cpu_equalize(f, weight, lv, hist, lut);
+        const std::string where = "content " + std::to_string(content) + " weight " + std::to_string(weight) + " levels " +
+                                  std::to_string(lv.lo) + ".." + std::to_string(lv.hi);
+        ASSERT_EQ(dev.hist, hist) << where;
+        ASSERT_EQ(dev.lut, lut) << where;
+        const size_t d = first_difference(dev.bytes, f.bytes);
+        ASSERT_EQ(d, f.bytes.size()) << "byte " << d << ", " << where;
+      }
     }
   }
 }
@@ -178,22 +189,23 @@ TEST(FusedGpu, BitIdenticalToTheUnfusedGpuPath) {
   ASSERT_TRUE(fe.is_ok() && k.is_ok() && stream.is_ok());
   const cudaStream_t s = stream->get();
   for (const Shape sh : {Shape{1920, 1080, 1, 0, 0}, Shape{1921, 1081, 2, 30, 2}, Shape{3840, 2160, 1, 64, 0}}) {
-    for (uint32_t weight : {eq::kWeightOne, 40000u}) {
+    for (uint32_t weight : {eq::kWeightOne, 40000u})
+    for (const eq::Levels& lv : levels_of(make_frame(sh, 0, 7))) {
       HostFrame f = make_frame(sh, 0, 7);
       const auto fused = run_on_device(f, s, [&](uint8_t* plane, uint32_t* dh, uint16_t* dl) {
-        return fused_run(*fe, f, plane, weight, dh, dl, s);
+        return fused_run(*fe, f, plane, weight, lv, dh, dl, s);
       });
       const auto unfused = run_on_device(f, s, [&](uint8_t* plane, uint32_t* dh, uint16_t* dl) -> Status {
         const int bins = f.bins();
         if (sh.bytes == 1) {
           const PlaneView<uint8_t> v{plane, sh.width, sh.height, f.pitch, 8, MemoryKind::device};
           HISTEQ_TRY(hist::compute(**k, PlaneRef(v), {dh, bins, MemoryKind::device}, s));
-          HISTEQ_TRY(eq::build_lut_gpu(dh, bins, weight, dl, s));
+          HISTEQ_TRY(eq::build_lut_gpu(dh, bins, weight, lv, dl, s));
           return eq::apply_lut_gpu(v, dl, bins, s);
         }
         const PlaneView<uint16_t> v{reinterpret_cast<uint16_t*>(plane), sh.width, sh.height, f.pitch, 10, MemoryKind::device};
         HISTEQ_TRY(hist::compute(**k, PlaneRef(v), {dh, bins, MemoryKind::device}, s));
-        HISTEQ_TRY(eq::build_lut_gpu(dh, bins, weight, dl, s));
+        HISTEQ_TRY(eq::build_lut_gpu(dh, bins, weight, lv, dl, s));
         return eq::apply_lut_gpu(v, dl, bins, s);
       });
       EXPECT_EQ(fused.hist, unfused.hist);

@@ -117,7 +117,7 @@ TEST_P(GpuLiveControls, EveryKernelSwitchedInLiveEqualizesExactlyWithItsDisplayD
     std::vector<uint32_t> counts(bins);
     ASSERT_TRUE(hist::compute(**ref_kernel, in.value()->plane(0), {counts.data(), bins, MemoryKind::host}).is_ok());
     std::vector<uint16_t> lut(bins);
-    ASSERT_TRUE(eq::build_lut(counts.data(), bins, eq::kWeightOne, lut.data()).is_ok());
+    ASSERT_TRUE(eq::build_lut(counts.data(), bins, eq::kWeightOne, reference_levels(expected), lut.data()).is_ok());
     reference_equalize(expected, eq::kWeightOne);
     const std::string where = "frame " + std::to_string(i) + " (" + s.kernel + ", " + std::to_string(depth) + "-bit)";
     if (s.kernel != kernels[next_kernel]) {

@@ -150,34 +150,43 @@ std::vector<std::vector<uint32_t>> histograms(int bins, int count, uint32_t seed
 
 class GpuQualityFunctions : public StreamFixture {};
 
+// The levels of a test: limited, full and textbook at the depth of `bins` (lut.h).
+std::vector<eq::Levels> all_levels(int bins) {
+  const int depth = hist::bins_log2(bins);
+  return {eq::nominal_levels(depth, false, false), eq::nominal_levels(depth, true, false), eq::nominal_levels(depth, false, true)};
+}
+
 TEST_F(GpuQualityFunctions, ClippedAndTileLutsMatchCpu) {
   REQUIRE_GPU();
   const cudaStream_t s = stream.get();
   for (int bins : {256, 512, 1024}) {
     const auto hs = histograms(bins, 35, static_cast<uint32_t>(bins));
-    for (uint32_t clip : {0u, 256u, 300u, 512u, 1024u, 16384u}) {
+    for (uint32_t clip : {0u, 256u, 300u, 512u, 1024u, 16384u})
+    for (const eq::Levels& lv : all_levels(bins)) {
       for (uint32_t w : {eq::kWeightOne, eq::kWeightOne / 3}) {
         // Global LUTs, one histogram at a time.
         for (const auto& h : hs) {
           std::vector<uint16_t> cpu(bins);
-          ASSERT_OK(eq::build_lut_clipped(h.data(), bins, w, clip, cpu.data()));
+          ASSERT_OK(eq::build_lut_clipped(h.data(), bins, w, clip, lv, cpu.data()));
           cuda::Buffer dh = upload(h, s);
           auto dl = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
-          ASSERT_OK(eq::build_lut_clipped_gpu(static_cast<uint32_t*>(dh.data()), bins, w, clip, static_cast<uint16_t*>(dl->data()), s));
-          ASSERT_EQ(download<uint16_t>(*dl, bins, s), cpu) << "bins " << bins << " clip " << clip << " weight " << w;
+          ASSERT_OK(eq::build_lut_clipped_gpu(static_cast<uint32_t*>(dh.data()), bins, w, clip, lv, static_cast<uint16_t*>(dl->data()), s));
+          ASSERT_EQ(download<uint16_t>(*dl, bins, s), cpu) << "bins " << bins << " clip " << clip << " weight " << w << " levels "
+                                                         << lv.lo << ".." << lv.hi;
         }
         // Tile LUTs and their mean, all 35 histograms as tiles.
         std::vector<uint32_t> all;
         for (const auto& h : hs) all.insert(all.end(), h.begin(), h.end());
         const int tiles = static_cast<int>(hs.size());
         std::vector<uint16_t> luts(all.size()), mean(bins);
-        ASSERT_OK(eq::build_tile_luts(all.data(), tiles, bins, w, clip, luts.data(), mean.data()));
+        ASSERT_OK(eq::build_tile_luts(all.data(), tiles, bins, w, clip, lv, luts.data(), mean.data()));
         cuda::Buffer da = upload(all, s);
         auto dl = cuda::Buffer::allocate(MemoryKind::device, all.size() * 2);
         auto dm = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
-        ASSERT_OK(eq::build_tile_luts_gpu(static_cast<uint32_t*>(da.data()), tiles, bins, w, clip, static_cast<uint16_t*>(dl->data()),
-                                          static_cast<uint16_t*>(dm->data()), s));
-        ASSERT_EQ(download<uint16_t>(*dl, all.size(), s), luts) << "tile LUTs, bins " << bins << " clip " << clip;
+        ASSERT_OK(eq::build_tile_luts_gpu(static_cast<uint32_t*>(da.data()), tiles, bins, w, clip, lv,
+                                          static_cast<uint16_t*>(dl->data()), static_cast<uint16_t*>(dm->data()), s));
+        ASSERT_EQ(download<uint16_t>(*dl, all.size(), s), luts) << "tile LUTs, bins " << bins << " clip " << clip << " levels "
+                                                                << lv.lo << ".." << lv.hi;
         ASSERT_EQ(download<uint16_t>(*dm, bins, s), mean);
         std::vector<uint32_t> sum(bins);
         ASSERT_OK(eq::sum_tiles(all.data(), tiles, bins, sum.data()));
@@ -192,7 +201,8 @@ TEST_F(GpuQualityFunctions, ClippedAndTileLutsMatchCpu) {
 TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
   REQUIRE_GPU();
   const cudaStream_t s = stream.get();
-  for (int bins : {256, 1024}) {
+  for (int bins : {256, 1024})
+  for (const eq::Levels& lv : all_levels(bins)) {
     for (int count : {1, 7}) {
       const bool extra = count > 1;
       const int luts = count + (extra ? 1 : 0);
@@ -230,7 +240,7 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
         a.prev_scalars = scalars.data() + ((f + 1) % 2) * eq::kTemporalScalars;
         a.next_scalars = scalars.data() + (f % 2) * eq::kTemporalScalars;
         a.restart = f == 0 || f == 25;
-        a.black = 16u * k;
+        a.levels = lv;
         a.cut_q16 = 0.3 * 65536;
         a.alpha_q16 = 4000 + f * 100;
         ASSERT_OK(eq::temporal_update(a));
@@ -246,7 +256,8 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
         g.prev_scalars = static_cast<int32_t*>(dscal->data()) + ((f + 1) % 2) * eq::kTemporalScalars;
         g.next_scalars = static_cast<int32_t*>(dscal->data()) + (f % 2) * eq::kTemporalScalars;
         ASSERT_OK(eq::temporal_update_gpu(g, s));
-        ASSERT_EQ(download<uint16_t>(dluts, cpu.size(), s), cpu) << "bins " << bins << " LUTs " << luts << " frame " << f;
+        ASSERT_EQ(download<uint16_t>(dluts, cpu.size(), s), cpu) << "bins " << bins << " LUTs " << luts << " frame " << f << " levels "
+                                                                  << lv.lo << ".." << lv.hi;
         ASSERT_EQ(download<int32_t>(*dstate, state.size(), s), state) << "frame " << f;
         ASSERT_EQ(download<int32_t>(*dscal, scalars.size(), s), scalars) << "frame " << f;
         ASSERT_EQ(download<uint32_t>(*dhist, cdf.size(), s), cdf) << "frame " << f;
@@ -320,6 +331,9 @@ TEST_F(GpuQualityFunctions, TileAndColourApplyMatchCpu) {
         hc.shift_x = gc.shift_x = sh.shift_x;
         hc.shift_y = gc.shift_y = sh.shift_y;
         hc.black = gc.black = variant == 2 ? 0 : 16u << (sh.depth - 8);
+        // Limited range's chroma bounds (16..240) with tiles, full range's with one LUT.
+        hc.lo = gc.lo = variant == 2 ? 0 : 16u << (sh.depth - 8);
+        hc.hi = gc.hi = variant == 2 ? (1u << sh.depth) - 1 : 240u << (sh.depth - 8);
         hc.limit_q12 = gc.limit_q12 = variant == 2 ? 8192 : 6144;
         hc.planes[0] = plane(u, uvw, ch, cpitch, MemoryKind::host, nullptr);
         hc.planes[1] = plane(v, uvw, ch, cpitch, MemoryKind::host, nullptr);
@@ -392,6 +406,27 @@ std::vector<EqCase> eq_cases() {
   c.push_back({"default_p010_device", p010, def, "method2_tuned", true, 12});
   c.push_back({"clahe_p010_device", p010, clahe, "method2_tuned", true, 12});
   c.push_back({"plain_p010", p010, eq::plain_quality(), "method2_tuned", false, 6});
+  // The levels (issue 20): full range and the textbook ones in every mode, and plain settings on
+  // the fused path (method2_tuned, samples not in the high bits) with each.
+  auto with = [](eq::Quality q, eq::RangeMode r, bool textbook) {
+    q.range = r;
+    q.textbook = textbook;
+    return q;
+  };
+  const eq::RangeMode full = eq::RangeMode::full, lim = eq::RangeMode::limited;
+  for (auto [tag, r, tb] : {std::tuple{"full", full, false}, {"textbook", lim, true}, {"full_textbook", full, true}}) {
+    const std::string t = tag;
+    c.push_back({"default_" + t, odd8, with(def, r, tb), "method2", false, 12});
+    c.push_back({"clahe_" + t, odd8, with(clahe, r, tb), "method2", false, 12});
+    c.push_back({"temporal_only_" + t, odd8, with(temporal_only, r, tb), "method2", false, 30});
+    c.push_back({"default_10bit_" + t, ten, with(def, r, tb), "method2", false, 12});
+    c.push_back({"clahe_p010_" + t, p010, with(clahe, r, tb), "method2_tuned", true, 12});
+    c.push_back({"plain_fused_" + t, odd8, with(eq::plain_quality(), r, tb), "method2_tuned", false, 6});
+    c.push_back({"plain_fused_10bit_" + t, ten, with(eq::plain_quality(), r, tb), "method2_tuned", false, 6});
+    c.push_back({"plain_p010_" + t, p010, with(eq::plain_quality(), r, tb), "method2_tuned", false, 6});
+  }
+  c.push_back({"plain_fused_limited", odd8, eq::plain_quality(), "method2_tuned", false, 6});
+  c.push_back({"plain_fused_10bit_limited", ten, eq::plain_quality(), "method2_tuned", true, 6});
   return c;
 }
 

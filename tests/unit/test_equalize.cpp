@@ -2,6 +2,7 @@
 // degenerate cases, strength, and a check against the formula in floating point.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -128,6 +129,170 @@ TEST(Lut, RejectsBadArguments) {
   EXPECT_EQ(strength_weight(0.0).value(), 0u);
   EXPECT_EQ(strength_weight(0.5).value(), kWeightOne / 2);
   EXPECT_EQ(strength_weight(1.0).value(), kWeightOne);
+}
+
+// --- levels (issue 20): the curve within the video's nominal range ---------------------------------
+
+std::vector<uint16_t> lut_in(const std::vector<uint32_t>& h, const Levels& l, uint32_t weight = kWeightOne) {
+  std::vector<uint16_t> lut(h.size(), 0xBEEF);
+  Status s = build_lut(h.data(), static_cast<int>(h.size()), weight, l, lut.data());
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  return lut;
+}
+
+// The classic formula as histeq had it before the levels (and cv2.equalizeHist has it), written
+// out: the textbook levels give it bit for bit, strength included.
+std::vector<uint16_t> classic_lut(const std::vector<uint32_t>& h, uint32_t weight) {
+  const uint32_t maxval = static_cast<uint32_t>(h.size() - 1);
+  uint64_t total = 0, cdf_min = 0;
+  for (uint32_t c : h) {
+    if (cdf_min == 0 && c != 0) cdf_min = c;
+    total += c;
+  }
+  std::vector<uint16_t> lut(h.size());
+  uint64_t cdf = 0;
+  for (size_t v = 0; v < h.size(); ++v) {
+    cdf += h[v];
+    uint64_t e = v;
+    if (total > cdf_min) e = cdf <= cdf_min ? 0 : (2 * (cdf - cdf_min) * maxval + (total - cdf_min)) / (2 * (total - cdf_min));
+    lut[v] = static_cast<uint16_t>((weight * e + (kWeightOne - weight) * v + kWeightOne / 2) >> 16);
+  }
+  return lut;
+}
+
+std::vector<uint32_t> random_histogram(std::mt19937& rng, int bins) {
+  std::vector<uint32_t> h(bins, 0);
+  const int used = 1 + rng() % (rng() % 2 ? 4 : bins);
+  for (int k = 0; k < used; ++k) h[rng() % bins] += 1 + rng() % 5000;
+  if (rng() % 3 == 0) h[rng() % (bins / 16)] += rng() % 100000;  // a mass of sub-black samples
+  return h;
+}
+
+TEST(Levels, NominalLevelsOfEachRange) {
+  EXPECT_EQ(nominal_levels(8, false, false), (Levels{16, 235, true}));
+  EXPECT_EQ(nominal_levels(10, false, false), (Levels{64, 940, true}));
+  EXPECT_EQ(nominal_levels(8, true, false), (Levels{0, 255, true}));
+  EXPECT_EQ(nominal_levels(10, true, false), (Levels{0, 1023, true}));
+  EXPECT_EQ(nominal_levels(8, false, true), textbook_levels(255));
+  EXPECT_EQ(nominal_levels(10, true, true), (Levels{0, 1023, false}));
+}
+
+TEST(Levels, TextbookIsTheClassicFormula) {
+  std::mt19937 rng(5);
+  for (int bins : {2, 256, 1024})
+    for (int trial = 0; trial < 60; ++trial) {
+      const auto h = random_histogram(rng, std::max(bins, 16));
+      std::vector<uint32_t> hb(h.begin(), h.begin() + bins);
+      for (uint32_t w : {0u, 1u, kWeightOne / 3, kWeightOne / 2, kWeightOne}) {
+        ASSERT_EQ(lut_in(hb, textbook_levels(bins - 1), w), classic_lut(hb, w)) << "bins " << bins << " trial " << trial;
+        ASSERT_EQ(lut_of(hb, w), classic_lut(hb, w));
+      }
+    }
+}
+
+TEST(Levels, LimitedRangeHandComputed) {
+  const Levels l = nominal_levels(8, false, false);
+  std::vector<uint32_t> h(256, 0);
+  h[10] = 1;  // below black: counted, at black
+  h[20] = 2;
+  h[30] = 1;  // N = 4, cdf_min = C(16) = 1
+  const auto lut = lut_in(h, l);
+  for (int v = 0; v <= 16; ++v) EXPECT_EQ(lut[v], 16) << v;  // black and below: black
+  EXPECT_EQ(lut[17], 17);   // C = cdf_min: black, but the guard keeps a level above black above it
+  EXPECT_EQ(lut[20], 162);  // 16 + (3 - 1) / (4 - 1) * 219 = 162
+  EXPECT_EQ(lut[29], 162);
+  EXPECT_EQ(lut[30], 234);  // C = N: white, but the guard keeps a level below white below it
+  EXPECT_EQ(lut[234], 234);
+  for (int v = 235; v < 256; ++v) EXPECT_EQ(lut[v], 235) << v;  // white and above: white
+  // The textbook levels stretch the same picture onto 0..255.
+  const auto tb = lut_in(h, textbook_levels(255));
+  EXPECT_EQ(tb[10], 0);
+  EXPECT_EQ(tb[20], 170);
+  EXPECT_EQ(tb[30], 255);
+}
+
+TEST(Levels, TenBitLimitedAndFullRangeHandComputed) {
+  std::vector<uint32_t> h(1024, 0);
+  h[40] = 1;    // below black (64)
+  h[500] = 2;
+  h[1000] = 1;  // above white (940)
+  const auto lim = lut_in(h, nominal_levels(10, false, false));
+  EXPECT_EQ(lim[0], 64);
+  EXPECT_EQ(lim[40], 64);
+  EXPECT_EQ(lim[500], 64 + 584);  // 64 + round(2 / 3 * 876)
+  EXPECT_EQ(lim[1000], 940);
+  EXPECT_EQ(lim[1023], 940);
+  // Full range: 0..1023 with the guard; two levels never reach the ends.
+  std::vector<uint32_t> two(1024, 0);
+  two[300] = 90;
+  two[301] = 10;
+  const auto full = lut_in(two, nominal_levels(10, true, false));
+  EXPECT_EQ(full[300], 1);
+  EXPECT_EQ(full[301], 1022);
+  EXPECT_EQ(full[0], 0);
+  EXPECT_EQ(full[1023], 1023);
+  const auto tb = lut_in(two, textbook_levels(1023));
+  EXPECT_EQ(tb[300], 0);
+  EXPECT_EQ(tb[301], 1023);
+}
+
+TEST(Levels, DegenerateFramesAreTheClampedIdentity) {
+  const Levels l = nominal_levels(8, false, false);
+  std::vector<uint32_t> one(256, 0);
+  one[77] = 1000;
+  auto lut = lut_in(one, l);
+  for (int v = 0; v < 256; ++v) EXPECT_EQ(lut[v], std::clamp(v, 16, 235)) << v;
+  std::vector<uint32_t> white(256, 0);  // everything at or above white: nothing in [lo, hi) counted
+  white[235] = 10;
+  white[250] = 10;
+  lut = lut_in(white, l);
+  for (int v = 0; v < 256; ++v) EXPECT_EQ(lut[v], std::clamp(v, 16, 235)) << v;
+  lut = lut_in(std::vector<uint32_t>(256, 0), l);
+  for (int v = 0; v < 256; ++v) EXPECT_EQ(lut[v], std::clamp(v, 16, 235)) << v;
+}
+
+// On random histograms (many with a mass below black): the curve stays within [lo, hi], samples
+// below black and above white go to the ends and no further, levels inside stay off the ends
+// (the guard), the curve is monotonic, and strength 0 is the identity.
+TEST(Levels, WithinTheRangeGuardedMonotonicAndStrengthZeroIsIdentity) {
+  std::mt19937 rng(7);
+  for (int depth : {8, 10})
+    for (bool full : {false, true})
+      for (int trial = 0; trial < 80; ++trial) {
+        const int bins = 1 << depth;
+        const Levels l = nominal_levels(depth, full, false);
+        const auto h = random_histogram(rng, bins);
+        const auto lut = lut_in(h, l);
+        for (int v = 0; v < bins; ++v) {
+          const uint32_t x = clamp_level(static_cast<uint32_t>(v), l);
+          ASSERT_GE(lut[v], l.lo);
+          ASSERT_LE(lut[v], l.hi);
+          if (v < static_cast<int>(l.lo)) {
+            ASSERT_EQ(lut[v], lut[l.lo]) << "below black: as black";
+          }
+          if (v > static_cast<int>(l.hi)) {
+            ASSERT_EQ(lut[v], lut[l.hi]) << "above white: as white";
+          }
+          if (x > l.lo && x < l.hi) {
+            ASSERT_GE(lut[v], l.lo + 1) << "depth " << depth << " v " << v;
+            ASSERT_LE(lut[v], l.hi - 1) << "depth " << depth << " v " << v;
+          }
+          if (v > 0) {
+            ASSERT_GE(lut[v], lut[v - 1]);
+          }
+        }
+        const auto id = lut_in(h, l, 0);
+        for (int v = 0; v < bins; ++v) ASSERT_EQ(id[v], v);
+      }
+}
+
+TEST(Levels, RejectsLevelsOutsideThePlane) {
+  std::vector<uint32_t> h(256, 1);
+  std::vector<uint16_t> lut(256);
+  EXPECT_EQ(build_lut(h.data(), 256, kWeightOne, Levels{16, 256, true}, lut.data()).code(), Code::invalid_argument);
+  EXPECT_EQ(build_lut(h.data(), 256, kWeightOne, Levels{200, 100, true}, lut.data()).code(), Code::invalid_argument);
+  EXPECT_EQ(build_lut(h.data(), 256, kWeightOne, nominal_levels(10, false, false), lut.data()).code(), Code::invalid_argument);
+  EXPECT_TRUE(build_lut(h.data(), 256, kWeightOne, Levels{100, 100, true}, lut.data()).is_ok());
 }
 
 TEST(Apply, MapsSamplesAndLeavesPaddingAlone) {

@@ -87,13 +87,14 @@ TEST(Quality, ClipLimitIsOpenCvsRedistribution) {
 }
 
 TEST(Quality, ClippedGlobalLutIsPlainWithoutClipAndBoundsTheSlope) {
+  const eq::Levels textbook = eq::textbook_levels(255);  // the bound below is the classic formula's
   for (const auto& h : some_histograms(256)) {
     std::vector<uint16_t> plain(256), clip0(256), clipped(256);
     ASSERT_OK(eq::build_lut(h.data(), 256, eq::kWeightOne, plain.data()));
-    ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 0, clip0.data()));
+    ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 0, textbook, clip0.data()));
     EXPECT_EQ(plain, clip0);
     const uint64_t total = std::accumulate(h.begin(), h.end(), uint64_t{0});
-    ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 512, clipped.data()));
+    ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 512, textbook, clipped.data()));
     // Each step of the LUT is at most (limit + spread + 1) * 255 / (N - cdf_min): about 2 levels at clip 2.
     const double limit = tone::clip_count(512, total, 256);
     const double step = (limit + static_cast<double>(total) / 256 + 1) * 255 / (total - std::min<double>(total - 1, limit + 1)) + 1;
@@ -103,7 +104,7 @@ TEST(Quality, ClippedGlobalLutIsPlainWithoutClipAndBoundsTheSlope) {
     }
     // A clip above every bin changes nothing.
     std::vector<uint16_t> high(256);
-    ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 64 * 256 * 256, high.data()));
+    ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 64 * 256 * 256, textbook, high.data()));
     if (*std::max_element(h.begin(), h.end()) <= tone::clip_count(64 * 256 * 256, total, 256)) {
       EXPECT_EQ(high, plain);
     }
@@ -119,7 +120,8 @@ TEST(Quality, TileLutsFollowZuiderveldAndTheirMeanIsRounded) {
   }
   for (uint32_t clip_q8 : {0u, 512u}) {
     std::vector<uint16_t> luts(tiles * bins), mean(bins);
-    ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, clip_q8, luts.data(), mean.data()));
+    // The textbook levels: OpenCV's mapping onto 0..255.
+    ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, clip_q8, eq::textbook_levels(255), luts.data(), mean.data()));
     for (int t = 0; t < tiles; ++t) {
       std::vector<uint32_t> h(counts.begin() + t * bins, counts.begin() + (t + 1) * bins);
       const uint64_t n = std::accumulate(h.begin(), h.end(), uint64_t{0});
@@ -243,6 +245,7 @@ struct TemporalRig {
   int parity = 0;
   bool first = true;
   std::vector<uint16_t> last_lut;
+  eq::Levels levels = eq::nominal_levels(8, false, false);  // limited range: 16..235
   // Returns the LUT applied at `probe` and whether the frame started over.
   std::pair<int, bool> step(const std::vector<uint32_t>& h, const std::vector<uint16_t>& target, int probe = 40) {
     std::vector<uint16_t> lut = target;
@@ -255,7 +258,7 @@ struct TemporalRig {
     a.prev_scalars = scalars.data() + (parity ^ 1) * eq::kTemporalScalars;
     a.next_scalars = scalars.data() + parity * eq::kTemporalScalars;
     a.restart = first;
-    a.black = 16;
+    a.levels = levels;
     a.cut_q16 = eq::cut_q16([] { eq::Quality q; q.scene_cut = 0.35; return q; }());
     a.alpha_q16 = eq::temporal_alpha_q16(0.5, 1 / 30.0);  // about 0.065
     EXPECT_TRUE(eq::temporal_update(a).is_ok());
@@ -291,9 +294,9 @@ TEST(Quality, TemporalFilterHoldsTheBrightnessFollowsFadesAndCutsAtSceneChanges)
     EXPECT_FALSE(held.second);
     int v = 0;
     for (int i = 0; i < 200; ++i) v = r.step(band(20, 60), flat200).first;
-    // The curve converged; the offset holds the most it may (64 levels), which moves an entry 55
-    // levels from white by 55 (no entry is pushed to an end the curve did not put it at).
-    EXPECT_NEAR(v, 200 - 55, 1) << "the offset held the most it may";
+    // The curve converged; the offset holds the most it may (64 levels), which bends the curve
+    // anchored at white (235): an entry 35 levels from it moves by 64 x 35 / 128 = 17.5.
+    EXPECT_NEAR(v, 200 - 17.5, 1) << "the offset held the most it may";
   }
   {
     // A slow fade: each frame's curve doubles it above black, but the output's mean moves no
@@ -333,6 +336,106 @@ TEST(Quality, TemporalFilterHoldsTheBrightnessFollowsFadesAndCutsAtSceneChanges)
   }
   EXPECT_EQ(eq::temporal_alpha_q16(0, 1 / 30.0), 65536u);
   EXPECT_GE(eq::temporal_alpha_q16(10, 1 / 240.0), 1u);
+}
+
+// Tile LUTs within the levels: lo + round(C(x) (hi - lo) / N), x = clamp(v, lo, hi), C = N at and
+// above white, the guard; in limited and full range, 8 and 10 bits, clipped or not.
+TEST(Quality, TileLutsMapWithinTheLevels) {
+  for (int depth : {8, 10})
+    for (bool full : {false, true})
+      for (uint32_t clip_q8 : {0u, 384u}) {
+        const int bins = 1 << depth;
+        const eq::Levels l = eq::nominal_levels(depth, full, false);
+        std::vector<uint32_t> counts;
+        for (const auto& h : some_histograms(bins)) counts.insert(counts.end(), h.begin(), h.end());
+        const int tiles = static_cast<int>(counts.size()) / bins;
+        std::vector<uint16_t> luts(counts.size()), mean(bins);
+        ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, clip_q8, l, luts.data(), mean.data()));
+        for (int t = 0; t < tiles; ++t) {
+          std::vector<uint32_t> h(counts.begin() + t * bins, counts.begin() + (t + 1) * bins);
+          const uint64_t n = std::accumulate(h.begin(), h.end(), uint64_t{0});
+          if (clip_q8 != 0 && bins == 256) h = opencv_clip(h, tone::clip_count(clip_q8, n, bins));
+          std::vector<uint64_t> cdf(bins);
+          std::partial_sum(h.begin(), h.end(), cdf.begin());
+          for (int v = 0; v < bins; ++v) {
+            const uint16_t got = luts[static_cast<size_t>(t) * bins + v];
+            ASSERT_GE(got, l.lo);
+            ASSERT_LE(got, l.hi);
+            if (clip_q8 != 0 && bins != 256) continue;  // the grouped clip: ClipLimitIsOpenCvsRedistribution
+            const uint32_t x = eq::clamp_level(static_cast<uint32_t>(v), l);
+            const uint64_t c = x >= l.hi ? n : cdf[x];
+            int64_t want = l.lo + static_cast<int64_t>(std::floor(static_cast<long double>(c) * (l.hi - l.lo) / n + 0.5L));
+            if (x > l.lo && x < l.hi) want = std::clamp<int64_t>(want, l.lo + 1, l.hi - 1);
+            ASSERT_EQ(got, want) << "depth " << depth << " full " << full << " tile " << t << " v " << v;
+          }
+        }
+      }
+}
+
+// The brightness hold bends the curve anchored at black and white (issue 20): at the most offset
+// either way, entries keep the ends, levels inside stay inside (the guard), and the slope stays at
+// least 1/2, so two levels apart stay at least one apart (the shift it replaced took the slope to 0
+// within 64 levels of the ends: a dim scene's shadows merged into black). The output's mean never
+// decreases as the offset grows (the search needs it).
+TEST(Quality, TheBrightnessHoldIsACurveAnchoredAtBlackAndWhite) {
+  std::mt19937 rng(3);
+  for (int depth : {8, 10})
+    for (bool full : {false, true}) {
+      const int bins = 1 << depth;
+      const eq::Levels l = eq::nominal_levels(depth, full, false);
+      const int32_t most = tone::max_offset(bins);
+      std::vector<int32_t> state(bins);
+      for (int v = 0; v < bins; ++v) state[v] = tone::temporal_start(eq::clamp_level(static_cast<uint32_t>(v), l));
+      for (int32_t c : {-most, -most / 2, -1, 0, 1, most / 3, most}) {
+        std::vector<uint32_t> e(bins);
+        for (int v = 0; v < bins; ++v) e[v] = tone::temporal_entry(state[v], c, v, bins, l);
+        EXPECT_EQ(e[l.lo], l.lo) << "black stays black, offset " << c;
+        EXPECT_EQ(e[l.hi], l.hi) << "white stays white, offset " << c;
+        for (int v = 0; v < bins; ++v) {
+          ASSERT_GE(e[v], l.lo);
+          ASSERT_LE(e[v], l.hi);
+          if (v > static_cast<int>(l.lo) && v < static_cast<int>(l.hi)) {
+            ASSERT_GE(e[v], l.lo + 1) << "depth " << depth << " offset " << c << " v " << v;
+            ASSERT_LE(e[v], l.hi - 1) << "depth " << depth << " offset " << c << " v " << v;
+          }
+          if (v > 0) {
+            ASSERT_GE(e[v], e[v - 1]) << "in order";
+          }
+          if (v >= static_cast<int>(l.lo) && v + 2 <= static_cast<int>(l.hi))
+            ASSERT_GE(e[v + 2], e[v] + 1) << "slope below 1/2: depth " << depth << " offset " << c << " v " << v;
+        }
+      }
+      std::vector<uint32_t> h(bins);
+      for (auto& x : h) x = rng() % 1000;
+      uint64_t total = std::accumulate(h.begin(), h.end(), uint64_t{0});
+      int32_t last = 0;
+      for (int32_t c = -most; c <= most; c += most / 37) {
+        uint64_t sum = 0;
+        for (int v = 0; v < bins; ++v) sum += h[v] * static_cast<uint64_t>(tone::temporal_entry(state[v], c, v, bins, l));
+        const int32_t u = tone::mean_q12(sum, total);
+        if (c > -most) {
+          ASSERT_GE(u, last) << "offset " << c;
+        }
+        last = u;
+      }
+    }
+}
+
+// A dim shot whose curve brightens it while the hold keeps its brightness back (at the most offset
+// after a while): the shadows just above black stay above black and apart.
+TEST(Quality, TheHoldNeverPushesAShadowToBlack) {
+  TemporalRig r;
+  const auto h = band(17, 60);
+  const std::vector<uint16_t> dim = ramp(1.0, 0), bright = ramp(2.5, -24);
+  r.step(h, dim);
+  for (int i = 0; i < 300; ++i) r.step(h, bright);
+  EXPECT_LT(r.last_lut[40], bright[40] - 10) << "the hold held nothing: the test shows nothing";
+  for (int v = 17; v < 60; ++v) {
+    EXPECT_GE(r.last_lut[v], 17) << v;
+    if (v + 2 < 60) {
+      EXPECT_GT(r.last_lut[v + 2], r.last_lut[v]) << "shadows merged at " << v;
+    }
+  }
 }
 
 // The offset the brightness limit picks is unique, so the GPU's many-way search (here in its host
@@ -387,11 +490,15 @@ TEST(Quality, ChromaFollowsTheLumaGainWithinTheLimit) {
   EXPECT_EQ(tone::chroma_scale(4 * 116, 4 * 66, 4, 16, 8192), 4096u);  // darkened: kept
   EXPECT_EQ(tone::chroma_scale(4 * 16, 4 * 100, 4, 16, 6144), 6144u);  // from black: the limit
   EXPECT_EQ(tone::chroma_scale(4 * 100, 4 * 10, 4, 16, 6144), 4096u);  // to below black: kept
-  EXPECT_EQ(tone::scale_chroma(128, 6144, 128, 255), 128u);
-  EXPECT_EQ(tone::scale_chroma(138, 6144, 128, 255), 143u);
-  EXPECT_EQ(tone::scale_chroma(118, 6144, 128, 255), 113u);
-  EXPECT_EQ(tone::scale_chroma(250, 8192, 128, 255), 255u);
-  EXPECT_EQ(tone::scale_chroma(5, 8192, 128, 255), 0u);
+  EXPECT_EQ(tone::scale_chroma(128, 6144, 128, 0, 255), 128u);
+  EXPECT_EQ(tone::scale_chroma(138, 6144, 128, 0, 255), 143u);
+  EXPECT_EQ(tone::scale_chroma(118, 6144, 128, 0, 255), 113u);
+  EXPECT_EQ(tone::scale_chroma(250, 8192, 128, 0, 255), 255u);
+  EXPECT_EQ(tone::scale_chroma(5, 8192, 128, 0, 255), 0u);
+  // Limited range: the result stays within 16..240.
+  EXPECT_EQ(tone::scale_chroma(250, 8192, 128, 16, 240), 240u);
+  EXPECT_EQ(tone::scale_chroma(5, 8192, 128, 16, 240), 16u);
+  EXPECT_EQ(tone::scale_chroma(138, 6144, 128, 16, 240), 143u);
 
   // apply_colour with a LUT that doubles luma above 16: 4:2:0, odd size, limit 2.
   const int w = 7, h = 5, cw = 4, ch = 3;
@@ -458,6 +565,13 @@ TEST(Quality, SettingsValidateParseAndDescribe) {
 
 // --- the equalizer with the controls (CPU) ----------------------------------------------------------
 
+// Plain settings with the textbook levels: the classic formula, as reference_equalize computes it.
+eq::Quality textbook_plain() {
+  eq::Quality q = eq::plain_quality();
+  q.textbook = true;
+  return q;
+}
+
 pipeline::EqualizerOptions cpu_options(const eq::Quality& q) {
   pipeline::EqualizerOptions o;
   o.cpu = true;
@@ -474,15 +588,17 @@ double mean_luma(const FrameCopy& f) {
   return s / n;
 }
 
-TEST(QualityPipeline, PlainSettingsAreTodaysFramesAndChromaIsKept) {
+TEST(QualityPipeline, PlainTextbookSettingsAreTheClassicFramesAndChromaIsKept) {
   const video::FrameFormat fmt{160, 90, 8, 1, 1};
-  auto run = drive(cpu_options(eq::plain_quality()), fmt, 6, dim_scene(fmt, 3));
+  eq::Quality q = eq::plain_quality();
+  q.textbook = true;  // reference_equalize: the classic formula
+  auto run = drive(cpu_options(q), fmt, 6, dim_scene(fmt, 3));
   ASSERT_TRUE(run.is_ok()) << run.status().to_string();
   auto pool = video::FramePool::create(fmt, MemoryKind::host);
   ASSERT_TRUE(pool.is_ok());
   for (int n = 0; n < 6; ++n) {
     FrameCopy want = copy_frame(*painted_frame(**pool, n, 30, dim_scene(fmt, 3)));
-    reference_equalize(want, eq::kWeightOne);
+    reference_equalize(want, eq::kWeightOne, true);
     EXPECT_EQ(run->frames[n].planes, want.planes) << "frame " << n;
   }
 }
@@ -505,6 +621,62 @@ TEST(QualityPipeline, EveryModeRunsOn8And10BitPlanarAndNv12) {
       EXPECT_NE(run->frames[0].planes[1], in.planes[1]) << fmt.describe() << ": chroma follow changed nothing";
       EXPECT_EQ(run->side[0].quality, q);
     }
+  }
+}
+
+// Random frames (every level, sub-black and super-white included) in every mode: the output stays
+// within the nominal range, luma and (chroma follow) chroma; the textbook levels still reach 0
+// and max.
+TEST(QualityPipeline, EveryModeStaysWithinTheNominalRange) {
+  eq::Quality clahe = eq::default_quality();
+  clahe.mode = eq::Mode::clahe;
+  clahe.tiles = {5, 3};
+  eq::Quality clahe_plain = eq::plain_quality();
+  clahe_plain.mode = eq::Mode::clahe;
+  for (video::FrameFormat fmt : {video::FrameFormat{96, 54, 8, 1, 1}, video::FrameFormat{96, 54, 10, 1, 1},
+                                 video::FrameFormat{96, 54, 10, 1, 1, video::PlaneLayout::semi_planar}}) {
+    const int shift = fmt.sample_shift(), depth = fmt.bit_depth;
+    const uint32_t maxval = (1u << depth) - 1;
+    const Painter noise = [=](int plane, int x, int y, int n) -> uint32_t {
+      const uint32_t r = synth::hash_xy(static_cast<uint32_t>(x), static_cast<uint32_t>(y), static_cast<uint32_t>(n * 3 + plane));
+      // Luma: a dim left half (with sub-black samples) and a full right one.
+      const uint32_t v = plane == 0 && x < 48 ? r % (maxval / 4) : r % (maxval + 1);
+      return v << shift;
+    };
+    for (eq::RangeMode range : {eq::RangeMode::automatic, eq::RangeMode::full})
+      for (bool textbook : {false, true})
+        for (eq::Quality q : {eq::plain_quality(), eq::default_quality(), clahe, clahe_plain}) {
+          q.range = range;
+          q.textbook = textbook;
+          auto run = drive(cpu_options(q), fmt, 4, noise);
+          ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+          const bool limited = range != eq::RangeMode::full && !textbook;
+          const eq::Levels l = eq::nominal_levels(depth, range == eq::RangeMode::full, textbook);
+          const uint32_t c_lo = limited ? 16u << (depth - 8) : 0u, c_hi = limited ? 240u << (depth - 8) : maxval;
+          for (const FrameCopy& f : run->frames) {
+            uint32_t lo = maxval, hi = 0;
+            for (size_t p = 0; p < f.planes.size(); ++p) {
+              const size_t n = f.planes[p].size() / (depth > 8 ? 2 : 1);
+              for (size_t i = 0; i < n; ++i) {
+                const uint32_t v = (depth > 8 ? reinterpret_cast<const uint16_t*>(f.planes[p].data())[i] : f.planes[p][i]) >> shift;
+                if (p == 0) {
+                  lo = std::min(lo, v);
+                  hi = std::max(hi, v);
+                } else if (q.chroma == eq::ChromaMode::follow) {
+                  ASSERT_TRUE(v >= c_lo && v <= c_hi) << fmt.describe() << " " << eq::describe(q) << ": chroma " << v;
+                }
+              }
+            }
+            // Global curves take black to black and white to white; clahe's tiles lift black by
+            // the share of their samples at or below it (Zuiderveld's mapping).
+            EXPECT_GE(lo, l.lo) << fmt.describe() << " " << eq::describe(q);
+            EXPECT_LE(hi, l.hi) << fmt.describe() << " " << eq::describe(q);
+            if (q.mode == eq::Mode::global) {
+              EXPECT_EQ(lo, l.lo) << fmt.describe() << " " << eq::describe(q);
+              EXPECT_EQ(hi, l.hi) << fmt.describe() << " " << eq::describe(q);
+            }
+          }
+        }
   }
 }
 
@@ -665,7 +837,7 @@ TEST(QualityPipeline, TheComparisonIsASecondEqualizationOfTheSameInput) {
   o.compare.enabled = true;  // no look: the input
   auto run = drive(o, fmt, 6, dim_scene(fmt), [&](int n, pipeline::Equalizer& e) {
     if (n == 3) {
-      EXPECT_TRUE(e.set_compare({true, pipeline::Look{1.0, eq::plain_quality()}}).is_ok());
+      EXPECT_TRUE(e.set_compare({true, pipeline::Look{1.0, textbook_plain()}}).is_ok());
     }
   });
   ASSERT_TRUE(run.is_ok()) << run.status().to_string();
@@ -680,8 +852,8 @@ TEST(QualityPipeline, TheComparisonIsASecondEqualizationOfTheSameInput) {
       EXPECT_EQ(run->compare[n].planes, in.planes) << "before the look: the input";
       EXPECT_FALSE(run->side[n].compare_look.has_value());
     } else {
-      reference_equalize(in, eq::kWeightOne);
-      EXPECT_EQ(run->compare[n].planes, in.planes) << "look B plain: the reference equalization";
+      reference_equalize(in, eq::kWeightOne, true);
+      EXPECT_EQ(run->compare[n].planes, in.planes) << "look B plain textbook: the reference equalization";
       EXPECT_TRUE(run->side[n].compare_look.has_value());
     }
   }
