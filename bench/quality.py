@@ -6,7 +6,11 @@ histeq binary, listed in a manifest) beside the peers available on this machine,
 
 Peers: ffmpeg's `histeq`, `normalize` (and with smoothing over 15 frames), `histeq,deflicker`
 (when the ffmpeg CLI has those filters), OpenCV's equalizeHist and CLAHE (clip 2, 8x8) on the luma
-(when python3-opencv is installed). Every output is decoded to yuv420p and measured the same way:
+(when python3-opencv is installed). Every output is decoded at the clip's own depth (yuv420p, or
+yuv420p10le for a 10-bit clip) and measured the same way. crushed and shadow detail are computed at
+that depth; the older figures on an 8-bit view of 10-bit frames ((v + 2) >> 2, so their 8-bit
+thresholds and scales keep their meaning). OpenCV's peers equalize that 8-bit view (its
+equalizeHist is 8-bit only), scaled back << 2 for the 10-bit measures.
 
   flicker      frame-to-frame change of the mean luma, |m(t) - m(t-1)|, p50 and p99 over the frames
                that are not the first of a shot (cuts from the clip's .json), as a ratio to the
@@ -21,7 +25,18 @@ Peers: ffmpeg's `histeq`, `normalize` (and with smoothing over 15 frames), `hist
                standard deviation, among those above 0.25: a window that compression made perfectly
                flat stays flat through any LUT); the outputs' standard deviation in the same
                windows over the input's (sums over the windows)
-  clipped      fraction of luma samples at 0 or 255
+  clipped      fraction of luma samples at 0 or 255 (of the 8-bit view, below)
+  crushed      the share of luma samples at or below black or at or above white as a display shows
+               them, per the clip's range (ffprobe's color_range: tv or untagged = limited, black
+               16 and white 235, << (depth - 8) at 10 bits; pc = full, black 0 and white the
+               maximum), output minus input in percentage points (the output's and the input's
+               shares beside it). Every output is measured against the clip's range (histeq keeps
+               the tag)
+  shadow detail  in every 5th frame, the mean gradient magnitude (central differences) of the luma
+               smoothed by a 3x3 box (so noise counts less than edges), over the darkest quarter by
+               mean of the input's 16x16 windows that are not constant (letterbox bars are, and
+               have no detail to lose), the same windows in the output: output over input (sums
+               over the windows and frames); below 1 = shadow detail lost
   contrast     luma standard deviation (mean over frames), and its ratio to the input's
   time         ms per frame of the equalization: histeq's stage times (histogram .. apply, from
                its --stats-json), ffmpeg's filter by -benchmark (filtered minus unfiltered decode,
@@ -33,6 +48,7 @@ side). Needs numpy, matplotlib and the ffmpeg CLI.
 """
 import argparse
 import csv
+import itertools
 import json
 import math
 import os
@@ -46,6 +62,7 @@ import numpy as np
 
 NOISE_EVERY = 10
 COLOUR_EVERY = 5
+DETAIL_EVERY = 5
 
 
 def frames(cmd, w, h, depth=8):
@@ -68,11 +85,91 @@ def frames(cmd, w, h, depth=8):
         p.wait()
 
 
-def decode(path, w, h, vf=None):
+def decode(path, w, h, vf=None, depth=8):
+    """Frames at `depth` bits (8: yuv420p; 10: yuv420p10le), samples as stored (no range change)."""
     cmd = ["ffmpeg", "-nostdin", "-v", "error", "-i", path]
     if vf:
         cmd += ["-vf", vf]
-    return frames(cmd + ["-pix_fmt", "yuv420p", "-f", "rawvideo", "-"], w, h)
+    pix = "yuv420p" if depth == 8 else "yuv420p10le"
+    return frames(cmd + ["-pix_fmt", pix, "-f", "rawvideo", "-"], w, h, depth)
+
+
+def probe_video(path):
+    """(width, height, bit depth, full range) of the first video stream. Untagged is limited range,
+    as ffmpeg and players assume."""
+    r = subprocess.run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-of", "json", "-show_entries",
+                        "stream=width,height,pix_fmt,bits_per_raw_sample,color_range", path], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"{path}: ffprobe failed: {r.stderr.strip()}")
+    st = json.loads(r.stdout)["streams"][0]
+    depth = 10 if "10" in st.get("pix_fmt", "") else 8
+    return st["width"], st["height"], depth, st.get("color_range") == "pc"
+
+
+def levels(depth, full):
+    """(black, white) luma levels of a range at a depth: limited 16 and 235 << (depth - 8); full 0 and
+    the maximum."""
+    if full:
+        return 0, (1 << depth) - 1
+    return 16 << (depth - 8), 235 << (depth - 8)
+
+
+def to8(p, depth):
+    """The 8-bit view of a plane (rounded), for the metrics defined on 8-bit levels."""
+    if depth == 8:
+        return p
+    return np.minimum((p.astype(np.uint32) + (1 << (depth - 9))) >> (depth - 8), 255).astype(np.uint8)
+
+
+def crushed(y, black, white):
+    """(share at or below black, share at or above white) of a luma plane."""
+    return float(np.count_nonzero(y <= black)) / y.size, float(np.count_nonzero(y >= white)) / y.size
+
+
+def smoothed_gradient(y):
+    """Gradient magnitude (central differences) of the luma smoothed by a 3x3 box (edges repeated)."""
+    f = np.pad(y.astype(np.float32), 1, mode="edge")
+    h, w = y.shape
+    box = sum(f[r:r + h, c:c + w] for r in range(3) for c in range(3)) / 9.0
+    gy, gx = np.gradient(box)
+    return np.sqrt(gx * gx + gy * gy)
+
+
+def window_means(a, size=16):
+    h, w = (a.shape[0] // size) * size, (a.shape[1] // size) * size
+    return a[:h, :w].astype(np.float32).reshape(h // size, size, w // size, size).mean(axis=(1, 3)).ravel()
+
+
+def shadow_windows(y, size=16):
+    """The darkest quarter (by mean) of the 16x16 windows of an input frame that are not constant."""
+    h, w = (y.shape[0] // size) * size, (y.shape[1] // size) * size
+    t = y[:h, :w].reshape(h // size, size, w // size, size)
+    live = np.nonzero((t.max(axis=(1, 3)) > t.min(axis=(1, 3))).ravel())[0]
+    if len(live) == 0:
+        return live
+    mean = window_means(y, size)[live]
+    return live[np.argsort(mean, kind="stable")[:max(1, len(live) // 4)]]
+
+
+def shadow_detail_sum(y, idx):
+    """The sum over the windows idx of the mean smoothed gradient in each."""
+    return float(window_means(smoothed_gradient(y))[idx].sum()) if len(idx) else 0.0
+
+
+def compare_files(inp, out):
+    """crushed (input, output, difference in percentage points) and shadow detail of one output
+    against its input, as quality.py measures them, at the input's depth and range; shadow detail
+    in every frame (for the short clips of tests)."""
+    w, h, depth, full = probe_video(inp)
+    a, b = Stats(depth, full, detail_every=1), Stats(depth, full, detail_every=1)
+    for i, (fi, fo) in enumerate(itertools.zip_longest(decode(inp, w, h, depth=depth), decode(out, w, h, depth=depth))):
+        if fi is None or fo is None:
+            raise RuntimeError(f"{out} has {'more' if fi is None else 'fewer'} frames than {inp}")
+        a.add_levels(i, fi[0])
+        b.add_levels(i, fo[0], flat=a)
+    r = crush_detail(a, b)
+    r.update({"depth": depth, "full_range": full, "frames": len(a.crush)})
+    return r
 
 
 def rgb709(y, u, v):
@@ -104,12 +201,25 @@ def hist256(y):
 
 
 class Stats:
-    """Per-frame figures of one sequence of frames (input or an output)."""
+    """Per-frame figures of one sequence of frames (input or an output) at `depth` bits."""
 
-    def __init__(self):
+    def __init__(self, depth=8, full=False, detail_every=DETAIL_EVERY):
         self.mean, self.std, self.clipped, self.hists, self.colour, self.windows = [], [], [], [], {}, {}
+        self.depth = depth
+        self.black, self.white = levels(depth, full)
+        self.crush, self.detail, self.detail_every = [], {}, detail_every
+
+    def add_levels(self, i, y, flat=None):
+        """crushed and shadow detail, at the frames' own depth (flat: the input's Stats, whose
+        shadow windows an output is measured in)."""
+        self.crush.append(crushed(y, self.black, self.white))
+        if i % self.detail_every == 0:
+            idx = shadow_windows(y) if flat is None else flat.detail[i][0]
+            self.detail[i] = (idx, shadow_detail_sum(y, idx))
 
     def add(self, i, y, u, v, flat=None):
+        self.add_levels(i, y, flat)
+        y, u, v = (to8(p, self.depth) for p in (y, u, v))
         self.mean.append(float(y.mean()))
         self.std.append(float(y.std()))
         self.clipped.append(float(np.count_nonzero((y == 0) | (y == 255))) / y.size)
@@ -151,6 +261,18 @@ def cut_lag(st, ref, cuts):
     return worst
 
 
+def crush_detail(inp, st):
+    """crushed (percent of luma samples; the output's minus the input's in percentage points) and
+    shadow detail (output over input) of an output's Stats against the input's."""
+    cin = 100 * np.mean(inp.crush, axis=0)
+    cout = 100 * np.mean(st.crush, axis=0)
+    d_in = sum(inp.detail[i][1] for i in st.detail)
+    d_out = sum(v[1] for v in st.detail.values())
+    return {"crushed_pct": float(cout.sum()), "crushed_black_pct": float(cout[0]), "crushed_white_pct": float(cout[1]),
+            "crushed_in_pct": float(cin.sum()), "crushed_pp": float(cout.sum() - cin.sum()),
+            "shadow_detail_ratio": float(d_out / d_in) if d_in > 0 else float("nan")}
+
+
 def measure(clip, inp, st, cuts, ref=None):
     d_in, tv_in = flicker(inp, cuts)
     d, tv = flicker(st, cuts)
@@ -171,6 +293,7 @@ def measure(clip, inp, st, cuts, ref=None):
         "clipped_pct": 100 * float(np.mean(st.clipped)),
         "contrast": float(np.mean(st.std)),
         "contrast_ratio": ratio(np.mean(st.std), np.mean(inp.std)),
+        **crush_detail(inp, st),
     }
 
 
@@ -218,14 +341,18 @@ def peers(enabled):
     return out
 
 
-def run_opencv(kind, path, w, h):
+def run_opencv(kind, path, w, h, depth=8):
+    """OpenCV on the 8-bit view of the luma; at 10 bits its output scaled back (<< 2)."""
     import cv2
     clahe = cv2.createCLAHE(clipLimit=2.0, tileGridSize=(8, 8))
     times = []
-    for y, u, v in decode(path, w, h):
+    for y, u, v in decode(path, w, h, depth=depth):
+        y8 = to8(y, depth)
         t = time.perf_counter()
-        o = cv2.equalizeHist(y) if kind == "equalize" else clahe.apply(y)
+        o = cv2.equalizeHist(y8) if kind == "equalize" else clahe.apply(y8)
         times.append((time.perf_counter() - t) * 1000)
+        if depth > 8:
+            o = o.astype(np.uint16) << (depth - 8)
         yield (o, u, v), times
 
 
@@ -244,15 +371,14 @@ def main():
     for clip in man["clips"]:
         name, path, w, h = clip["name"], clip["path"], clip["width"], clip["height"]
         meta = json.load(open(clip["meta"])) if clip.get("meta") and os.path.exists(clip["meta"]) else {}
-        if clip.get("bit_depth", 8) != 8:
-            print(f"quality.py: {name}: {clip['bit_depth']}-bit clips are measured by histeq only, through 8-bit decodes")
-        inp = Stats()
+        _, _, depth, full = probe_video(path)
+        inp = Stats(depth, full)
         still_at = int(meta.get("still", clip["frames"] // 2))
         stills = {}
-        for i, (y, u, v) in enumerate(decode(path, w, h)):
+        for i, (y, u, v) in enumerate(decode(path, w, h, depth=depth)):
             inp.add(i, y, u, v)
             if i == still_at:
-                stills["input"] = (y.copy(), u.copy(), v.copy())
+                stills["input"] = tuple(to8(p, depth).copy() for p in (y, u, v))
         cuts = shot_starts(meta, len(inp.mean))
         curves[name] = {"input": inp.mean}
         # Where a scene-cut threshold must sit: the input's histogram distances at cuts and within
@@ -261,10 +387,14 @@ def main():
         fades = set(meta.get("fade_frames", []))
         at_cut = [float(tv_in[c - 1]) for c in cuts if 0 < c <= len(tv_in)]
         inside = [float(tv_in[t - 1]) for t in range(1, len(inp.mean)) if t not in cuts and t not in fades and t - 1 not in fades] or [0.0]
+        cin = 100 * np.mean(inp.crush, axis=0)
         rows.append({"clip": name, "method": "input", "kind": "input", "settings": meta.get("description", ""),
+                     "crushed_pct": float(cin.sum()), "crushed_black_pct": float(cin[0]), "crushed_white_pct": float(cin[1]),
+                     "crushed_in_pct": float(cin.sum()), "range": "full" if full else "limited", "bit_depth": depth,
                      "hist_distance_at_cuts_min": min(at_cut) if at_cut else None,
                      "hist_distance_within_shots_max": max(inside) if inside else None})
-        print(f"{name}: {len(inp.mean)} frames, cuts {sorted(cuts)}; histogram distance at cuts min "
+        print(f"{name}: {len(inp.mean)} frames, {depth}-bit {'full' if full else 'limited'} range, crushed {cin.sum():.2f} % "
+              f"(black {cin[0]:.2f} + white {cin[1]:.2f}), cuts {sorted(cuts)}; histogram distance at cuts min "
               f"{min(at_cut) if at_cut else float('nan'):.3f}, within shots max {max(inside):.3f}", flush=True)
 
         methods = []
@@ -274,25 +404,26 @@ def main():
         for label, kind, arg in peer_list:
             methods.append((label, kind, arg))
         for label, kind, arg in methods:
-            st = Stats()
             ms = {}
             if kind == "histeq":
-                src = decode(arg["output"], w, h)
+                src = decode(arg["output"], w, h, depth=depth)
                 times = arg.get("ms", [])
                 gen = ((f, None) for f in src)
             elif kind == "ffmpeg":
-                gen = ((f, None) for f in decode(path, w, h, arg))
+                # ffmpeg's equalizers work in RGB: back in the clip's range (the default is limited).
+                gen = ((f, None) for f in decode(path, w, h, arg + ",scale=out_range=" + ("pc" if full else "tv"), depth=depth))
                 times = None
             else:
-                gen = run_opencv(arg, path, w, h)
+                gen = run_opencv(arg, path, w, h, depth)
                 times = None
             n = 0
+            st = Stats(depth, full)
             for i, (f, t) in enumerate(gen):
                 st.add(i, *f, flat=inp)
                 if t is not None:
                     times = t
                 if i == still_at:
-                    stills[label] = tuple(p.copy() for p in f)
+                    stills[label] = tuple(to8(p, depth).copy() for p in f)
                 n += 1
             if n != len(inp.mean):
                 print(f"quality.py: {name} {label}: {n} frames out of {len(inp.mean)}", file=sys.stderr)
@@ -314,13 +445,16 @@ def main():
             print(f"  {label:24s} flicker p99 x{row['flicker_mean_p99_ratio']:.2f}  colour x{row['colourfulness_ratio']:.2f}  "
                   f"noise x{row['noise_ratio']:.2f}  clipped {row['clipped_pct']:.1f} %  contrast x{row['contrast_ratio']:.2f}  "
                   f"cut lag {row['cut_lag_frames']}  hist p99 x{row['flicker_hist_p99_ratio']:.2f}  "
+                  f"crushed {row['crushed_pct']:.2f} % (input {row['crushed_in_pct']:.2f}, {row['crushed_pp']:+.2f} pp)  "
+                  f"shadow detail x{row['shadow_detail_ratio']:.2f}  "
                   f"{row.get('ms_median', float('nan')) or 0:.3f} ms", flush=True)
         still_frames[name] = stills
 
     fields = ["clip", "method", "kind", "settings", "flicker_mean_p50", "flicker_mean_p99", "flicker_mean_p50_ratio",
               "flicker_mean_p99_ratio", "flicker_hist_p50_ratio", "flicker_hist_p99_ratio", "cut_lag_frames",
-              "colourfulness_ratio", "noise_ratio", "clipped_pct", "contrast", "contrast_ratio", "ms_median", "ms_p99",
-              "time_note", "hist_distance_at_cuts_min", "hist_distance_within_shots_max"]
+              "colourfulness_ratio", "noise_ratio", "clipped_pct", "crushed_pp", "crushed_pct", "crushed_black_pct",
+              "crushed_white_pct", "crushed_in_pct", "shadow_detail_ratio", "contrast", "contrast_ratio", "ms_median", "ms_p99",
+              "time_note", "range", "bit_depth", "hist_distance_at_cuts_min", "hist_distance_within_shots_max"]
     tmp = os.path.join(a.out, "quality.csv.part")
     with open(tmp, "w", newline="") as f:
         wr = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
@@ -345,14 +479,17 @@ def write_markdown(rows, path):
     def f(v, fmt="{:.2f}"):
         return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
     lines = ["| clip | method | flicker p50 / p99 (x input) | hist. distance p99 (x input) | cut lag (frames) | "
-             "colourfulness (x input) | noise in flat areas (x input) | clipped % | contrast (luma sd, x input) | ms / frame |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "colourfulness (x input) | noise in flat areas (x input) | clipped % | crushed pp over input (output %: black + white) | "
+             "shadow detail (x input) | contrast (luma sd, x input) | ms / frame |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["kind"] == "input":
             continue
         lines.append(f"| {r['clip']} | {r['method']} | {f(r['flicker_mean_p50_ratio'])} / {f(r['flicker_mean_p99_ratio'])} | "
                      f"{f(r['flicker_hist_p99_ratio'])} | {f(r['cut_lag_frames'], '{}')} | {f(r['colourfulness_ratio'])} | "
-                     f"{f(r['noise_ratio'])} | {f(r['clipped_pct'], '{:.1f}')} | {f(r['contrast'], '{:.1f}')} ({f(r['contrast_ratio'])}) | "
+                     f"{f(r['noise_ratio'])} | {f(r['clipped_pct'], '{:.1f}')} | {f(r['crushed_pp'], '{:+.2f}')} "
+                     f"({f(r['crushed_black_pct'])} + {f(r['crushed_white_pct'])}) | {f(r['shadow_detail_ratio'])} | "
+                     f"{f(r['contrast'], '{:.1f}')} ({f(r['contrast_ratio'])}) | "
                      f"{f(r.get('ms_median'), '{:.2f}')} |")
     with open(path + ".part", "w") as fh:
         fh.write("\n".join(lines) + "\n")
