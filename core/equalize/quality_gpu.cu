@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
   auto measure = [&]() {
     const int32_t off = s_off[warp];
     uint64_t sum = 0;
-    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry(s_st[b], off, b, a.bins, bins_log2, a.levels);
+    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry_log2(s_st[b], off, b, bins_log2, a.levels);
     for (int m = 16; m > 0; m >>= 1) sum += __shfl_down_sync(0xFFFFFFFFu, sum, m);
     if (lane == 0) s_u[warp] = tone::mean_q12(sum, s_total);
     __syncthreads();

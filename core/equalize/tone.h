@@ -211,7 +211,8 @@ HISTEQ_HD int log2_pow2(int n) {
   while ((1 << (k + 1)) <= n) ++k;
   return k;
 }
-HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins, int bins_log2, const Levels& l) {
+// (bins_log2 = log2(bins): the brightness search passes it, computed once.)
+HISTEQ_HD uint32_t temporal_entry_log2(int32_t state, int32_t offset, int v, int bins_log2, const Levels& l) {
   const int ramp_log2 = log2_pow2(2 * kMaxOffset) + kStateBits + (bins_log2 > 8 ? bins_log2 - 8 : 0);
   const int64_t ramp = int64_t{1} << ramp_log2;  // 2 kMaxOffset levels (x bins / 256 above 256 bins), Q12
   const int64_t lo = static_cast<int64_t>(l.lo) << kStateBits, hi = static_cast<int64_t>(l.hi) << kStateBits;
@@ -227,7 +228,7 @@ HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins
   return guard_level(clamp_level(static_cast<uint32_t>(v), l), e, l);
 }
 HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins, const Levels& l) {
-  return temporal_entry(state, offset, v, bins, log2_pow2(bins), l);
+  return temporal_entry_log2(state, offset, v, log2_pow2(bins), l);
 }
 
 // The brightness offset of a frame (see the header comment): `u_of(c)` is the output's mean luma
