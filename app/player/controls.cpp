@@ -43,7 +43,7 @@ const std::vector<CommandInfo>& commands() {
       {Command::clip, "l", "clip limit on / off"},
       {Command::temporal, "t", "temporal filter on / off"},
       {Command::chroma, "c", "colour: auto (keep saturation) / keep chroma"},
-      {Command::textbook, "x", "levels: textbook (stretched onto 0..max) / the video's range"},
+      {Command::textbook, "r", "levels: textbook (stretched onto 0..max) / the video's range"},
       {Command::plain, "p", "plain equalization / back"},
       {Command::compare, "v", "split view's left side: the input / settings B"},
       {Command::swap, "w", "swap the settings of the two sides"},

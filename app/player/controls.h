@@ -28,7 +28,7 @@ enum class Command {
   chroma,        // c: chroma auto / keep
   temporal,      // t: temporal filter on / off
   clip,          // l: clip limit on / off
-  textbook,      // x: the textbook levels (0..max) / the video's range
+  textbook,      // r: the textbook levels (0..max) / the video's range
   plain,         // p: plain equalization / back to the settings before
   compare,       // v: the split's left side: the input / settings B
   swap,          // w: swap the settings of the two sides (A <-> B)
@@ -67,7 +67,7 @@ struct ScriptedKey {
 // not go back. Errors name the bad item.
 Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script);
 
-// What the keys g, c, t, l and x do to quality settings: flip the mode, the chroma or the textbook
+// What the keys g, c, t, l and r do to quality settings: flip the mode, the chroma or the textbook
 // levels, or switch the temporal filter or the clip limit off, or back on at `on`'s value
 // (eq::default_quality()'s when `on` has it off too). Other commands: `q` unchanged.
 eq::Quality toggle_quality(Command c, const eq::Quality& q, const eq::Quality& on);

@@ -676,7 +676,7 @@ void Player::on_event(const SDL_Event& e) {
         case SDLK_c: if (!repeat) run_command(Command::chroma); break;
         case SDLK_t: if (!repeat) run_command(Command::temporal); break;
         case SDLK_l: if (!repeat) run_command(Command::clip); break;
-        case SDLK_x: if (!repeat) run_command(Command::textbook); break;
+        case SDLK_r: if (!repeat) run_command(Command::textbook); break;
         case SDLK_p: if (!repeat) run_command(Command::plain); break;
         case SDLK_v: if (!repeat) run_command(Command::compare); break;
         case SDLK_w: if (!repeat) run_command(Command::swap); break;

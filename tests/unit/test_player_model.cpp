@@ -178,6 +178,8 @@ TEST(PlayerControls, QualityKeysToggleOneControlEach) {
   custom.temporal_s = 1.5;
   EXPECT_EQ(toggle_quality(Command::temporal, toggle_quality(Command::temporal, custom, custom), custom).temporal_s, 1.5);
   EXPECT_EQ(toggle_quality(Command::temporal, eq::plain_quality(), eq::plain_quality()).temporal_s, d.temporal_s);
+  EXPECT_TRUE(toggle_quality(Command::textbook, d, d).textbook);
+  EXPECT_EQ(toggle_quality(Command::textbook, toggle_quality(Command::textbook, d, d), d), d);
   EXPECT_EQ(toggle_quality(Command::pause, d, d), d);
   // --compare: the input or a look.
   EXPECT_FALSE(app::player::compare_look("input")->has_value());
