@@ -31,9 +31,9 @@
 //               stretched onto 0..max whatever the range, no guard; for comparisons.
 //
 // Everything off (plain_quality()) maps within the nominal range; with textbook on as well it is
-// the classic equalization, bit for bit. The integer forms the
-// frames are computed with (clip_q8, cut_q16, ...) are fixed here, once, on the host, so that the
-// CPU and the GPU compute identical frames (tone.h).
+// the classic equalization, bit for bit. The integer forms the frames are computed with (clip_q8,
+// cut_q16, the levels, ...) are fixed here, once, on the host, so that the CPU and the GPU compute
+// identical frames (tone.h).
 #pragma once
 
 #include <cstdint>
