@@ -215,7 +215,8 @@ TEST(FusedGpu, BitIdenticalToTheUnfusedGpuPath) {
   }
 }
 
-// One-value frames (fades, black): the LUT is the identity and the frame stays as it was.
+// One-value frames (fades, black): the LUT is the identity (clamped to the levels) and the frame
+// stays as it was when its value lies within them.
 TEST(FusedGpu, OneValueFramesStayUnchanged) {
   REQUIRE_GPU();
   auto fe = eq::FusedEqualizer::create();
@@ -223,14 +224,17 @@ TEST(FusedGpu, OneValueFramesStayUnchanged) {
   ASSERT_TRUE(fe.is_ok() && stream.is_ok());
   for (const Shape sh : {Shape{1920, 1080, 1, 0, 0}, Shape{1921, 1081, 2, 2, 0}}) {
     const uint32_t top = sh.bytes == 1 ? 255u : 1023u;
-    for (uint32_t value : {0u, top / 2, top}) {
+    for (uint32_t value : {0u, top / 2, top})
+    for (const eq::Levels& lv : levels_of(make_frame(sh, 2, 1, value))) {
       HostFrame f = make_frame(sh, 2, 1, value);
       const std::vector<uint8_t> before = f.bytes;
       const auto dev = run_on_device(f, stream->get(), [&](uint8_t* plane, uint32_t* dh, uint16_t* dl) {
-        return fused_run(*fe, f, plane, eq::kWeightOne, dh, dl, stream->get());
+        return fused_run(*fe, f, plane, eq::kWeightOne, lv, dh, dl, stream->get());
       });
-      EXPECT_EQ(first_difference(dev.bytes, before), before.size()) << "value " << value;
-      for (int v = 0; v < f.bins(); ++v) ASSERT_EQ(dev.lut[v], v) << "value " << value;
+      if (eq::clamp_level(value, lv) == value) {
+        EXPECT_EQ(first_difference(dev.bytes, before), before.size()) << "value " << value;
+      }
+      for (int v = 0; v < f.bins(); ++v) ASSERT_EQ(dev.lut[v], eq::clamp_level(static_cast<uint32_t>(v), lv)) << "value " << value;
       EXPECT_EQ(dev.hist[value], static_cast<uint32_t>(sh.width) * sh.height);
     }
   }
@@ -259,12 +263,13 @@ TEST(FusedGpu, OneInstanceServesChangingFrames) {
   }
   for (int round = 0; round < 3; ++round)  // three frames per buffer: equalized, then equalized again
     for (size_t i = 0; i < seq.size(); ++i)
-      ASSERT_OK(fused_run(*fe, frames[i], static_cast<uint8_t*>(bufs[i].data()) + seq[i].offset, eq::kWeightOne, nullptr, nullptr, s));
+      ASSERT_OK(fused_run(*fe, frames[i], static_cast<uint8_t*>(bufs[i].data()) + seq[i].offset, eq::kWeightOne,
+                          levels_of(frames[i])[i % 3], nullptr, nullptr, s));
   ASSERT_OK(HISTEQ_CUDA_STATUS(cudaStreamSynchronize(s)));
   for (size_t i = 0; i < seq.size(); ++i) {
     std::vector<uint32_t> h;
     std::vector<uint16_t> l;
-    for (int round = 0; round < 3; ++round) cpu_equalize(frames[i], eq::kWeightOne, h, l);
+    for (int round = 0; round < 3; ++round) cpu_equalize(frames[i], eq::kWeightOne, levels_of(frames[i])[i % 3], h, l);
     std::vector<uint8_t> got(frames[i].bytes.size());
     ASSERT_OK(HISTEQ_CUDA_STATUS(cudaMemcpy(got.data(), bufs[i].data(), got.size(), cudaMemcpyDeviceToHost)));
     EXPECT_EQ(first_difference(got, frames[i].bytes), got.size()) << "frame " << i;
