@@ -91,7 +91,10 @@ def decode(path, w, h, vf=None, depth=8):
     if vf:
         cmd += ["-vf", vf]
     pix = "yuv420p" if depth == 8 else "yuv420p10le"
-    return frames(cmd + ["-pix_fmt", pix, "-f", "rawvideo", "-"], w, h, depth)
+    # Every decoded frame once: rawvideo output is constant-rate by default, and ffmpeg would repeat
+    # a frame to fill a gap (an output whose video starts 23 ms in, behind AAC's priming samples,
+    # came out a frame longer than its input: issue 18's KeyError on a 3-second clip).
+    return frames(cmd + ["-fps_mode", "passthrough", "-pix_fmt", pix, "-f", "rawvideo", "-"], w, h, depth)
 
 
 def probe_video(path):
@@ -419,6 +422,9 @@ def main():
             n = 0
             st = Stats(depth, full)
             for i, (f, t) in enumerate(gen):
+                if i >= len(inp.mean):  # more frames than the input: counted, reported below, not measured
+                    n += 1
+                    continue
                 st.add(i, *f, flat=inp)
                 if t is not None:
                     times = t
