@@ -585,8 +585,10 @@ def case_quality_command():
     assert {"input", "plain", "default", "default-t0"} <= methods, methods
     d = next(x for x in rows if x["method"] == "default")
     assert d["cut_lag_frames"] is not None and 0 <= d["cut_lag_frames"] <= 2, d
-    for k in ("flicker_mean_p99_ratio", "colourfulness_ratio", "noise_ratio", "clipped_pct", "contrast_ratio", "ms_median"):
+    for k in ("flicker_mean_p99_ratio", "colourfulness_ratio", "noise_ratio", "clipped_pct", "contrast_ratio", "ms_median",
+              "crushed_pp", "crushed_pct", "crushed_in_pct", "shadow_detail_ratio"):
         assert isinstance(d[k], (int, float)), (k, d)
+    assert d["shadow_detail_ratio"] > 0 and abs(d["crushed_pp"] - (d["crushed_pct"] - d["crushed_in_pct"])) < 1e-9, d
     assert os.path.getsize(os.path.join(out, "mean_luma.png")) > 1000
     assert os.path.getsize(os.path.join(out, "stills", "qc.png")) > 1000
     assert open(os.path.join(out, "quality.csv")).readline().startswith("clip,method,")
