@@ -43,6 +43,7 @@ equalizeHist is 8-bit only), scaled back << 2 for the 10-bit measures.
                best of 2, one filter thread), OpenCV's call (median over frames)
 
 Writes DIR/quality.csv, DIR/quality.json, DIR/quality_table.md (the table of docs/quality.md),
+DIR/crush_table.md (crushed and shadow detail, a row a clip and a column a method),
 DIR/mean_luma.png (mean luma per frame, input and outputs) and with --stills DIR/stills/CLIP.png (input, plain, default, clahe and OpenCV CLAHE side by
 side). Needs numpy, matplotlib and the ffmpeg CLI.
 """
@@ -473,11 +474,12 @@ def main():
         json.dump({"command": man.get("command"), "device": man.get("device"), "rows": rows}, f, indent=1)
     os.replace(tmp, os.path.join(a.out, "quality.json"))
     write_markdown(rows, os.path.join(a.out, "quality_table.md"))
+    write_crush_markdown(rows, os.path.join(a.out, "crush_table.md"))
     plot(curves, os.path.join(a.out, "mean_luma.png"))
     if a.stills:
         for name, stills in still_frames.items():
             save_stills(name, stills, os.path.join(a.out, "stills", name + ".png"))
-    print(f"wrote {a.out}/quality.csv, quality.json, quality_table.md, mean_luma.png" + (", stills/" if a.stills else ""))
+    print(f"wrote {a.out}/quality.csv, quality.json, quality_table.md, crush_table.md, mean_luma.png" + (", stills/" if a.stills else ""))
 
 
 def write_markdown(rows, path):
@@ -497,6 +499,23 @@ def write_markdown(rows, path):
                      f"({f(r['crushed_black_pct'])} + {f(r['crushed_white_pct'])}) | {f(r['shadow_detail_ratio'])} | "
                      f"{f(r['contrast'], '{:.1f}')} ({f(r['contrast_ratio'])}) | "
                      f"{f(r.get('ms_median'), '{:.2f}')} |")
+    with open(path + ".part", "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    os.replace(path + ".part", path)
+
+
+def write_crush_markdown(rows, path):
+    """The blacks-and-shadows table of docs/quality.md: a row a clip, a column a method (the -t0
+    references left out), each cell crushed (pp over the input) / shadow detail (x the input)."""
+    f = lambda v, fmt: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+    methods = list(dict.fromkeys(r["method"] for r in rows if r["kind"] != "input" and not r["method"].endswith("-t0")))
+    lines = ["| clip (input: % at black + white) | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+    for clip in dict.fromkeys(r["clip"] for r in rows):
+        inp = next(r for r in rows if r["clip"] == clip and r["kind"] == "input")
+        cell = {r["method"]: f"{f(r['crushed_pp'], '{:+.2f}')} / {f(r['shadow_detail_ratio'], '{:.2f}')}"
+                for r in rows if r["clip"] == clip and r["kind"] != "input"}
+        lines.append(f"| {clip} ({inp['crushed_black_pct']:.2f} + {inp['crushed_white_pct']:.2f}) | " +
+                     " | ".join(cell.get(m, "-") for m in methods) + " |")
     with open(path + ".part", "w") as fh:
         fh.write("\n".join(lines) + "\n")
     os.replace(path + ".part", path)
