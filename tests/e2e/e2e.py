@@ -629,6 +629,7 @@ def quality_metrics():
     """bench/quality.py, the module `histeq quality` measures with (the same code, not a copy)."""
     if BENCH not in sys.path:
         sys.path.insert(0, BENCH)
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     import quality
     return quality
 
