@@ -43,6 +43,7 @@ equalizeHist is 8-bit only), scaled back << 2 for the 10-bit measures.
                best of 2, one filter thread), OpenCV's call (median over frames)
 
 Writes DIR/quality.csv, DIR/quality.json, DIR/quality_table.md (the table of docs/quality.md),
+DIR/crush_table.md (crushed and shadow detail, a row a clip and a column a method),
 DIR/mean_luma.png (mean luma per frame, input and outputs) and with --stills DIR/stills/CLIP.png (input, plain, default, clahe and OpenCV CLAHE side by
 side). Needs numpy, matplotlib and the ffmpeg CLI.
 """
@@ -91,7 +92,10 @@ def decode(path, w, h, vf=None, depth=8):
     if vf:
         cmd += ["-vf", vf]
     pix = "yuv420p" if depth == 8 else "yuv420p10le"
-    return frames(cmd + ["-pix_fmt", pix, "-f", "rawvideo", "-"], w, h, depth)
+    # Every decoded frame once: rawvideo output is constant-rate by default, and ffmpeg would repeat
+    # a frame to fill a gap (an output whose video starts 23 ms in, behind AAC's priming samples,
+    # came out a frame longer than its input: issue 18's KeyError on a 3-second clip).
+    return frames(cmd + ["-fps_mode", "passthrough", "-pix_fmt", pix, "-f", "rawvideo", "-"], w, h, depth)
 
 
 def probe_video(path):
@@ -205,7 +209,7 @@ class Stats:
 
     def __init__(self, depth=8, full=False, detail_every=DETAIL_EVERY):
         self.mean, self.std, self.clipped, self.hists, self.colour, self.windows = [], [], [], [], {}, {}
-        self.depth = depth
+        self.depth, self.full = depth, full
         self.black, self.white = levels(depth, full)
         self.crush, self.detail, self.detail_every = [], {}, detail_every
 
@@ -372,30 +376,11 @@ def main():
         name, path, w, h = clip["name"], clip["path"], clip["width"], clip["height"]
         meta = json.load(open(clip["meta"])) if clip.get("meta") and os.path.exists(clip["meta"]) else {}
         _, _, depth, full = probe_video(path)
-        inp = Stats(depth, full)
         still_at = int(meta.get("still", clip["frames"] // 2))
         stills = {}
-        for i, (y, u, v) in enumerate(decode(path, w, h, depth=depth)):
-            inp.add(i, y, u, v)
-            if i == still_at:
-                stills["input"] = tuple(to8(p, depth).copy() for p in (y, u, v))
-        cuts = shot_starts(meta, len(inp.mean))
+        inp, cuts, row = measure_input(name, path, w, h, depth, full, meta, still_at, stills)
+        rows.append(row)
         curves[name] = {"input": inp.mean}
-        # Where a scene-cut threshold must sit: the input's histogram distances at cuts and within
-        # shots (fades through black, where the histogram changes fastest, apart).
-        _, tv_in = flicker(inp, set())
-        fades = set(meta.get("fade_frames", []))
-        at_cut = [float(tv_in[c - 1]) for c in cuts if 0 < c <= len(tv_in)]
-        inside = [float(tv_in[t - 1]) for t in range(1, len(inp.mean)) if t not in cuts and t not in fades and t - 1 not in fades] or [0.0]
-        cin = 100 * np.mean(inp.crush, axis=0)
-        rows.append({"clip": name, "method": "input", "kind": "input", "settings": meta.get("description", ""),
-                     "crushed_pct": float(cin.sum()), "crushed_black_pct": float(cin[0]), "crushed_white_pct": float(cin[1]),
-                     "crushed_in_pct": float(cin.sum()), "range": "full" if full else "limited", "bit_depth": depth,
-                     "hist_distance_at_cuts_min": min(at_cut) if at_cut else None,
-                     "hist_distance_within_shots_max": max(inside) if inside else None})
-        print(f"{name}: {len(inp.mean)} frames, {depth}-bit {'full' if full else 'limited'} range, crushed {cin.sum():.2f} % "
-              f"(black {cin[0]:.2f} + white {cin[1]:.2f}), cuts {sorted(cuts)}; histogram distance at cuts min "
-              f"{min(at_cut) if at_cut else float('nan'):.3f}, within shots max {max(inside):.3f}", flush=True)
 
         methods = []
         runs = [r for r in man["runs"] if r["clip"] == name]
@@ -405,26 +390,9 @@ def main():
             methods.append((label, kind, arg))
         for label, kind, arg in methods:
             ms = {}
+            st, n, times = measure_frames(method_frames(kind, arg, path, w, h, depth, full), inp, still_at, stills, label)
             if kind == "histeq":
-                src = decode(arg["output"], w, h, depth=depth)
                 times = arg.get("ms", [])
-                gen = ((f, None) for f in src)
-            elif kind == "ffmpeg":
-                # ffmpeg's equalizers work in RGB: back in the clip's range (the default is limited).
-                gen = ((f, None) for f in decode(path, w, h, arg + ",scale=out_range=" + ("pc" if full else "tv"), depth=depth))
-                times = None
-            else:
-                gen = run_opencv(arg, path, w, h, depth)
-                times = None
-            n = 0
-            st = Stats(depth, full)
-            for i, (f, t) in enumerate(gen):
-                st.add(i, *f, flat=inp)
-                if t is not None:
-                    times = t
-                if i == still_at:
-                    stills[label] = tuple(to8(p, depth).copy() for p in f)
-                n += 1
             if n != len(inp.mean):
                 print(f"quality.py: {name} {label}: {n} frames out of {len(inp.mean)}", file=sys.stderr)
                 continue
@@ -450,28 +418,86 @@ def main():
                   f"{row.get('ms_median', float('nan')) or 0:.3f} ms", flush=True)
         still_frames[name] = stills
 
+    write_results(a.out, man, rows)
+    write_markdown(rows, os.path.join(a.out, "quality_table.md"))
+    write_crush_markdown(rows, os.path.join(a.out, "crush_table.md"))
+    plot(curves, os.path.join(a.out, "mean_luma.png"))
+    if a.stills:
+        for name, stills in still_frames.items():
+            save_stills(name, stills, os.path.join(a.out, "stills", name + ".png"))
+    print(f"wrote {a.out}/quality.csv, quality.json, quality_table.md, crush_table.md, mean_luma.png" + (", stills/" if a.stills else ""))
+
+
+def measure_input(name, path, w, h, depth, full, meta, still_at, stills):
+    """(Stats, cuts, row) of a clip's input; its still into stills."""
+    inp = Stats(depth, full)
+    for i, (y, u, v) in enumerate(decode(path, w, h, depth=depth)):
+        inp.add(i, y, u, v)
+        if i == still_at:
+            stills["input"] = tuple(to8(p, depth).copy() for p in (y, u, v))
+    cuts = shot_starts(meta, len(inp.mean))
+    # Where a scene-cut threshold must sit: the input's histogram distances at cuts and within
+    # shots (fades through black, where the histogram changes fastest, apart).
+    _, tv_in = flicker(inp, set())
+    fades = set(meta.get("fade_frames", []))
+    at_cut = [float(tv_in[c - 1]) for c in cuts if 0 < c <= len(tv_in)]
+    inside = [float(tv_in[t - 1]) for t in range(1, len(inp.mean)) if t not in cuts and t not in fades and t - 1 not in fades] or [0.0]
+    cin = 100 * np.mean(inp.crush, axis=0)
+    row = {"clip": name, "method": "input", "kind": "input", "settings": meta.get("description", ""),
+           "crushed_pct": float(cin.sum()), "crushed_black_pct": float(cin[0]), "crushed_white_pct": float(cin[1]),
+           "crushed_in_pct": float(cin.sum()), "range": "full" if full else "limited", "bit_depth": depth,
+           "hist_distance_at_cuts_min": min(at_cut) if at_cut else None,
+           "hist_distance_within_shots_max": max(inside) if inside else None}
+    print(f"{name}: {len(inp.mean)} frames, {depth}-bit {'full' if full else 'limited'} range, crushed {cin.sum():.2f} % "
+          f"(black {cin[0]:.2f} + white {cin[1]:.2f}), cuts {sorted(cuts)}; histogram distance at cuts min "
+          f"{min(at_cut) if at_cut else float('nan'):.3f}, within shots max {max(inside):.3f}", flush=True)
+    return inp, cuts, row
+
+
+def method_frames(kind, arg, path, w, h, depth, full):
+    """An output's frames at the clip's depth, each with the per-frame times so far (OpenCV's) or None."""
+    if kind == "histeq":
+        return ((f, None) for f in decode(arg["output"], w, h, depth=depth))
+    if kind == "ffmpeg":
+        # ffmpeg's equalizers work in RGB: back in the clip's range (the default is limited).
+        return ((f, None) for f in decode(path, w, h, arg + ",scale=out_range=" + ("pc" if full else "tv"), depth=depth))
+    return run_opencv(arg, path, w, h, depth)
+
+
+def measure_frames(gen, inp, still_at, stills, label):
+    """(Stats, frames, times) of an output against the input's Stats; frames beyond the input's are
+    counted, not measured (the caller reports the mismatch)."""
+    st = Stats(inp.depth, inp.full)
+    n, times = 0, None
+    for i, (f, t) in enumerate(gen):
+        n += 1
+        if i >= len(inp.mean):
+            continue
+        st.add(i, *f, flat=inp)
+        if t is not None:
+            times = t
+        if i == still_at:
+            stills[label] = tuple(to8(p, inp.depth).copy() for p in f)
+    return st, n, times
+
+
+def write_results(out, man, rows):
     fields = ["clip", "method", "kind", "settings", "flicker_mean_p50", "flicker_mean_p99", "flicker_mean_p50_ratio",
               "flicker_mean_p99_ratio", "flicker_hist_p50_ratio", "flicker_hist_p99_ratio", "cut_lag_frames",
               "colourfulness_ratio", "noise_ratio", "clipped_pct", "crushed_pp", "crushed_pct", "crushed_black_pct",
               "crushed_white_pct", "crushed_in_pct", "shadow_detail_ratio", "contrast", "contrast_ratio", "ms_median", "ms_p99",
               "time_note", "range", "bit_depth", "hist_distance_at_cuts_min", "hist_distance_within_shots_max"]
-    tmp = os.path.join(a.out, "quality.csv.part")
+    tmp = os.path.join(out, "quality.csv.part")
     with open(tmp, "w", newline="") as f:
         wr = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         wr.writeheader()
         for r in rows:
             wr.writerow(r)
-    os.replace(tmp, os.path.join(a.out, "quality.csv"))
-    tmp = os.path.join(a.out, "quality.json.part")
+    os.replace(tmp, os.path.join(out, "quality.csv"))
+    tmp = os.path.join(out, "quality.json.part")
     with open(tmp, "w") as f:
         json.dump({"command": man.get("command"), "device": man.get("device"), "rows": rows}, f, indent=1)
-    os.replace(tmp, os.path.join(a.out, "quality.json"))
-    write_markdown(rows, os.path.join(a.out, "quality_table.md"))
-    plot(curves, os.path.join(a.out, "mean_luma.png"))
-    if a.stills:
-        for name, stills in still_frames.items():
-            save_stills(name, stills, os.path.join(a.out, "stills", name + ".png"))
-    print(f"wrote {a.out}/quality.csv, quality.json, quality_table.md, mean_luma.png" + (", stills/" if a.stills else ""))
+    os.replace(tmp, os.path.join(out, "quality.json"))
 
 
 def write_markdown(rows, path):
@@ -491,6 +517,23 @@ def write_markdown(rows, path):
                      f"({f(r['crushed_black_pct'])} + {f(r['crushed_white_pct'])}) | {f(r['shadow_detail_ratio'])} | "
                      f"{f(r['contrast'], '{:.1f}')} ({f(r['contrast_ratio'])}) | "
                      f"{f(r.get('ms_median'), '{:.2f}')} |")
+    with open(path + ".part", "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    os.replace(path + ".part", path)
+
+
+def write_crush_markdown(rows, path):
+    """The blacks-and-shadows table of docs/quality.md: a row a clip, a column a method (the -t0
+    references left out), each cell crushed (pp over the input) / shadow detail (x the input)."""
+    f = lambda v, fmt: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+    methods = list(dict.fromkeys(r["method"] for r in rows if r["kind"] != "input" and not r["method"].endswith("-t0")))
+    lines = ["| clip (input: % at black + white) | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+    for clip in dict.fromkeys(r["clip"] for r in rows):
+        inp = next(r for r in rows if r["clip"] == clip and r["kind"] == "input")
+        cell = {r["method"]: f"{f(r['crushed_pp'], '{:+.2f}')} / {f(r['shadow_detail_ratio'], '{:.2f}')}"
+                for r in rows if r["clip"] == clip and r["kind"] != "input"}
+        lines.append(f"| {clip} ({inp['crushed_black_pct']:.2f} + {inp['crushed_white_pct']:.2f}) | " +
+                     " | ".join(cell.get(m, "-") for m in methods) + " |")
     with open(path + ".part", "w") as fh:
         fh.write("\n".join(lines) + "\n")
     os.replace(path + ".part", path)

@@ -619,8 +619,10 @@ def case_quality_command():
     assert {"input", "plain", "default", "default-t0"} <= methods, methods
     d = next(x for x in rows if x["method"] == "default")
     assert d["cut_lag_frames"] is not None and 0 <= d["cut_lag_frames"] <= 2, d
-    for k in ("flicker_mean_p99_ratio", "colourfulness_ratio", "noise_ratio", "clipped_pct", "contrast_ratio", "ms_median"):
+    for k in ("flicker_mean_p99_ratio", "colourfulness_ratio", "noise_ratio", "clipped_pct", "contrast_ratio", "ms_median",
+              "crushed_pp", "crushed_pct", "crushed_in_pct", "shadow_detail_ratio"):
         assert isinstance(d[k], (int, float)), (k, d)
+    assert d["shadow_detail_ratio"] > 0 and abs(d["crushed_pp"] - (d["crushed_pct"] - d["crushed_in_pct"])) < 1e-9, d
     assert os.path.getsize(os.path.join(out, "mean_luma.png")) > 1000
     assert os.path.getsize(os.path.join(out, "stills", "qc.png")) > 1000
     assert open(os.path.join(out, "quality.csv")).readline().startswith("clip,method,")
@@ -633,6 +635,96 @@ def case_quality_command():
     res = json.load(open(js))["results"]
     assert [x["case"] for x in res] == ["plain", "global+all", "clahe 8x8", "clahe 8x8+all"], res
     assert all(x["median_us"] > 0 and x["p99_us"] >= x["median_us"] for x in res)
+
+
+def case_quality_short_clip_with_audio():
+    # Issue 18: a 3-second clip with AAC audio crashed bench/quality.py (KeyError: 90). The export
+    # (as ffmpeg's own remux) starts its video 23 ms in, behind the audio's priming samples, and a
+    # constant-rate decode repeated a frame to fill the gap: an output one frame longer than its input.
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise Skip("no matplotlib (python3-matplotlib)")
+    clip = low_contrast_clip("short.mp4", size="160x90", seconds=3, audio=True)
+    out = path("qshort")
+    r = histeq("quality", clip, "-o", out, "--configs", "default", "--peers", "none", timeout=170)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and "frames out of" not in r.stderr, r.stderr
+    rows = json.load(open(os.path.join(out, "quality.json")))["rows"]
+    assert {x["method"] for x in rows} == {"input", "default", "default-t0"}, rows
+
+
+# --- blacks and shadows (issue 20): bench/quality.py's crushed and shadow detail ------------------
+
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
+
+
+def quality_metrics():
+    """bench/quality.py, the module `histeq quality` measures with (the same code, not a copy)."""
+    if BENCH not in sys.path:
+        sys.path.insert(0, BENCH)
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+    import quality
+    return quality
+
+
+def quality_clip(name, frames=8, size="480x270"):
+    """A clip of bench/make_quality_clips.py, small and a few frames long."""
+    try:
+        import skimage  # noqa: F401
+    except ImportError:
+        raise Skip("no python3-skimage (scripts/setup.sh installs it)")
+    r = run([sys.executable, os.path.join(BENCH, "make_quality_clips.py"), TMP, "--only", name, "--size", size,
+             "--frames", str(frames)], timeout=170)
+    assert r.returncode == 0, r.stderr
+    return path(name + ".mkv")
+
+
+def crush_and_detail(name, modes):
+    """Each mode's export of the clip: bench/quality.py's figures against the input."""
+    q = quality_metrics()
+    src = quality_clip(name)
+    out = {}
+    for label, args in modes:
+        dst = path(f"{name}_{label}.mkv")
+        r = histeq("export", src, "-o", dst, "--codec", "ffv1", *args)
+        assert r.returncode == 0, r.stderr
+        out[label] = q.compare_files(src, dst)
+        m = out[label]
+        print(f"{name} {label}: crushed {m['crushed_pct']:.2f} % (input {m['crushed_in_pct']:.2f}, {m['crushed_pp']:+.2f} pp), "
+              f"shadow detail x{m['shadow_detail_ratio']:.3f}")
+    return out
+
+
+def true_blacks(name):
+    # The targets of issue 20: a display shows no more black or white than the input had (to half
+    # a percentage point), and the shadows keep their detail; in the default and CLAHE modes.
+    res = crush_and_detail(name, [("default", []), ("clahe", ["--mode", "clahe"])])
+    bad = [f"{label}: crushed {m['crushed_pp']:+.2f} pp, shadow detail x{m['shadow_detail_ratio']:.3f}"
+           for label, m in res.items() if not (m["crushed_pp"] <= 0.5 and m["shadow_detail_ratio"] >= 1.0)]
+    assert not bad, f"{name}: want crushed <= +0.5 pp and shadow detail >= 1.0; " + "; ".join(bad)
+
+
+def case_true_blacks_limited():
+    true_blacks("blacks")
+
+
+def case_true_blacks_full():
+    true_blacks("blacks_full")
+
+
+def case_true_blacks_limited_10bit():
+    true_blacks("blacks10")
+
+
+def case_true_blacks_full_10bit():
+    true_blacks("blacks10_full")
+
+
+def case_dark_clip_shadow_detail():
+    # A dark scene (luma 16..50) is what equalization is for: its shadows gain detail (x1.2).
+    m = crush_and_detail("dark", [("default", [])])["default"]
+    assert m["shadow_detail_ratio"] >= 1.2, f"dark: shadow detail x{m['shadow_detail_ratio']:.3f}, want >= 1.2"
 
 
 # --- play ----------------------------------------------------------------------------------------
