@@ -39,6 +39,12 @@ void add_quality_options(CLI::App* cmd, QualityArgs& q) {
                                      "--temporal 0 --chroma keep")
                            ->group(g);
   for (CLI::Option* o : opts) plain->excludes(o);
+  cmd->add_option("--denoise", q.denoise,
+                  "temporal denoiser before the curve (motion-adaptive, so pans are not smeared): the noise sigma in "
+                  "levels of 255 (e.g. 3 for dim camera footage; 0.5..20), 0 = off (the default: it helps noisy dark "
+                  "footage only, docs/quality.md)")
+      ->capture_default_str()
+      ->group(g);
 }
 
 }  // namespace histeq::app

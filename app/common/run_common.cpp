@@ -133,11 +133,17 @@ QualityArgs::QualityArgs() {
   temporal_s = d.temporal_s;
   scene_cut = d.scene_cut;
   chroma_limit = d.chroma_limit;
+  denoise = d.denoise;
 }
 
 Result<eq::Quality> QualityArgs::resolve() const {
-  if (plain) return eq::plain_quality();
   eq::Quality q;
+  if (plain) {
+    q = eq::plain_quality();
+    q.denoise = denoise;  // the denoiser goes with any curve, plain included
+    HISTEQ_TRY(eq::validate(q));
+    return q;
+  }
   auto m = eq::parse_mode(mode);
   if (!m) return m.status();
   q.mode = *m;
@@ -151,6 +157,7 @@ Result<eq::Quality> QualityArgs::resolve() const {
   q.temporal_s = temporal_s;
   q.scene_cut = scene_cut;
   q.chroma_limit = chroma_limit;
+  q.denoise = denoise;
   HISTEQ_TRY(eq::validate(q));
   return q;
 }

@@ -21,6 +21,9 @@
 //               darkened one keeps its chroma. Saturation is chroma over luma, so scaling chroma
 //               with the luma keeps it; the limit keeps chroma noise in the darkest areas (gains of
 //               5 and more) from becoming colour blotches.
+//   denoise     the temporal denoiser (denoise.h), before the curve: the luma's noise sigma in
+//               levels of 255 (scaled for 10-bit), which sets its motion test; 0 = off (default:
+//               docs/quality.md, "Denoiser", says why).
 //
 // Everything off (plain_quality()) is today's equalization, bit for bit. The integer forms the
 // frames are computed with (clip_q8, cut_q16, ...) are fixed here, once, on the host, so that the
@@ -46,24 +49,32 @@ struct Quality {
   double scene_cut = 0.3;      // total-variation distance 0..1 (docs/quality.md has the measurement)
   ChromaMode chroma = ChromaMode::keep;
   double chroma_limit = 1.2;   // >= 1
+  double denoise = 0;          // 0 = off; else the noise sigma, 0.5..20 levels of 255
 
   bool operator==(const Quality& o) const noexcept {
     return mode == o.mode && tiles == o.tiles && clip_limit == o.clip_limit && temporal_s == o.temporal_s &&
-           scene_cut == o.scene_cut && chroma == o.chroma && chroma_limit == o.chroma_limit;
+           scene_cut == o.scene_cut && chroma == o.chroma && chroma_limit == o.chroma_limit &&
+           denoise == o.denoise;
   }
   bool operator!=(const Quality& o) const noexcept { return !(*this == o); }
-  // True when the settings make today's equalization (global, no clip, no temporal, chroma kept).
+  // True when the settings make today's equalization (global, no clip, no temporal, chroma kept,
+  // no denoiser).
   bool plain() const noexcept {
-    return mode == Mode::global && clip_limit == 0 && temporal_s == 0 && chroma == ChromaMode::keep;
+    return mode == Mode::global && clip_limit == 0 && temporal_s == 0 && chroma == ChromaMode::keep && denoise == 0;
   }
 };
+
+// The noise sigma the denoiser is switched on with where no value is given (the player's key, the
+// bench's case): the middle of the dark footage's 3..6 levels (docs/quality.md, "Denoiser").
+constexpr double kDenoiseOn = 4;
 
 // Today's equalization: global, no clip limit, no temporal filter, chroma kept.
 Quality plain_quality();
 // The defaults of the command line and the player, chosen by the measurements of docs/quality.md.
 Quality default_quality();
 
-// Ranges: clip_limit 0 or 1..64, temporal_s 0..10, scene_cut 0..1, chroma_limit 1..4, tiles
+// Ranges: clip_limit 0 or 1..64, temporal_s 0..10, scene_cut 0..1, chroma_limit 1..4, denoise 0
+// or 0.5..20, tiles
 // 1..hist::kMaxTiles per axis. Errors name the control.
 Status validate(const Quality& q);
 

@@ -458,14 +458,6 @@ TEST(Quality, SettingsValidateParseAndDescribe) {
 
 // --- the equalizer with the controls (CPU) ----------------------------------------------------------
 
-pipeline::EqualizerOptions cpu_options(const eq::Quality& q) {
-  pipeline::EqualizerOptions o;
-  o.cpu = true;
-  o.quality = q;
-  o.keep_histogram = true;
-  return o;
-}
-
 double mean_luma(const FrameCopy& f) {
   const size_t n = static_cast<size_t>(f.format.width) * f.format.height;
   double s = 0;
