@@ -16,8 +16,9 @@
 //               255) in Q4 levels of the frame's depth
 //   lo        = 25 * sigma_q4 (a mean |difference| of one sigma: noise alone gives about 0.9 sigma
 //               once the state has settled); span = max(1, 25 * sigma_q4 / 4)
-//   k         = kFloor when D <= lo; 256 when D >= lo + span; else kFloor + (256 - kFloor) * (D - lo) / span
-//               (integer division): the share of the new frame, 1/256
+//   k         = kFloor when D <= lo; 256 when D >= lo + span; else kFloor + ((D - lo) * slope >> 16),
+//               slope = floor((256 - kFloor) * 65536 / span) (fixed on the host, so that no sample
+//               divides and the CPU's loop vectorizes): the share of the new frame, 1/256
 //   s'        = s + round_half_away((c * 16 - s) * k / 256); the output level = (s' + 8) >> 4
 //               (written back in the high bits for P010, the low bits kept; samples above maxval
 //               are left as they are)
@@ -54,6 +55,7 @@ constexpr uint32_t kWindow = (2 * kRadius + 1) * (2 * kRadius + 1);
 // The integer settings of a frame, fixed on the host by params() from the control and the format.
 struct Params {
   uint32_t lo = 0, span = 1;  // the motion ramp on D (Q4 sums of kWindow)
+  uint32_t slope = 0;         // (256 - kFloor) / span in Q16
   uint32_t cut_q4 = 0;        // the scene-cut threshold, Q4 levels a sample
   uint32_t maxval = 255;
   int shift = 0;              // samples in the high bits (P010: 6)
@@ -71,26 +73,24 @@ HISTEQ_HD uint32_t diff(uint32_t c, uint32_t s) {
 
 // The new frame's share k (1/256) for a neighbourhood sum D.
 HISTEQ_HD uint32_t gain(uint32_t d, const Params& p) {
-  if (d <= p.lo) return kFloor;
-  const uint32_t over = d - p.lo;
-  if (over >= p.span) return 256;
-  return kFloor + static_cast<uint32_t>(static_cast<uint64_t>(256 - kFloor) * over / p.span);
+  const uint32_t over = d > p.lo ? d - p.lo : 0u;
+  return over >= p.span ? 256u : kFloor + ((over * p.slope) >> 16);  // over * slope < 208 << 16
 }
 
 // The new state.
 HISTEQ_HD uint32_t blend(uint32_t s, uint32_t c, uint32_t k) {
   const int32_t e = (static_cast<int32_t>(c << kFracBits) - static_cast<int32_t>(s)) * static_cast<int32_t>(k);
-  const int32_t step = e >= 0 ? (e + 128) >> 8 : -((-e + 128) >> 8);
-  return static_cast<uint32_t>(static_cast<int32_t>(s) + step);
+  const int32_t m = e < 0 ? -e : e;
+  const int32_t step = (m + 128) >> 8;  // round half away from zero
+  return static_cast<uint32_t>(static_cast<int32_t>(s) + (e < 0 ? -step : step));
 }
 
 HISTEQ_HD uint32_t output(uint32_t s) { return (s + (1u << (kFracBits - 1))) >> kFracBits; }
 
 // The sample written for a stored sample v and the new state s.
 HISTEQ_HD uint32_t store(uint32_t v, uint32_t s, const Params& p) {
-  if ((v >> p.shift) > p.maxval) return v;
-  const uint32_t low = v & ((1u << p.shift) - 1u);
-  return output(s) << p.shift | low;
+  const uint32_t out = output(s) << p.shift | (v & ((1u << p.shift) - 1u));
+  return (v >> p.shift) > p.maxval ? v : out;
 }
 
 // The number of samples the cut test sums.

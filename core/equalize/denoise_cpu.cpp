@@ -37,19 +37,38 @@ uint64_t cut_sum(const DenoiseArgs& a) {
 }
 
 // D for every sample of row y: the column sums over the rows y - R..y + R (clamped), then the
-// sums of 2R + 1 of them (clamped): rows[] holds the differences of row r at r % (2R + 1).
+// sums of 2R + 1 of them (clamped): rows[] holds the differences of row r at r % (2R + 1). The
+// interior loops have no clamps, so that the compiler vectorizes them.
 void window_sums(const std::vector<std::vector<uint32_t>>& rows, int y, int w, int h, std::vector<uint32_t>& col,
                  std::vector<uint32_t>& out) {
   constexpr int r = denoise::kRadius, n = 2 * r + 1;
-  std::fill(col.begin(), col.end(), 0u);
-  for (int dy = -r; dy <= r; ++dy) {
-    const std::vector<uint32_t>& d = rows[static_cast<size_t>(std::clamp(y + dy, 0, h - 1) % n)];
-    for (int x = 0; x < w; ++x) col[static_cast<size_t>(x)] += d[static_cast<size_t>(x)];
-  }
-  for (int x = 0; x < w; ++x) {
+  const uint32_t* src[n];
+  for (int dy = -r; dy <= r; ++dy) src[dy + r] = rows[static_cast<size_t>(std::clamp(y + dy, 0, h - 1) % n)].data();
+  uint32_t* c = col.data();
+  for (int x = 0; x < w; ++x) c[x] = src[0][x] + src[1][x] + src[2][x] + src[3][x] + src[4][x];
+  static_assert(n == 5, "the column sum above adds five rows");
+  auto clamped = [&](int x) {
     uint32_t sum = 0;
-    for (int dx = -r; dx <= r; ++dx) sum += col[static_cast<size_t>(std::clamp(x + dx, 0, w - 1))];
-    out[static_cast<size_t>(x)] = sum;
+    for (int dx = -r; dx <= r; ++dx) sum += c[std::clamp(x + dx, 0, w - 1)];
+    return sum;
+  };
+  uint32_t* o = out.data();
+  const int lo = std::min(r, w), hi = std::max(lo, w - r);
+  for (int x = 0; x < lo; ++x) o[x] = clamped(x);
+  for (int x = lo; x < hi; ++x) o[x] = c[x - 2] + c[x - 1] + c[x] + c[x + 1] + c[x + 2];
+  for (int x = hi; x < w; ++x) o[x] = clamped(x);
+}
+
+// One row's blend, the planes distinct (restrict) and the shift known to be 0 where it is (all but
+// P010), so that the compiler vectorizes the loop.
+template <class T, bool kShifted>
+void blend_row(T* __restrict v, const uint16_t* __restrict s, uint16_t* __restrict ns, const uint32_t* __restrict d, int w,
+               denoise::Params p) {
+  if (!kShifted) p.shift = 0;
+  for (int x = 0; x < w; ++x) {
+    const uint32_t n = denoise::blend(s[x], denoise::level(v[x], p), denoise::gain(d[x], p));
+    ns[x] = static_cast<uint16_t>(n);
+    v[x] = static_cast<T>(denoise::store(v[x], n, p));
   }
 }
 
@@ -69,13 +88,10 @@ void filter(const DenoiseArgs& a, bool start_over) {
     }
     T* v = const_cast<T*>(row_of<T>(a.luma, y));
     const uint16_t* s = prev_state(a) + static_cast<size_t>(y) * w;
-    uint16_t* ns_row = next_state(a) + static_cast<size_t>(y) * w;
-    for (int x = 0; x < w; ++x) {
-      const uint32_t k = start_over ? 256u : denoise::gain(sums[static_cast<size_t>(x)], p);
-      const uint32_t ns = denoise::blend(s[x], denoise::level(v[x], p), k);
-      ns_row[x] = static_cast<uint16_t>(ns);
-      v[x] = static_cast<T>(denoise::store(v[x], ns, p));
-    }
+    uint16_t* ns = next_state(a) + static_cast<size_t>(y) * w;
+    if (start_over) std::fill(sums.begin(), sums.end(), 0xFFFFFFFFu);  // k = 256 everywhere
+    if (p.shift == 0) blend_row<T, false>(v, s, ns, sums.data(), w, p);
+    else blend_row<T, true>(v, s, ns, sums.data(), w, p);
   }
 }
 
@@ -99,6 +115,7 @@ denoise::Params denoise_params(double sigma, int bit_depth, int shift) {
   const auto sigma_q4 = static_cast<uint32_t>(std::lround(sigma * (1u << denoise::kFracBits) * scale));
   p.lo = denoise::kWindow * sigma_q4;
   p.span = std::max<uint32_t>(1, denoise::kWindow * sigma_q4 / 4);
+  p.slope = ((256 - denoise::kFloor) << 16) / p.span;
   p.cut_q4 = static_cast<uint32_t>(std::lround(denoise::kCutLevels * (1u << denoise::kFracBits) * scale));
   p.maxval = (1u << bit_depth) - 1;
   p.shift = shift;
