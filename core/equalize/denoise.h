@@ -5,7 +5,7 @@
 //
 // Definitions, for a luma plane of bit depth d (samples v >> shift, P010: shift 6), maxval = 2^d - 1:
 //   c(x, y)   = min(v >> shift, maxval): the frame's level
-//   s(x, y)   = the state: the previous denoised luma in Q4 (level * 16; one uint16 plane, in the
+//   s(x, y)   = the state: the previous denoised luma in Q4 (level * 16; uint16 planes in the
 //               frame's memory), so that a small step still moves it (no dead zone of +-half a level)
 //   a(x, y)   = |c * 16 - s|: the difference, Q4
 //   D(x, y)   = the sum of a over the 5x5 neighbourhood (edge samples repeated at the borders): a
@@ -105,12 +105,14 @@ inline uint64_t cut_samples(int width, int height) {
 denoise::Params denoise_params(double sigma, int bit_depth, int shift);
 
 // One frame through the filter, in place. luma: the frame's luma (8- or 16-bit samples); state:
-// two planes of width x height uint16 entries, tight rows, in the luma's memory: the frame reads
-// plane `parity` and writes plane parity ^ 1 (the caller flips parity after each frame); sums: two
-// uint64 counters there
+// kStatePlanes planes of width x height uint16 entries, tight rows, in the luma's memory: the frame
+// reads plane `parity` and writes plane parity ^ 1 (the caller flips parity after each frame);
+// plane 2 is the GPU's scratch (the differences; the CPU leaves it alone); sums: two uint64
+// counters there
 // (zero when allocated): the cut test adds into sums[parity] and the frame clears sums[parity ^ 1]
 // for the next one, so the GPU form needs no host round trip and no memset. restart: start over
 // (state = frame, the frame unchanged). Both forms give identical frames and states.
+constexpr int kStatePlanes = 3;
 struct DenoiseArgs {
   PlaneRef luma;
   uint16_t* state = nullptr;

@@ -34,7 +34,7 @@ class DenoiseOp final : public Operation {
     }
     const MemoryKind mem = ctx.backend == Backend::gpu ? MemoryKind::device : MemoryKind::host;
     if (state_.empty()) {
-      auto s = cuda::Buffer::allocate(mem, 2 * sizeof(uint16_t) * ctx.luma.samples());
+      auto s = cuda::Buffer::allocate(mem, kStatePlanes * sizeof(uint16_t) * ctx.luma.samples());
       if (!s) return s.status();
       state_ = std::move(s.value());
       auto c = cuda::Buffer::allocate(mem, 2 * sizeof(unsigned long long));

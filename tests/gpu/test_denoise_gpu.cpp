@@ -25,7 +25,7 @@ void filter_matches(int w, int h, int pad, int depth, int shift) {
   auto s = cuda::Stream::create();
   ASSERT_TRUE(s.is_ok());
   const size_t pitch = sizeof(T) * static_cast<size_t>(w + pad), bytes = pitch * h;
-  const size_t states = 2 * static_cast<size_t>(w) * h;
+  const size_t states = eq::kStatePlanes * static_cast<size_t>(w) * h;
   auto d_plane = cuda::Buffer::allocate(MemoryKind::device, bytes);
   auto d_state = cuda::Buffer::allocate(MemoryKind::device, states * sizeof(uint16_t));
   auto d_sums = cuda::Buffer::allocate(MemoryKind::device, 2 * sizeof(unsigned long long));
@@ -63,8 +63,8 @@ void filter_matches(int w, int h, int pad, int depth, int shift) {
     ASSERT_OK(HISTEQ_CUDA_STATUS(cudaMemcpyAsync(got_state.data(), d_state->data(), states * 2, cudaMemcpyDeviceToHost, s->get())));
     ASSERT_OK(s->synchronize());
     ASSERT_EQ(got, host) << w << "x" << h << " depth " << depth << " frame " << n;
-    const size_t half = states / 2, next = static_cast<size_t>(a.parity ^ 1) * half;
-    ASSERT_TRUE(std::equal(state.begin() + next, state.begin() + next + half, got_state.begin() + next)) << "state, frame " << n;
+    const size_t plane = static_cast<size_t>(w) * h, next = static_cast<size_t>(a.parity ^ 1) * plane;
+    ASSERT_TRUE(std::equal(state.begin() + next, state.begin() + next + plane, got_state.begin() + next)) << "state, frame " << n;
   }
 }
 

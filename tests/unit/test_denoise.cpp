@@ -28,7 +28,7 @@ struct Filtered {
   bool started = false;
   Filtered(int width, int height, int pad_samples = 0)
       : w(width), h(height), pad(pad_samples), samples(static_cast<size_t>(width + pad_samples) * height, T(0xAB)),
-        state(2 * static_cast<size_t>(width) * height) {}
+        state(eq::kStatePlanes * static_cast<size_t>(width) * height) {}
   T& at(int x, int y) { return samples[static_cast<size_t>(y) * (w + pad) + x]; }
   PlaneRef ref(int depth) {
     return PlaneView<T>{samples.data(), w, h, sizeof(T) * static_cast<size_t>(w + pad), depth, MemoryKind::host};
@@ -198,7 +198,7 @@ TEST(Denoise, TheArgumentsAndTheSettingsAreChecked) {
 // The frames of `paint` through the filter alone (the reference of the operation).
 std::vector<FrameCopy> denoised(const video::FrameFormat& fmt, int frames, const Painter& paint, double sigma) {
   auto pool = video::FramePool::create(fmt, MemoryKind::host);
-  std::vector<uint16_t> state(2 * static_cast<size_t>(fmt.width) * fmt.height);
+  std::vector<uint16_t> state(eq::kStatePlanes * static_cast<size_t>(fmt.width) * fmt.height);
   std::vector<unsigned long long> sums(2);
   std::vector<FrameCopy> out;
   for (int n = 0; n < frames; ++n) {
