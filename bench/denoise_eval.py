@@ -4,6 +4,7 @@ its ground truth, beside OpenCV's CLAHE and ffmpeg's hqdn3d followed by CLAHE (d
 "Denoiser").
 
   bench/denoise_eval.py OUTDIR [--histeq build/app/histeq] [--frames 40] [--size 960x540] [--cpu]
+  bench/denoise_eval.py OUTDIR --sweep dark_s6     the filter's constants swept in numpy (the choice)
 
 1. Clips (OUTDIR/clips): the skimage photographs panned slowly (1 pixel a frame), luma mapped to
    16..60 (BT.709 limited range, a dark scene), fresh Gaussian noise every frame (luma sigma as
@@ -169,6 +170,47 @@ def measure(out, inp, truths):
             "chroma_noise_gain": acc["c_out"] / acc["c_in"]}
 
 
+def model(frames, sigma, radius, lo_sigma, span_sigma, floor):
+    """The filter of core/equalize/denoise.h in numpy, its constants as arguments (the sweep that
+    chose them): lo = window * sigma_q4 * lo_sigma, span = window * sigma_q4 * span_sigma, 8-bit."""
+    h, w = frames[0][0].shape
+    n = (2 * radius + 1) ** 2
+    sq4 = int(round(sigma * 16))
+    lo, span = int(n * sq4 * lo_sigma), max(1, int(n * sq4 * span_sigma))
+    slope = ((256 - floor) << 16) // span
+    s, out = None, []
+    for y, u, v in frames:
+        c = np.rint(y).astype(np.int64)
+        if s is None:
+            s = c * 16
+            out.append((y, u, v))
+            continue
+        p = np.pad(np.abs(c * 16 - s), radius, mode="edge")
+        d = sum(p[dy:dy + h, dx:dx + w] for dy in range(2 * radius + 1) for dx in range(2 * radius + 1))
+        over = np.maximum(d - lo, 0)
+        k = np.where(over >= span, 256, floor + ((over * slope) >> 16))
+        e = (c * 16 - s) * k
+        s = s + np.sign(e) * ((np.abs(e) + 128) >> 8)
+        out.append((((s + 8) >> 4).astype(np.float64), u, v))
+    return out
+
+
+def sweep(a, w, h):
+    """--sweep CLIP: the numpy filter with OpenCV's CLAHE as the curve, over a few constants, on a
+    clip this script made (OUTDIR/clips)."""
+    name, img, sigma, depth = next(c for c in CLIPS if c[0] == a.sweep)
+    inp = read_clip(os.path.join(a.outdir, "clips", name + ".mkv"), w, h, depth)
+    truths = [Truth(c) for c in np.load(os.path.join(a.outdir, "clips", name + ".clean.npy"))]
+    base = measure(opencv_clahe(inp, depth), inp, truths)
+    print(f"{name}: opencv clahe alone: detail {base['detail_gain']:.3f} noise {base['noise_gain']:.3f}")
+    for radius, lo_s, span_s, floor in [(1, 1.0, 0.5, 48), (2, 1.0, 0.25, 48), (2, 1.0, 0.25, 32), (2, 0.95, 0.25, 32),
+                                        (2, 1.05, 0.25, 32), (2, 1.0, 0.5, 32)]:
+        m = measure(opencv_clahe(model(inp, sigma, radius, lo_s, span_s, floor), depth), inp, truths)
+        print(f"{2 * radius + 1}x{2 * radius + 1} ramp {lo_s}..{lo_s + span_s} sigma floor {floor}: detail {m['detail_gain']:.3f} "
+              f"noise {m['noise_gain']:.3f} ratio {m['ratio']:.3f} pan {m['edge_along'] / base['edge_along']:.3f}")
+        sys.stdout.flush()
+
+
 def run(cmd, log):
     log.append(" ".join(cmd))
     t = time.time()
@@ -185,8 +227,11 @@ def main():
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--cpu", action="store_true", help="pass --cpu to histeq export")
     ap.add_argument("--clips", default=",".join(c[0] for c in CLIPS))
+    ap.add_argument("--sweep", metavar="CLIP", help="only the sweep of the filter's constants (numpy) on a clip made before")
     a = ap.parse_args()
     w, h = map(int, a.size.split("x"))
+    if a.sweep:
+        return sweep(a, w, h)
     os.makedirs(os.path.join(a.outdir, "clips"), exist_ok=True)
     os.makedirs(os.path.join(a.outdir, "runs"), exist_ok=True)
     rows, commands = [], []
