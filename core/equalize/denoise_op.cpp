@@ -8,8 +8,10 @@ namespace {
 
 // Stateful: the state planes and the cut sums live in the frame's memory (device on the GPU), and
 // the equalizer orders the runs of consecutive frames across slots. Starts over at the first frame,
-// after reset(), after a frame without the denoiser and when its control changed (the state is the
-// input's picture, so the tone controls do not touch it); the scene cut is found on the device.
+// after reset(), after a frame without the denoiser, when its control changed (the state is the
+// input's picture, so the tone controls do not touch it) and when frames were skipped (the frame
+// index jumps: the comparison's list does not run while the split view is off, so it never sees
+// the frames between); the scene cut is found on the device.
 class DenoiseOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
@@ -47,12 +49,15 @@ class DenoiseOp final : public Operation {
     a.state = static_cast<uint16_t*>(state_.data());
     a.sums = static_cast<unsigned long long*>(sums_.data());
     a.parity = parity_;
-    a.restart = !following_ || sigma != sigma_;
+    // A source that numbers no frames (the same index every time) never counts as a jump.
+    const bool jump = ctx.frame_index > index_ + 1 || ctx.frame_index < index_;
+    a.restart = !following_ || sigma != sigma_ || jump;
     a.params = denoise_params(sigma, ctx.format->bit_depth, ctx.format->sample_shift());
     HISTEQ_TRY(ctx.backend == Backend::gpu ? denoise_frame_gpu(a, stream) : denoise_frame(a));
     parity_ ^= 1;
     following_ = true;
     sigma_ = sigma;
+    index_ = ctx.frame_index;
     return Status::ok();
   }
   void reset() override { following_ = false; }
@@ -62,6 +67,7 @@ class DenoiseOp final : public Operation {
   cuda::Buffer state_, sums_;
   mutable bool following_ = false;  // the previous frame went through the filter (active() clears it)
   double sigma_ = 0;
+  int64_t index_ = 0;  // the last frame's index
   int parity_ = 0;
 };
 

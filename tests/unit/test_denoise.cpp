@@ -295,5 +295,30 @@ TEST(DenoisePipeline, TheComparisonHasItsOwnDenoiser) {
   }
 }
 
+// The split view off for frames 3..5: the comparison's denoiser did not see them, so at frame 6 it
+// starts over (with settings B plain + denoise, its frame is then the plain equalization of the
+// input) instead of following frame 2.
+TEST(DenoisePipeline, TheComparisonStartsOverAfterTheSplitWasOff) {
+  const video::FrameFormat fmt{96, 54, 8, 1, 1};
+  eq::Quality b = eq::plain_quality();
+  b.denoise = 4;
+  pipeline::EqualizerOptions o = cpu_options(eq::default_quality());
+  o.compare = {true, pipeline::Look{1.0, b}};
+  auto run = drive(o, fmt, 8, dim_scene(fmt), [&](int n, pipeline::Equalizer& e) {
+    if (n == 3 || n == 6) {
+      EXPECT_TRUE(e.set_compare({n == 6, pipeline::Look{1.0, b}}).is_ok());
+    }
+  });
+  ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+  ASSERT_EQ(run->compare.size(), 5u) << "frames 0-2 and 6-7";
+  auto pool = video::FramePool::create(fmt, MemoryKind::host);
+  FrameCopy in = copy_frame(*painted_frame(**pool, 6, 30, dim_scene(fmt)));
+  reference_equalize(in, eq::kWeightOne);
+  EXPECT_EQ(run->compare[3].planes, in.planes) << "frame 6: the comparison's denoiser went on from frame 2";
+  FrameCopy in7 = copy_frame(*painted_frame(**pool, 7, 30, dim_scene(fmt)));
+  reference_equalize(in7, eq::kWeightOne);
+  EXPECT_NE(run->compare[4].planes, in7.planes) << "frame 7 is filtered again";
+}
+
 }  // namespace
 }  // namespace histeq::test
