@@ -66,8 +66,10 @@ Status set_key(eq::Quality& q, const std::string& key, const std::string& value)
     return number(q.scene_cut);
   } else if (key == "limit") {
     return number(q.chroma_limit);
+  } else if (key == "denoise") {
+    return number(q.denoise);
   } else {
-    return HISTEQ_ERROR(Code::invalid_argument, "unknown key '" + key + "' (mode, tiles, clip, temporal, cut, chroma, limit, range, textbook)");
+    return HISTEQ_ERROR(Code::invalid_argument, "unknown key '" + key + "' (mode, tiles, clip, temporal, cut, chroma, limit, range, textbook, denoise)");
   }
   return Status::ok();
 }
@@ -128,7 +130,7 @@ void add_quality_command(CLI::App& app, QualityCliOptions& o) {
   q->add_option("-o,--out", o.out, "folder for the outputs, the metrics and the plot")->capture_default_str();
   q->add_option("--configs", o.configs,
                 "histeq configurations: plain, textbook, default, clahe, clip, temporal, chroma, or NAME:key=value:... (keys mode, "
-                "tiles, clip, temporal, cut, chroma, limit, range (auto, limited, full), textbook (0, 1); on the defaults)")
+                "tiles, clip, temporal, cut, chroma, limit, range (auto, limited, full), textbook (0, 1), denoise; on the defaults)")
       ->delimiter(',')
       ->capture_default_str();
   q->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
@@ -213,8 +215,8 @@ int run_quality(const QualityCliOptions& o) {
       set_signal_cleanup("");
       if (!rep) return fail(rep.status().code() == Code::cancelled ? "interrupted" : rep.status().to_string());
       // The equalization's own time per frame: its operations' stages (no decode, copies or encode).
-      const std::vector<video::StageId> eq_stages = {video::stage_id("histogram"), video::stage_id("lut"), video::stage_id("temporal"),
-                                                     video::stage_id("apply")};
+      const std::vector<video::StageId> eq_stages = {video::stage_id("denoise"), video::stage_id("histogram"), video::stage_id("lut"),
+                                                     video::stage_id("temporal"), video::stage_id("apply")};
       nlohmann::json ms = nlohmann::json::array();
       for (const auto& r : stats.records()) {
         double t = 0;

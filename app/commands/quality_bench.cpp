@@ -38,10 +38,13 @@ std::vector<Case> cases() {
   clahe.clip_limit = eq::default_quality().clip_limit;
   eq::Quality clahe_all = eq::default_quality();
   clahe_all.mode = eq::Mode::clahe;
+  eq::Quality denoised = eq::default_quality();  // the denoiser's own cost: its row minus global+all's
+  denoised.denoise = eq::kDenoiseOn;
   return {{"plain", eq::plain_quality()},
           {"global+all", eq::default_quality()},
           {"clahe 8x8", clahe},
-          {"clahe 8x8+all", clahe_all}};
+          {"clahe 8x8+all", clahe_all},
+          {"global+denoise", denoised}};
 }
 
 struct Result1 {

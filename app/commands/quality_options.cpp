@@ -50,6 +50,12 @@ void add_quality_options(CLI::App* cmd, QualityArgs& q) {
                 "darkest to 0 and the brightest to max; crushes the blacks and whites of limited-range video; for comparisons")
       ->group(g);
   for (CLI::Option* o : opts) plain->excludes(o);
+  cmd->add_option("--denoise", q.denoise,
+                  "temporal denoiser before the curve (motion-adaptive, so pans are not smeared): the noise sigma in "
+                  "levels of 255 (e.g. 3 for dim camera footage; 0.5..20), 0 = off (the default: it helps noisy dark "
+                  "footage only, docs/quality.md)")
+      ->capture_default_str()
+      ->group(g);
 }
 
 }  // namespace histeq::app

@@ -16,12 +16,13 @@ class Option;
 namespace histeq::app {
 
 // The picture-quality options of play, export and quality (--mode, --tiles, --clip-limit,
-// --temporal, --scene-cut, --chroma, --chroma-limit, --plain, --range, --textbook), as typed; resolve() checks them
+// --temporal, --scene-cut, --chroma, --chroma-limit, --plain, --range, --textbook, --denoise), as typed; resolve() checks them
 // and gives the settings (core/equalize/quality.h). Defaults: eq::default_quality().
 struct QualityArgs {
   QualityArgs();
   std::string mode, tiles, chroma, range;
   double clip_limit = 0, temporal_s = 0, scene_cut = 0, chroma_limit = 0;
+  double denoise = 0;     // --denoise: the temporal denoiser's noise sigma (0 = off); also with --plain
   bool plain = false;     // plain equalization: global, no clip, no temporal filter, chroma kept
   bool textbook = false;  // the classic formula's levels (0..max), with --plain or any mode
   Result<eq::Quality> resolve() const;

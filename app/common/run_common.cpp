@@ -135,6 +135,7 @@ QualityArgs::QualityArgs() {
   temporal_s = d.temporal_s;
   scene_cut = d.scene_cut;
   chroma_limit = d.chroma_limit;
+  denoise = d.denoise;
 }
 
 Result<eq::Quality> QualityArgs::resolve() const {
@@ -143,7 +144,11 @@ Result<eq::Quality> QualityArgs::resolve() const {
   if (!r) return r.status();
   q.range = *r;
   q.textbook = textbook;
-  if (plain) return q;  // Quality{}: plain_quality() with the levels asked for
+  if (plain) {  // Quality{}: plain_quality() with the levels asked for
+    q.denoise = denoise;  // the denoiser goes with any curve, plain included
+    HISTEQ_TRY(eq::validate(q));
+    return q;
+  }
   auto m = eq::parse_mode(mode);
   if (!m) return m.status();
   q.mode = *m;
@@ -157,6 +162,7 @@ Result<eq::Quality> QualityArgs::resolve() const {
   q.temporal_s = temporal_s;
   q.scene_cut = scene_cut;
   q.chroma_limit = chroma_limit;
+  q.denoise = denoise;
   HISTEQ_TRY(eq::validate(q));
   return q;
 }

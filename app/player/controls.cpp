@@ -42,6 +42,7 @@ const std::vector<CommandInfo>& commands() {
       {Command::mode, "g", "mode: global / clahe (tiles)"},
       {Command::clip, "l", "clip limit on / off"},
       {Command::temporal, "t", "temporal filter on / off"},
+      {Command::denoise, "n", "denoiser on / off (noisy dark footage)"},
       {Command::chroma, "c", "colour: auto (keep saturation) / keep chroma"},
       {Command::textbook, "r", "levels: textbook (stretched onto 0..max) / the video's range"},
       {Command::plain, "p", "plain equalization / back"},
@@ -108,6 +109,7 @@ eq::Quality toggle_quality(Command c, const eq::Quality& q, const eq::Quality& o
     case Command::temporal: r.temporal_s = q.temporal_s > 0 ? 0 : on.temporal_s > 0 ? on.temporal_s : d.temporal_s; break;
     case Command::clip: r.clip_limit = q.clip_limit > 0 ? 0 : on.clip_limit > 0 ? on.clip_limit : d.clip_limit; break;
     case Command::textbook: r.textbook = !q.textbook; break;
+    case Command::denoise: r.denoise = q.denoise > 0 ? 0 : on.denoise > 0 ? on.denoise : eq::kDenoiseOn; break;
     default: break;
   }
   return r;

@@ -29,6 +29,7 @@ enum class Command {
   temporal,      // t: temporal filter on / off
   clip,          // l: clip limit on / off
   textbook,      // r: the textbook levels (0..max) / the video's range
+  denoise,       // n: temporal denoiser on / off
   plain,         // p: plain equalization / back to the settings before
   compare,       // v: the split's left side: the input / settings B
   swap,          // w: swap the settings of the two sides (A <-> B)
@@ -67,9 +68,10 @@ struct ScriptedKey {
 // not go back. Errors name the bad item.
 Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script);
 
-// What the keys g, c, t, l and r do to quality settings: flip the mode, the chroma or the textbook
-// levels, or switch the temporal filter or the clip limit off, or back on at `on`'s value
-// (eq::default_quality()'s when `on` has it off too). Other commands: `q` unchanged.
+// What the keys g, c, t, l, n and r do to quality settings: flip the mode, the chroma or the
+// textbook levels, or switch the temporal filter, the clip limit or the denoiser off, or back on at
+// `on`'s value (eq::default_quality()'s when `on` has it off too; the denoiser: eq::kDenoiseOn).
+// Other commands: `q` unchanged.
 eq::Quality toggle_quality(Command c, const eq::Quality& q, const eq::Quality& on);
 
 // The split view's left side from --compare: "input" (nullopt) or the look of "plain", "clahe" or

@@ -581,6 +581,13 @@ bool Overlay::quality_controls(const char* id, eq::Quality& q) {
       changed = true;
     }
   }
+  label("Denoise", true);
+  float sigma = static_cast<float>(q.denoise);
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::SliderFloat("##denoise", &sigma, 0.f, 12.f, sigma < 0.5f ? "off" : "noise sigma %.1f")) {
+    q.denoise = sigma < 0.5f ? 0.0 : std::round(sigma * 2) / 2;  // half levels; below 0.5 means off
+    changed = true;
+  }
   label("Colour", true);
   int chroma = q.chroma == eq::ChromaMode::follow ? 1 : 0;
   changed |= ImGui::RadioButton("keep", &chroma, 0);

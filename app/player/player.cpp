@@ -677,6 +677,7 @@ void Player::on_event(const SDL_Event& e) {
         case SDLK_t: if (!repeat) run_command(Command::temporal); break;
         case SDLK_l: if (!repeat) run_command(Command::clip); break;
         case SDLK_r: if (!repeat) run_command(Command::textbook); break;
+        case SDLK_n: if (!repeat) run_command(Command::denoise); break;
         case SDLK_p: if (!repeat) run_command(Command::plain); break;
         case SDLK_v: if (!repeat) run_command(Command::compare); break;
         case SDLK_w: if (!repeat) run_command(Command::swap); break;
@@ -741,6 +742,7 @@ void Player::run_command(Command c) {
     case Command::mode:
     case Command::chroma:
     case Command::temporal:
+    case Command::denoise:
     case Command::clip:
     case Command::textbook: set_quality(toggle_quality(c, quality_, before_plain_.value_or(o_.eq.quality))); break;
     case Command::plain:

@@ -99,7 +99,7 @@ class Operation {
 
 using Operations = std::vector<std::unique_ptr<Operation>>;
 
-// The equalization: [equalize] -> histogram -> lut -> temporal -> apply, every operation reading
+// The equalization: [denoise] -> [equalize] -> histogram -> lut -> temporal -> apply, every operation reading
 // its controls from the frame's Settings (so a live change, global <-> clahe included, takes effect
 // at the next frame with the same list):
 //   equalize   GPU, plain settings (Quality::plain()) with the fused path's kernel (kFusedKernel),
@@ -116,6 +116,11 @@ using Operations = std::vector<std::unique_ptr<Operation>>;
 // With plain settings the frames are today's equalization, bit for bit; in every mode the CPU and
 // the GPU give identical frames.
 Operations standard_operations();
+
+// The temporal denoiser (denoise.h) as an operation, first in standard_operations(): with
+// Quality::denoise > 0 the luma is denoised in place before the histogram (denoise -> histogram ->
+// lut -> temporal -> apply); stateful, on the CPU and the GPU.
+std::unique_ptr<Operation> make_denoise_operation();
 
 // The kernel whose frames the GPU equalizes in one fused launch with plain settings (the default
 // GPU kernel).

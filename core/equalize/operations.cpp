@@ -327,6 +327,7 @@ class ApplyOp final : public Operation {
 
 Operations standard_operations() {
   Operations ops;
+  ops.push_back(make_denoise_operation());  // denoise.h; sits out unless Quality::denoise > 0
   ops.push_back(std::make_unique<FusedOp>());
   ops.push_back(std::make_unique<HistogramOp>());
   ops.push_back(std::make_unique<LutOp>());

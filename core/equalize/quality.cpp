@@ -51,6 +51,8 @@ Status validate(const Quality& q) {
     return HISTEQ_ERROR(Code::invalid_argument, "chroma limit must be 1..4, not " + number(q.chroma_limit));
   if (q.range != RangeMode::automatic && q.range != RangeMode::limited && q.range != RangeMode::full)
     return HISTEQ_ERROR(Code::invalid_argument, "range must be auto, limited or full");
+  if (!(q.denoise == 0 || in_range(q.denoise, 0.5, 20)))
+    return HISTEQ_ERROR(Code::invalid_argument, "denoise must be 0 (off) or a noise sigma of 0.5..20 levels, not " + number(q.denoise));
   if (q.tiles.cols < 1 || q.tiles.rows < 1 || q.tiles.cols > hist::kMaxTiles || q.tiles.rows > hist::kMaxTiles)
     return HISTEQ_ERROR(Code::invalid_argument, "tiles must be 1.." + std::to_string(hist::kMaxTiles) + " per axis, not " +
                                                     std::to_string(q.tiles.cols) + "x" + std::to_string(q.tiles.rows));
@@ -104,6 +106,7 @@ std::string describe(const Quality& q) {
     s += q.temporal_s > 0 ? ", temporal " + number(q.temporal_s) + " s (cut " + number(q.scene_cut) + ")" : ", no temporal";
     s += q.chroma == ChromaMode::follow ? ", chroma auto (limit " + number(q.chroma_limit) + ")" : ", chroma kept";
   }
+  if (q.denoise > 0) s += ", denoise " + number(q.denoise);
   if (q.range != RangeMode::automatic) s += std::string(", range ") + range_name(q.range);
   if (q.textbook) s += ", textbook levels";
   return s;

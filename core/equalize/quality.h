@@ -29,6 +29,9 @@
 //               below white white (lut.h's guard); chroma follow stays within [16, 240] likewise.
 //   textbook    the classic formula (cv2.equalizeHist's, histeq's before issue 20): levels
 //               stretched onto 0..max whatever the range, no guard; for comparisons.
+//   denoise     the temporal denoiser (denoise.h), before the curve: the luma's noise sigma in
+//               levels of 255 (scaled for 10-bit), which sets its motion test; 0 = off (default:
+//               docs/quality.md, "Denoiser", says why).
 //
 // Everything off (plain_quality()) maps within the nominal range; with textbook on as well it is
 // the classic equalization, bit for bit. The integer forms the frames are computed with (clip_q8,
@@ -59,26 +62,32 @@ struct Quality {
   double chroma_limit = 1.2;   // >= 1
   RangeMode range = RangeMode::automatic;
   bool textbook = false;
+  double denoise = 0;          // 0 = off; else the noise sigma, 0.5..20 levels of 255
 
   bool operator==(const Quality& o) const noexcept {
     return mode == o.mode && tiles == o.tiles && clip_limit == o.clip_limit && temporal_s == o.temporal_s &&
            scene_cut == o.scene_cut && chroma == o.chroma && chroma_limit == o.chroma_limit && range == o.range &&
-           textbook == o.textbook;
+           textbook == o.textbook && denoise == o.denoise;
   }
   bool operator!=(const Quality& o) const noexcept { return !(*this == o); }
-  // True for plain equalization: global, no clip, no temporal, chroma kept (whatever the levels;
-  // with textbook on, the classic formula).
+  // True for plain equalization: global, no clip, no temporal, chroma kept, no denoiser (whatever
+  // the levels; with textbook on, the classic formula).
   bool plain() const noexcept {
-    return mode == Mode::global && clip_limit == 0 && temporal_s == 0 && chroma == ChromaMode::keep;
+    return mode == Mode::global && clip_limit == 0 && temporal_s == 0 && chroma == ChromaMode::keep && denoise == 0;
   }
 };
 
-// Plain equalization: global, no clip limit, no temporal filter, chroma kept, range auto.
+// The noise sigma the denoiser is switched on with where no value is given (the player's key, the
+// bench's case): the middle of the dark footage's 3..6 levels (docs/quality.md, "Denoiser").
+constexpr double kDenoiseOn = 4;
+
+// Plain equalization: global, no clip limit, no temporal filter, chroma kept, range auto, no denoiser.
 Quality plain_quality();
 // The defaults of the command line and the player, chosen by the measurements of docs/quality.md.
 Quality default_quality();
 
-// Ranges: clip_limit 0 or 1..64, temporal_s 0..10, scene_cut 0..1, chroma_limit 1..4, tiles
+// Ranges: clip_limit 0 or 1..64, temporal_s 0..10, scene_cut 0..1, chroma_limit 1..4, denoise 0
+// or 0.5..20, tiles
 // 1..hist::kMaxTiles per axis. Errors name the control.
 Status validate(const Quality& q);
 

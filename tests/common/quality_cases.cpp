@@ -57,6 +57,14 @@ Painter dim_scene(const video::FrameFormat& f, int cut, uint32_t seed) {
   };
 }
 
+pipeline::EqualizerOptions cpu_options(const eq::Quality& q) {
+  pipeline::EqualizerOptions o;
+  o.cpu = true;
+  o.quality = q;
+  o.keep_histogram = true;
+  return o;
+}
+
 Result<DrivenRun> drive(const pipeline::EqualizerOptions& opts, const video::FrameFormat& format, int frames, const Painter& paint,
                         const std::function<void(int, pipeline::Equalizer&)>& before, double fps) {
   auto eq = pipeline::Equalizer::create(opts, format);

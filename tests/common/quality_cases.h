@@ -24,6 +24,9 @@ video::FramePtr painted_frame(video::FramePool& pool, int n, double fps, const P
 // across it, and for n >= cut a different, brighter shot. `seed` varies the texture.
 Painter dim_scene(const video::FrameFormat& f, int cut = 1 << 30, uint32_t seed = 1);
 
+// A CPU equalizer's options with these settings, keeping the histograms in the side data.
+pipeline::EqualizerOptions cpu_options(const eq::Quality& q);
+
 // Equalizes frames one by one with an equalizer; before frame k, `before(k, eq)` may change its
 // controls. Returns copies of the output frames and their side data's compare frames (when on).
 struct DrivenRun {

@@ -505,7 +505,8 @@ def case_quality_options_bad_values():
     out = path("q_eq.mp4")
     for args, word in [(["--clip-limit", "0.5"], "clip limit"), (["--tiles", "0x8"], "tiles"), (["--tiles", "8"], "tiles"),
                        (["--temporal", "-1"], "temporal"), (["--scene-cut", "2"], "scene-cut"), (["--chroma-limit", "9"], "chroma limit"),
-                       (["--mode", "local"], "--mode"), (["--chroma", "vivid"], "--chroma"), (["--plain", "--mode", "clahe"], "--plain")]:
+                       (["--mode", "local"], "--mode"), (["--chroma", "vivid"], "--chroma"), (["--plain", "--mode", "clahe"], "--plain"),
+                       (["--denoise", "50"], "denoise"), (["--plain", "--denoise", "0.1"], "denoise")]:
         for cmd in (["export", clip, "-o", out], ["play", "--headless", clip]):
             r = histeq(*cmd, *args)
             lines = [l for l in r.stderr.splitlines() if l.strip()]

@@ -427,6 +427,20 @@ std::vector<EqCase> eq_cases() {
   }
   c.push_back({"plain_fused_limited", odd8, eq::plain_quality(), "method2_tuned", false, 6});
   c.push_back({"plain_fused_10bit_limited", ten, eq::plain_quality(), "method2_tuned", true, 6});
+  // The denoiser (core/equalize/denoise.h; its own tests: test_denoise_gpu.cpp) in every layout.
+  eq::Quality dn = def, dn_clahe = clahe, dn_plain = eq::plain_quality();
+  dn.denoise = dn_clahe.denoise = 3;
+  dn_plain.denoise = 2;
+  const video::FrameFormat yuv444{641, 359, 8, 0, 0};
+  c.push_back({"denoise_odd8", odd8, dn, "method2", false, 12});
+  c.push_back({"denoise_clahe_odd8_device", odd8, dn_clahe, "method2", true, 12});
+  c.push_back({"denoise_plain_fused_kernel", odd8, dn_plain, "method2_tuned", false, 8});
+  c.push_back({"denoise_10bit", ten, dn, "method2", false, 12});
+  c.push_back({"denoise_clahe_10bit_device", ten, dn_clahe, "method2", true, 12});
+  c.push_back({"denoise_nv12", nv12, dn, "method2", false, 12});
+  c.push_back({"denoise_p010_device", p010, dn, "method2_tuned", true, 12});
+  c.push_back({"denoise_clahe_p010", p010, dn_clahe, "method2", false, 12});
+  c.push_back({"denoise_444", yuv444, dn, "method2", false, 12});
   return c;
 }
 

@@ -181,6 +181,14 @@ TEST(PlayerControls, QualityKeysToggleOneControlEach) {
   EXPECT_TRUE(toggle_quality(Command::textbook, d, d).textbook);
   EXPECT_EQ(toggle_quality(Command::textbook, toggle_quality(Command::textbook, d, d), d), d);
   EXPECT_EQ(toggle_quality(Command::pause, d, d), d);
+  // n: the denoiser, off by default, on at eq::kDenoiseOn or the user's sigma, the rest unchanged.
+  eq::Quality dn = toggle_quality(Command::denoise, d, d);
+  EXPECT_EQ(dn.denoise, eq::kDenoiseOn);
+  EXPECT_FALSE(dn.plain());
+  dn.denoise = 0;
+  EXPECT_EQ(dn, d);
+  custom.denoise = 6;
+  EXPECT_EQ(toggle_quality(Command::denoise, toggle_quality(Command::denoise, custom, custom), custom).denoise, 6);
   // --compare: the input or a look.
   EXPECT_FALSE(app::player::compare_look("input")->has_value());
   EXPECT_TRUE((*app::player::compare_look("plain"))->quality.plain());

@@ -575,14 +575,6 @@ eq::Quality textbook_plain() {
   return q;
 }
 
-pipeline::EqualizerOptions cpu_options(const eq::Quality& q) {
-  pipeline::EqualizerOptions o;
-  o.cpu = true;
-  o.quality = q;
-  o.keep_histogram = true;
-  return o;
-}
-
 double mean_luma(const FrameCopy& f) {
   const size_t n = static_cast<size_t>(f.format.width) * f.format.height;
   double s = 0;
