@@ -102,11 +102,12 @@ TEST(GpuDenoiseLive, LiveChangesAndTheComparisonMatchCpu) {
   cpu.quality = eq::default_quality();
   cpu.compare = {true, pipeline::Look{1.0, b}};
   auto want = drive(cpu, fmt, 20, dim_scene(fmt, 17), schedule);
+  ASSERT_TRUE(want.is_ok()) << "CPU: " << want.status().message();
   pipeline::EqualizerOptions gpu = cpu;
   gpu.cpu = false;
   gpu.frames_in_flight = 3;
   auto got = drive(gpu, fmt, 20, dim_scene(fmt, 17), schedule);
-  ASSERT_TRUE(want.is_ok() && got.is_ok());
+  ASSERT_TRUE(got.is_ok()) << "GPU: " << got.status().message();
   ASSERT_EQ(got->frames.size(), want->frames.size());
   for (size_t i = 0; i < want->frames.size(); ++i) {
     ASSERT_TRUE(got->frames[i] == want->frames[i]) << "frame " << i;
