@@ -924,15 +924,17 @@ def case_batch_sigint_leaves_nothing():
 CASES = {k[5:]: v for k, v in sorted(globals().items()) if k.startswith("case_")}
 
 
-def main():
+def main(cases=None):
+    """Runs one case of `cases` (default: this file's); tests/e2e/safety.py passes its own."""
     global HISTEQ, TMP
+    cases = CASES if cases is None else cases
     ap = argparse.ArgumentParser()
     ap.add_argument("--histeq")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("case", nargs="?")
     a = ap.parse_args()
     if a.list:
-        print("\n".join(CASES))
+        print("\n".join(cases))
         return 0
     HISTEQ = os.path.abspath(a.histeq)
     for tool in ("ffmpeg", "ffprobe"):
@@ -946,7 +948,7 @@ def main():
         return SKIP
     TMP = tempfile.mkdtemp(prefix="histeq-e2e-")
     try:
-        CASES[a.case]()
+        cases[a.case]()
     except Skip as s:
         print(f"skipped: {s}")
         return SKIP
