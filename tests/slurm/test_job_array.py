@@ -3,7 +3,7 @@
 (start_cluster.sh), the README's job file (export_array.sh) over a folder of 6 clips, one corrupt.
 
   1. sbatch --array=0-5; one task cancelled mid-export by scancel (SIGTERM: it stops cleanly), one
-     killed by scancel --signal=KILL (it leaves its temporary .part, as preemption or a lost node does);
+     killed by SIGKILL (it leaves its temporary .part, as a lost node or the OOM killer does);
   2. the same array again with --resume;
   3. every good clip complete (its frames = the input's = its sidecar's) and written exactly once
      over the two runs, the corrupt one reported failed, no .part left, and the merged report's
@@ -18,6 +18,7 @@ import glob
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -65,14 +66,32 @@ def wait_done(env, job, timeout=150):
     raise AssertionError(f"job {job} still queued after {timeout} s:\n" + sh("squeue", env=env))
 
 
-def wait_part(out, name, timeout=90):
-    """The task of `name` is exporting: its temporary file is there."""
+def wait_part(out, name, timeout=90, size=50000):
+    """The task of `name` is exporting: its temporary file is there, frames in it."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if glob.glob(os.path.join(out, f".{name}.*.part")):
-            return
+        for p in glob.glob(os.path.join(out, f".{name}.*.part")):
+            try:
+                if os.path.getsize(p) >= size:
+                    return
+            except OSError:
+                pass
         time.sleep(0.05)
-    raise AssertionError(f"{name}: no export started within {timeout} s")
+    raise AssertionError(f"{name}: no export under way within {timeout} s")
+
+
+def kill_task(histeq, index):
+    """SIGKILL to the task's histeq, as when a node is lost or the kernel's OOM killer strikes:
+    no chance to clean up. (scancel --signal=KILL is a cancel to Slurm: SIGTERM first.)"""
+    for pid in os.listdir("/proc"):
+        try:
+            args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if args and args[0] == histeq.encode() and b"--index" in args and args[args.index(b"--index") + 1] == str(index).encode():
+            os.kill(int(pid), signal.SIGKILL)
+            return
+    raise AssertionError(f"task {index}: no histeq process found")
 
 
 def results(path):
@@ -112,7 +131,7 @@ def main():
         wait_part(out, "b.mp4")
         sh("scancel", f"{job1}_{names.index('b.mp4')}", env=env)
         wait_part(out, "e.mp4")
-        sh("scancel", "--signal=KILL", "--full", f"{job1}_{names.index('e.mp4')}", env=env)
+        kill_task(histeq, names.index("e.mp4"))
         wait_done(env, job1)
         left = sorted(os.path.basename(p) for p in glob.glob(os.path.join(out, ".*.part")))
         assert len(left) == 1 and left[0].startswith(".e.mp4."), f"want the killed task's .part only, got {left}"
@@ -144,7 +163,7 @@ def main():
     assert bad["result"] == "failed" and bad["message"].startswith(os.path.join(clips, CORRUPT) + ": "), bad
     assert not glob.glob(os.path.join(out, "*.part")) and not glob.glob(os.path.join(out, ".*.part")), os.listdir(out)
     assert sorted(f for f in os.listdir(out) if not f.startswith(".")) == sorted(CLIPS), os.listdir(out)
-    print(f"slurm job array: 6 tasks, 1 cancelled (SIGTERM) and 1 killed (SIGKILL) mid-export, resumed: "
+    print(f"slurm job array: 6 tasks, 1 cancelled by scancel and 1 killed (SIGKILL) mid-export, resumed: "
           f"{t['done']} done, {t['skipped']} skipped, {t['failed']} failed, {t['interrupted']} interrupted over 2 runs; "
           f"every good clip written once, nothing left; {elapsed:.0f} s")
     return 0

@@ -62,7 +62,7 @@ TEST(Names, EscapingKeepsOneLineAndIsReversible) {
   EXPECT_EQ(escape_name("caf\xe9"), "caf\\xe9");              // Latin-1: not UTF-8
   EXPECT_EQ(escape_name("\xc2\x9b" "2J"), "\\xc2\\x9b2J");    // C1 CSI: a terminal escape too
   EXPECT_EQ(escape_name("\x7f"), "\\x7f");
-  for (const std::string s : {std::string("a\nb"), std::string("\\x41"), std::string("\xff\xfe\\\\"), std::string("\0z", 2),
+  for (const std::string& s : {std::string("a\nb"), std::string("\\x41"), std::string("\xff\xfe\\\\"), std::string("\0z", 2),
                               std::string("\xed\xa0\x80"), std::string("ok \xe2\x82\xac")})
     EXPECT_EQ(app::unescape_name(escape_name(s)), s) << escape_name(s);
   EXPECT_EQ(app::terminal_safe("C:\\x \x1b]0;t\x07"), "C:\\x \\x1b]0;t\\x07");
@@ -121,12 +121,12 @@ TEST_F(TempDir, HelperProgramsRunWithoutAShellAndNeverFromTheWorkingDirectory) {
 }
 
 TEST(BatchPlan, AnExtensionIsLettersAndDigits) {
-  for (const std::string ext : {"mkv/../../../escaped.mkv", "../x", "mk v", ".", "a/b", "mkv\n"}) {
+  for (const std::string& ext : {"mkv/../../../escaped.mkv", "../x", "mk v", ".", "a/b", "mkv\n"}) {
     auto p = pipeline::plan_batch({"/tmp/in.mp4"}, "/tmp/out", ext);
     ASSERT_FALSE(p.is_ok()) << ext;
     EXPECT_NE(p.status().message().find("letters and digits"), std::string::npos);
   }
-  for (const std::string ext : {"mkv", ".mkv", "MP4", "m2ts"}) {
+  for (const std::string& ext : {"mkv", ".mkv", "MP4", "m2ts"}) {
     auto p = pipeline::plan_batch({"/tmp/in.mp4"}, "/tmp/out", ext);
     ASSERT_TRUE(p.is_ok()) << ext;
     EXPECT_EQ((*p)[0].output.rfind("/tmp/out/in.", 0), 0u);
