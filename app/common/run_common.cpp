@@ -177,11 +177,11 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   using nlohmann::json;
   json j;
   j["command"] = argv;
-  j["source"] = {{"name", source.name},
-                 {"description", source.description},
+  j["source"] = {{"description", source.description},
                  {"format", source.format.describe()},
                  {"decoder", source.decoder},
                  {"frame_rate", source.frame_rate.value()}};
+  put_name(j["source"], "name", source.name);
   j["equalizer"] = {{"backend", eq.backend == Backend::gpu ? "gpu" : "cpu"},
                     {"kernel", eq.kernel},
                     {"device", eq.device},

@@ -56,7 +56,8 @@ def case_non_utf8_names_in_json():
     assert unescape(start["input_escaped"]) == bad and unescape(start["output_escaped"]) == out, start
     rep = json.loads(open(report, "rb").read().decode("utf-8"))
     assert rep["files"][0]["result"] == "ok" and unescape(rep["files"][0]["input_escaped"]) == bad, rep
-    assert json.loads(open(stats, "rb").read().decode("utf-8"))["frames"], "no frames in --stats-json"
+    st = json.loads(open(stats, "rb").read().decode("utf-8"))
+    assert st["frames"] and unescape(st["source"]["name_escaped"]) == bad, st["source"]
     assert not parts_left(folder), parts_left(folder)
     # The batch: its worker threads print and record the same names.
     dest = os.fsencode(path("dest")) + b"\xe9"
