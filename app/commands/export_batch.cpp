@@ -312,6 +312,46 @@ Status write_export_report(const std::string& path, const std::vector<std::strin
 
 namespace {
 
+struct BatchCounts {
+  int failed = 0;
+  bool stopped = false;  // by a signal, or a file interrupted
+};
+
+// The batch's last words: the JSON summary event, and the line "N of M files written, ..." (in
+// every mode when a file failed or the batch was stopped).
+BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mode mode, double elapsed, bool stop) {
+  int ok = 0, failed = 0, interrupted = 0, not_started = 0, skipped = 0;
+  for (const auto& r : results) {
+    if (r.outcome == pipeline::BatchOutcome::ok) ++ok;
+    else if (r.outcome == pipeline::BatchOutcome::failed) ++failed;
+    else if (r.outcome == pipeline::BatchOutcome::skipped) ++skipped;
+    else if (r.outcome == pipeline::BatchOutcome::cancelled) ++interrupted;
+    else ++not_started;
+  }
+  const bool stopped = stop || interrupted > 0;
+  if (mode == Mode::json) {
+    std::printf("%s\n", dump_json({{"event", "summary"},
+                                   {"files_ok", ok},
+                                   {"files_failed", failed},
+                                   {"files_skipped", skipped},
+                                   {"files_interrupted", interrupted},
+                                   {"files_not_started", not_started},
+                                   {"elapsed_s", elapsed}})
+                            .c_str());
+    std::fflush(stdout);
+  }
+  if (mode != Mode::json || failed > 0 || stopped) {
+    std::string line = std::to_string(ok) + " of " + std::to_string(results.size()) + " files written";
+    if (skipped > 0) line += ", " + std::to_string(skipped) + " skipped";
+    if (failed > 0) line += ", " + std::to_string(failed) + " failed";
+    if (interrupted + not_started > 0) line += ", " + std::to_string(interrupted + not_started) + " not written (interrupted)";
+    char t[64];
+    std::snprintf(t, sizeof(t), " in %.2f s", elapsed);
+    if (mode != Mode::none || failed > 0 || stopped) std::fprintf(stderr, "histeq: %s%s\n", line.c_str(), t);
+  }
+  return {failed, stopped};
+}
+
 pipeline::Existing existing_policy(const ExportCliOptions& o) {
   if (o.resume) return pipeline::Existing::resume;
   return o.skip_existing ? pipeline::Existing::skip : pipeline::Existing::fail;
@@ -396,39 +436,11 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
   board.close();
   const double elapsed = seconds_since(t0);
 
-  int ok = 0, failed = 0, interrupted = 0, not_started = 0, skipped = 0;
-  for (const auto& r : results) {
-    if (r.outcome == pipeline::BatchOutcome::ok) ++ok;
-    else if (r.outcome == pipeline::BatchOutcome::failed) ++failed;
-    else if (r.outcome == pipeline::BatchOutcome::skipped) ++skipped;
-    else if (r.outcome == pipeline::BatchOutcome::cancelled) ++interrupted;
-    else ++not_started;
-  }
-  const bool stopped = stop.load() || interrupted > 0;
-  if (mode == Mode::json) {
-    std::printf("%s\n", dump_json({{"event", "summary"},
-                                   {"files_ok", ok},
-                                   {"files_failed", failed},
-                                   {"files_skipped", skipped},
-                                   {"files_interrupted", interrupted},
-                                   {"files_not_started", not_started},
-                                   {"elapsed_s", elapsed}})
-                            .c_str());
-    std::fflush(stdout);
-  }
-  if (mode != Mode::json || failed > 0 || stopped) {
-    std::string line = std::to_string(ok) + " of " + std::to_string(items.size()) + " files written";
-    if (skipped > 0) line += ", " + std::to_string(skipped) + " skipped";
-    if (failed > 0) line += ", " + std::to_string(failed) + " failed";
-    if (interrupted + not_started > 0) line += ", " + std::to_string(interrupted + not_started) + " not written (interrupted)";
-    char t[64];
-    std::snprintf(t, sizeof(t), " in %.2f s", elapsed);
-    if (mode != Mode::none || failed > 0 || stopped) std::fprintf(stderr, "histeq: %s%s\n", line.c_str(), t);
-  }
+  const BatchCounts n = summarize(results, mode, elapsed, stop.load());
   if (!o.report.empty())
     if (Status s = write_export_report(o.report, argv, results, elapsed, jp.jobs); !s) return fail(s.to_string());
-  if (stopped) return stop_exit_code();
-  return failed > 0 ? 1 : 0;
+  if (n.stopped) return stop_exit_code();
+  return n.failed > 0 ? 1 : 0;
 }
 
 }  // namespace histeq::app
