@@ -121,12 +121,12 @@ TEST_F(TempDir, HelperProgramsRunWithoutAShellAndNeverFromTheWorkingDirectory) {
 }
 
 TEST(BatchPlan, AnExtensionIsLettersAndDigits) {
-  for (const std::string& ext : {"mkv/../../../escaped.mkv", "../x", "mk v", ".", "a/b", "mkv\n"}) {
+  for (const char* ext : {"mkv/../../../escaped.mkv", "../x", "mk v", ".", "a/b", "mkv\n"}) {
     auto p = pipeline::plan_batch({"/tmp/in.mp4"}, "/tmp/out", ext);
     ASSERT_FALSE(p.is_ok()) << ext;
     EXPECT_NE(p.status().message().find("letters and digits"), std::string::npos);
   }
-  for (const std::string& ext : {"mkv", ".mkv", "MP4", "m2ts"}) {
+  for (const char* ext : {"mkv", ".mkv", "MP4", "m2ts"}) {
     auto p = pipeline::plan_batch({"/tmp/in.mp4"}, "/tmp/out", ext);
     ASSERT_TRUE(p.is_ok()) << ext;
     EXPECT_EQ((*p)[0].output.rfind("/tmp/out/in.", 0), 0u);
