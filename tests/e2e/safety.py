@@ -210,7 +210,7 @@ def case_stdin_ahead_of_real_time_has_no_negative_latency():
     assert r.returncode == 0, r.stderr
     frames = json.load(open(js))["frames"]
     g2g = [f["glass-to-glass"] for f in frames if "glass-to-glass" in f]
-    assert len(g2g) > 30 and min(g2g) >= 0, (len(g2g), min(g2g) if g2g else None)
+    assert len(g2g) >= 10 and min(g2g) >= 0, (len(g2g), min(g2g) if g2g else None)  # some frames go to the probe
 
 
 def case_signals_exit_128_plus_the_signal():
