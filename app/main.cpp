@@ -1,13 +1,59 @@
 // histeq: real-time GPU video equalizer and histogram-kernel laboratory. Command-line entry point.
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <cstdio>
+#include <exception>
 #include <string>
 
 #include "app/commands/commands.h"
+#include "app/common/names.h"
+#include "app/common/suggest.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+constexpr int kUsageError = 2;  // as ffmpeg-style tools (and getopt's users) exit on a bad command line
+
+std::vector<std::string> option_names(const CLI::App& cmd) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : cmd.get_options()) {
+    for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const auto& s : o->get_snames()) names.push_back("-" + s);
+  }
+  return names;
+}
+
+// A word CLI11 did not take, named, with the nearest command or flag: "unknown command 'exprot';
+// did you mean 'export'?". "" when no word was left over (the error is of another kind).
+std::string unknown_word(const CLI::App& app) {
+  auto suggest = [](const std::string& word, const std::vector<std::string>& names) {
+    const std::string near = histeq::app::nearest(word, names);
+    return near.empty() ? std::string() : "; did you mean '" + near + "'?";
+  };
+  const std::vector<CLI::App*> used = app.get_subcommands();
+  if (used.empty()) {
+    for (const std::string& w : app.remaining()) {
+      if (w.empty() || w[0] == '-') continue;
+      std::vector<std::string> commands;
+      for (const CLI::App* c : app.get_subcommands(std::function<bool(const CLI::App*)>())) commands.push_back(c->get_name());
+      return "unknown command '" + histeq::app::escape_name(w) + "'" + suggest(w, commands);
+    }
+    return "";
+  }
+  for (const std::string& w : used.back()->remaining()) {
+    if (w.size() < 2 || w[0] != '-') continue;
+    const std::string flag = w.substr(0, w.find('='));
+    return "unknown option '" + histeq::app::escape_name(flag) + "' for '" + used.back()->get_name() + "'" +
+           suggest(flag, option_names(*used.back()));
+  }
+  return "";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
   using namespace histeq::app;
+  ignore_file_size_signal();
   CLI::App app{"histeq: real-time GPU video histogram equalization and a laboratory of histogram kernels"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "histeq 0.1.0");
@@ -36,24 +82,30 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line, not CLI11's multi-line banner.
-    return fail(std::string(e.what()) + " (see histeq --help)", e.get_exit_code() == 0 ? 2 : e.get_exit_code());
+    // One line, not CLI11's multi-line banner; exit 2 for every usage error (CLI11's own codes are
+    // 100 and up). A leftover word says what it is, before CLI11's "input is required".
+    const std::string unknown = unknown_word(app);
+    const std::string cmd = app.get_subcommands().empty() ? "histeq" : "histeq " + app.get_subcommands().back()->get_name();
+    return fail((unknown.empty() ? std::string(e.what()) : unknown) + " (see " + cmd + " --help)", kUsageError);
   }
 
   if (app.got_subcommand("info")) return run_info(info_markdown);
   if (app.got_subcommand("bench")) return run_bench(bench);
   if (app.got_subcommand("play")) {
     auto q = play.quality.resolve();
-    if (!q) return fail(q.status().message() + " (see histeq play --help)", 2);
+    if (!q) return fail(q.status().message() + " (see histeq play --help)", kUsageError);
     play.eq.quality = *q;
     return run_play(play, bench.argv);
   }
   if (app.got_subcommand("export")) {
     auto q = exp.quality.resolve();
-    if (!q) return fail(q.status().message() + " (see histeq export --help)", 2);
+    if (!q) return fail(q.status().message() + " (see histeq export --help)", kUsageError);
     exp.eq.quality = *q;
     return run_export(exp, bench.argv);
   }
   if (app.got_subcommand("quality")) return run_quality(quality);
-  return fail("no command given (see histeq --help)", 2);
+  return fail("no command given (see histeq --help)", kUsageError);
+} catch (const std::exception& e) {
+  // Unwinding ran the destructors (an export's temporary file is gone); say what happened in one line.
+  return histeq::app::fail(std::string("internal error: ") + e.what(), 70);
 }

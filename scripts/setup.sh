@@ -12,6 +12,7 @@ packages=(
   libsdl2-dev libimgui-dev libstb-dev libepoxy-dev libgl-dev libegl-dev libegl-mesa0 libgl1-mesa-dri fonts-dejavu-core
   libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   python3-skimage python3-matplotlib python3-opencv xvfb xauth
+  slurm-wlm munge
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -127,11 +127,15 @@ Status write_summary(const std::string& path, const std::vector<Summary>& sums, 
   });
 }
 
-// bench/plot_paper.py from the working directory, or from the source tree this binary was built in.
-std::string find_plot_script() {
-  for (const std::string& p : {std::string("bench/plot_paper.py"), std::string(HISTEQ_SOURCE_DIR) + "/bench/plot_paper.py"})
-    if (fs::exists(p)) return p;
-  return {};
+// bench/plot_paper.py from the installed data folder or the source tree (never the working
+// directory: a file planted there would run).
+std::string find_plot_script() { return find_data_script("plot_paper.py", HISTEQ_DATA_DIR, HISTEQ_SOURCE_DIR); }
+
+// The plots, by a python3 with matplotlib: the one on PATH, else Debian's /usr/bin/python3 (the
+// one on PATH may lack it). Run without a shell: `dir` is an argument, whatever it holds.
+bool plot(const std::string& script, const std::string& dir) {
+  if (run_program({"python3", "-c", "import matplotlib"}, true) == 0 && run_program({"python3", script, dir}) == 0) return true;
+  return run_program({"/usr/bin/python3", script, dir}) == 0;
 }
 
 }  // namespace
@@ -216,12 +220,9 @@ int run_bench_paper(const BenchOptions& o, bench::Engine& eng) {
 
   const std::string script = find_plot_script();
   if (script.empty()) {
-    std::printf("\nnote: bench/plot_paper.py not found: CSVs written, no plots\n");
-  } else {
-    // The python3 on PATH may lack matplotlib where Debian's /usr/bin/python3 has it.
-    const std::string args = " '" + script + "' '" + dir + "'";
-    const std::string plot = "(python3 -c 'import matplotlib' 2>/dev/null && python3" + args + ") || /usr/bin/python3" + args;
-    if (std::system(plot.c_str()) != 0) std::printf("note: plotting failed (needs python3 with matplotlib): CSVs written, no plots\n");
+    std::printf("\nnote: plot_paper.py not found (in %s or the source tree): CSVs written, no plots\n", HISTEQ_DATA_DIR);
+  } else if (!plot(script, dir)) {
+    std::printf("note: plotting failed (needs python3 with matplotlib): CSVs written, no plots\n");
   }
   std::printf("\nresults in %s\n", dir.c_str());
   if (failed) return fail("some kernels were missing, FAILED or errored (see above)");

@@ -72,6 +72,8 @@ struct ExportCliOptions {
   std::vector<std::string> inputs;
   std::string output;
   bool overwrite = false;
+  bool skip_existing = false;        // -n: never overwrite; an existing output is skipped (success)
+  bool resume = false;               // --resume: a batch's complete outputs skipped, the rest (re)done
   pipeline::EqualizerOptions eq;  // eq.quality comes from `quality`
   QualityArgs quality;
   std::string codec = "libx264";

@@ -12,6 +12,7 @@
 #include <cstdio>
 
 #include "app/commands/commands.h"
+#include "app/common/names.h"
 #include "app/common/run_common.h"
 #include "core/cuda/device.h"
 #include "core/pipeline/export.h"
@@ -23,8 +24,14 @@ using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
 void print_json(const json& j) {
-  std::printf("%s\n", j.dump().c_str());
+  std::printf("%s\n", dump_json(j).c_str());
   std::fflush(stdout);
+}
+
+// `j` with the file name `name` under `key` (put_name: its bytes kept when it is not UTF-8).
+json named(json j, const std::string& key, const std::string& name) {
+  put_name(j, key, name);
+  return j;
 }
 
 bool is_folder(const std::string& p) {
@@ -41,6 +48,9 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("-o,--output", o.output, "the file to write (its extension picks the container: .mp4, .mkv, .mov, ...); "
                                          "for several inputs or a folder, the folder DIR/ to write into")->required();
   e->add_flag("-y,--overwrite", o.overwrite, "replace the output if it exists");
+  e->add_flag("-n,--skip-existing", o.skip_existing, "never overwrite: an output that exists is skipped, and counts as a success");
+  e->add_flag("--resume", o.resume, "a batch run again: outputs recorded complete are skipped, the rest exported again "
+                                    "(what an interrupted run left is removed)");
   e->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2_tuned on a GPU, fused with the LUT and apply; cpu_parallel on the CPU)");
   e->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
   e->add_option("--hwdec", o.hwdec, "decode on the GPU: auto (NVDEC where the codec and GPU allow it), nvdec, none")
@@ -69,7 +79,8 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("--ext", o.ext, "a batch's output extension, e.g. mkv (default: each input's own)");
   e->add_option("--index", o.index, "export only the I-th file (from 0) of the batch, in its listed order: one task of a job array")
       ->check(CLI::NonNegativeNumber);
-  e->add_flag("--list", o.list, "print the batch's inputs and outputs (one pair a line, tab-separated) and export nothing");
+  e->add_flag("--list", o.list, "print the batch's inputs and outputs (one pair a line, tab-separated, names escaped: "
+                                "\\\\ for a backslash, \\xNN for a control byte or one that is not UTF-8) and export nothing");
 }
 
 namespace {
@@ -109,10 +120,12 @@ pipeline::ExportOptions export_options(const ExportCliOptions& o, const video::T
 int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) {
   auto range = video::parse_time_range(o.start, o.duration, o.end);
   if (!range) return fail(range.status().message(), 2);
+  if (o.skip_existing + o.overwrite + o.resume > 1) return fail("-y, -n and --resume exclude one another: give one", 2);
   const bool batch = o.inputs.size() > 1 || is_folder(o.inputs.front()) || (!o.output.empty() && o.output.back() == '/') ||
                      o.index >= 0 || o.list;
   if (batch) return run_export_batch(o, *range, argv);
   if (!o.ext.empty()) return fail("--ext names a batch's outputs; give the output file's own name instead", 2);
+  if (o.resume) return fail("--resume is for a batch (-o DIR/); for one file, -n skips an output that exists", 2);
   return run_export_one(o, *range, argv);
 }
 
@@ -130,6 +143,13 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   };
   forward_ffmpeg_log(o.verbose);
   const ProgressMode mode = progress_mode(o.progress);
+  struct stat existing {};
+  if (o.skip_existing && ::lstat(o.output.c_str(), &existing) == 0) {
+    const std::string msg = o.output + ": exists; skipped (-n)";
+    if (mode == ProgressMode::json) print_json(named({{"event", "skipped"}, {"message", msg}}, "output", o.output));
+    else if (mode != ProgressMode::none) std::fprintf(stderr, "histeq: %s\n", terminal_safe(msg).c_str());
+    return report(single_result(o, pipeline::BatchOutcome::skipped, msg));
+  }
   const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
   pipeline::ExportOptions eo = export_options(o, range);
   eo.input = input;
@@ -139,7 +159,7 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   auto ex = pipeline::Exporter::open(eo);
   const double open_s = std::chrono::duration<double>(Clock::now() - open_t0).count();
   if (!ex) {
-    if (mode == ProgressMode::json) print_json({{"event", "error"}, {"message", ex.status().to_string()}});
+    if (mode == ProgressMode::json) print_json(named({{"event", "error"}, {"message", ex.status().to_string()}}, "input", input));
     const int code = fail(ex.status().to_string());
     (void)report(single_result(o, pipeline::BatchOutcome::failed, ex.status().to_string()));
     return code;
@@ -147,18 +167,16 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   const pipeline::ExportPlan& plan = (*ex)->plan();
   for (const auto& n : plan.notes) std::fprintf(stderr, "histeq: note: %s\n", n.c_str());
   if (mode == ProgressMode::json) {
-    print_json({{"event", "start"},
-                {"input", input},
-                {"output", o.output},
+    print_json(named(named({{"event", "start"},
                 {"input_description", plan.input_description},
                 {"output_description", plan.output_description},
                 {"format", plan.format.describe()},
                 {"equalizer", describe_equalizer(plan.equalizer)},
                 {"decoder", plan.decoder},
                 {"frames_expected", plan.frames_hint},
-                {"notes", plan.notes}});
+                {"notes", plan.notes}}, "input", input), "output", o.output));
   } else if (mode != ProgressMode::none) {
-    std::fprintf(stderr, "histeq: %s -> %s\n  %s, decoded by %s\n  -> %s; %s\n", input.c_str(), o.output.c_str(),
+    std::fprintf(stderr, "histeq: %s -> %s\n  %s, decoded by %s\n  -> %s; %s\n", escape_name(input).c_str(), escape_name(o.output).c_str(),
                  plan.input_description.c_str(), plan.decoder.c_str(), plan.output_description.c_str(),
                  describe_equalizer(plan.equalizer).c_str());
     if (range.trimmed())
@@ -222,8 +240,9 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   if (!rep) {
     const bool interrupted = rep.status().code() == Code::cancelled;
     const std::string msg = interrupted ? o.output + ": interrupted; nothing written" : rep.status().to_string();
-    if (mode == ProgressMode::json) print_json({{"event", interrupted ? "interrupted" : "error"}, {"message", msg}});
-    const int code = fail(msg, interrupted ? 130 : 1);
+    if (mode == ProgressMode::json)
+      print_json(named({{"event", interrupted ? "interrupted" : "error"}, {"message", msg}}, "input", input));
+    const int code = fail(msg, interrupted ? stop_exit_code() : 1);
     (void)report(single_result(o, interrupted ? pipeline::BatchOutcome::cancelled : pipeline::BatchOutcome::failed, msg));
     return code;
   }
@@ -232,12 +251,11 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   if (sc.corrupt_packets > 0 || sc.damaged_frames > 0 || sc.repaired_timestamps > 0) {
     std::fprintf(stderr, "histeq: %s: damaged input decoded past: %lld corrupt packets skipped, %lld damaged frames kept "
                          "(concealed by the decoder), %lld timestamps repaired\n",
-                 input.c_str(), static_cast<long long>(sc.corrupt_packets), static_cast<long long>(sc.damaged_frames),
+                 escape_name(input).c_str(), static_cast<long long>(sc.corrupt_packets), static_cast<long long>(sc.damaged_frames),
                  static_cast<long long>(sc.repaired_timestamps));
   }
   if (mode == ProgressMode::json) {
-    print_json({{"event", "done"},
-                {"output", o.output},
+    print_json(named({{"event", "done"},
                 {"frames_in", r.frames_in},
                 {"frames_out", r.frames_out},
                 {"corrupt_packets", sc.corrupt_packets},
@@ -246,9 +264,9 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
                 {"copied_packets", r.copied_packets},
                 {"elapsed_s", r.elapsed_s},
                 {"open_s", open_s},
-                {"fps", r.elapsed_s > 0 ? r.frames_out / r.elapsed_s : 0}});
+                {"fps", r.elapsed_s > 0 ? r.frames_out / r.elapsed_s : 0}}, "output", o.output));
   } else if (mode != ProgressMode::none) {
-    std::fprintf(stderr, "histeq: wrote %s: %lld frames in, %lld out, %lld packets copied, %.2f s (%.1f fps)\n", o.output.c_str(),
+    std::fprintf(stderr, "histeq: wrote %s: %lld frames in, %lld out, %lld packets copied, %.2f s (%.1f fps)\n", escape_name(o.output).c_str(),
                  static_cast<long long>(r.frames_in), static_cast<long long>(r.frames_out),
                  static_cast<long long>(r.copied_packets), r.elapsed_s, r.elapsed_s > 0 ? r.frames_out / r.elapsed_s : 0.0);
   }

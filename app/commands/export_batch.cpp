@@ -1,8 +1,9 @@
 // histeq export IN... -o DIR/: several files (or folders of them) exported into one folder, --jobs
 // at a time (pipeline::run_batch), with a line per running file and a total line with the ETA (or
 // JSON lines that name the file), one bad file reported and skipped, and --report: every file's
-// result as JSON. The exit code says whether every file was written (0), not (1) or the batch was
-// interrupted (130).
+// result as JSON. -n and --resume skip existing (or complete) outputs. The exit code says whether
+// every file was written or skipped (0), not (1), or the batch was stopped by a signal (128 + its
+// number: 130 for Ctrl-C, 143 for SIGTERM).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include <map>
 
 #include "app/commands/commands.h"
+#include "app/common/names.h"
 #include "app/common/run_common.h"
 #include "core/cuda/device.h"
 #include "core/histogram/histogram.h"
@@ -60,17 +62,15 @@ class Board {
     f.expected = plan.frames_hint;
     f.duration_s = plan.duration_s;
     if (mode_ == Mode::json) {
-      emit({{"event", "start"},
-            {"file", items_[i].input},
-            {"output", items_[i].output},
+      emit(item_json({{"event", "start"},
             {"index", i},
             {"input_description", plan.input_description},
             {"output_description", plan.output_description},
             {"equalizer", describe_equalizer(plan.equalizer)},
             {"frames_expected", plan.frames_hint},
-            {"notes", plan.notes}});
+            {"notes", plan.notes}}, items_[i], true));
     } else if (mode_ != Mode::none) {
-      permanent(tag(i) + items_[i].input + " -> " + items_[i].output + ": " + plan.input_description + "; " +
+      permanent(tag(i) + escape_name(items_[i].input) + " -> " + escape_name(items_[i].output) + ": " + plan.input_description + "; " +
                 describe_equalizer(plan.equalizer));
       for (const auto& n : plan.notes) permanent(tag(i) + "note: " + n);
     }
@@ -91,25 +91,29 @@ class Board {
     f.frames = r.frames_out;
     if (r.outcome == pipeline::BatchOutcome::ok) ++ok_;
     else if (r.outcome == pipeline::BatchOutcome::failed) ++failed_;
+    else if (r.outcome == pipeline::BatchOutcome::skipped) ++skipped_;
     if (mode_ == Mode::json) {
       if (r.outcome == pipeline::BatchOutcome::ok)
-        emit({{"event", "done"}, {"file", r.item.input}, {"output", r.item.output}, {"index", i}, {"frames_in", r.frames_in},
+        emit(item_json({{"event", "done"}, {"index", i}, {"frames_in", r.frames_in},
               {"frames_out", r.frames_out}, {"corrupt_packets", r.source.corrupt_packets}, {"damaged_frames", r.source.damaged_frames},
-              {"elapsed_s", r.elapsed_s}, {"output_bytes", r.output_bytes}});
+              {"elapsed_s", r.elapsed_s}, {"output_bytes", r.output_bytes}}, r.item, true));
       else
-        emit({{"event", r.outcome == pipeline::BatchOutcome::cancelled ? "interrupted" : "error"}, {"file", r.item.input},
-              {"index", i}, {"message", r.message}});
+        emit(item_json({{"event", event_name(r.outcome)}, {"index", i}, {"message", r.message}}, r.item,
+                       r.outcome == pipeline::BatchOutcome::skipped));
     }
     if (r.outcome == pipeline::BatchOutcome::failed) {
       permanent(r.message, true);  // "histeq: FILE: cause" on stderr, as a single export says it, in every mode
+    } else if (mode_ != Mode::json && r.outcome == pipeline::BatchOutcome::skipped) {
+      permanent(tag(i) + r.message);
     } else if (mode_ != Mode::json && mode_ != Mode::none && r.outcome == pipeline::BatchOutcome::ok) {
       char b[160];
       std::snprintf(b, sizeof(b), ": %lld frames, %s, %.2f s", static_cast<long long>(r.frames_out), size_string(r.output_bytes).c_str(),
                     r.elapsed_s);
-      permanent(tag(i) + "wrote " + r.item.output + b);
+      permanent(tag(i) + "wrote " + escape_name(r.item.output) + b);
+      for (const auto& n : r.notes) permanent(tag(i) + "note: " + n);
       const auto& sc = r.source;
       if (sc.corrupt_packets > 0 || sc.damaged_frames > 0)
-        permanent(tag(i) + r.item.input + ": damaged input decoded past: " + std::to_string(sc.corrupt_packets) +
+        permanent(tag(i) + escape_name(r.item.input) + ": damaged input decoded past: " + std::to_string(sc.corrupt_packets) +
                   " corrupt packets skipped, " + std::to_string(sc.damaged_frames) + " damaged frames kept");
     }
     tick(true);
@@ -123,8 +127,6 @@ class Board {
     }
   }
 
-  int ok() const { return ok_; }
-  int failed() const { return failed_; }
 
  private:
   struct File {
@@ -139,15 +141,27 @@ class Board {
   }
 
   void emit(const json& j) {
-    std::printf("%s\n", j.dump().c_str());
+    std::printf("%s\n", dump_json(j).c_str());
     std::fflush(stdout);
+  }
+
+  static const char* event_name(pipeline::BatchOutcome o) {
+    if (o == pipeline::BatchOutcome::cancelled) return "interrupted";
+    return o == pipeline::BatchOutcome::skipped ? "skipped" : "error";
+  }
+
+  // `j` with the item's input ("file") and, with `output`, its output (put_name).
+  static json item_json(json j, const pipeline::BatchItem& item, bool output) {
+    put_name(j, "file", item.input);
+    if (output) put_name(j, "output", item.output);
+    return j;
   }
 
   // A line that stays (starts, ends, errors): above the live block.
   void permanent(const std::string& line, bool error = false) {
     if (mode_ == Mode::none && !error) return;
     clear_block();
-    std::fprintf(stderr, "histeq: %s\n", line.c_str());
+    std::fprintf(stderr, "histeq: %s\n", terminal_safe(line).c_str());
     std::fflush(stderr);
   }
 
@@ -166,7 +180,9 @@ class Board {
     int64_t known = 0;
     int opened = 0, waiting = 0;
     for (const File& f : files_) {
-      if (f.outcome == pipeline::BatchOutcome::failed || f.outcome == pipeline::BatchOutcome::cancelled) continue;
+      if (f.outcome == pipeline::BatchOutcome::failed || f.outcome == pipeline::BatchOutcome::cancelled ||
+          f.outcome == pipeline::BatchOutcome::skipped)
+        continue;
       if (f.running) ++running;
       if (!f.running && f.outcome == pipeline::BatchOutcome::not_started) {
         ++waiting;
@@ -197,8 +213,9 @@ class Board {
       for (size_t i = 0; i < files_.size(); ++i) {
         const File& f = files_[i];
         if (!f.running) continue;
-        json j = {{"event", "progress"}, {"file", items_[i].input}, {"index", i}, {"frame", f.frames}, {"media_s", f.media_s},
-                  {"elapsed_s", f.elapsed_s}, {"fps", f.elapsed_s > 0 ? std::round(f.frames / f.elapsed_s * 10) / 10 : 0.0}};
+        json j = item_json({{"event", "progress"}, {"index", i}, {"frame", f.frames}, {"media_s", f.media_s},
+                  {"elapsed_s", f.elapsed_s}, {"fps", f.elapsed_s > 0 ? std::round(f.frames / f.elapsed_s * 10) / 10 : 0.0}},
+                           items_[i], false);
         if (f.expected > 0) {
           const double p = std::min(1.0, static_cast<double>(f.frames) / static_cast<double>(f.expected));
           j["frames_expected"] = f.expected;
@@ -207,7 +224,7 @@ class Board {
         }
         emit(j);
       }
-      json t = {{"event", "total"}, {"files_total", files_.size()}, {"files_done", ok_}, {"files_failed", failed_},
+      json t = {{"event", "total"}, {"files_total", files_.size()}, {"files_done", ok_}, {"files_failed", failed_}, {"files_skipped", skipped_},
                 {"files_running", running}, {"frames", done}, {"frames_expected", expected}, {"elapsed_s", std::round(elapsed * 10) / 10}};
       if (frac >= 0) t["percent"] = std::round(frac * 1000) / 10;
       if (frac > 0) t["eta_s"] = std::round(eta * 10) / 10;
@@ -223,10 +240,10 @@ class Board {
       if (f.expected > 0) {
         const double p = std::min(1.0, static_cast<double>(f.frames) / static_cast<double>(f.expected));
         std::snprintf(b, sizeof(b), "%s%s: frame %lld/%lld (%.1f%%)  %.1f fps  ETA %s", tag(i).c_str(),
-                      std::filesystem::path(items_[i].input).filename().c_str(), static_cast<long long>(f.frames),
+                      escape_name(std::filesystem::path(items_[i].input).filename()).c_str(), static_cast<long long>(f.frames),
                       static_cast<long long>(f.expected), p * 100, fps, p > 0 ? clock_string(f.elapsed_s * (1 - p) / p).c_str() : "?");
       } else {
-        std::snprintf(b, sizeof(b), "%s%s: frame %lld  %.1f fps", tag(i).c_str(), std::filesystem::path(items_[i].input).filename().c_str(),
+        std::snprintf(b, sizeof(b), "%s%s: frame %lld  %.1f fps", tag(i).c_str(), escape_name(std::filesystem::path(items_[i].input).filename()).c_str(),
                       static_cast<long long>(f.frames), fps);
       }
       lines.push_back(b);
@@ -253,7 +270,7 @@ class Board {
   const std::vector<pipeline::BatchItem>& items_;
   std::vector<File> files_;
   Clock::time_point t0_, last_;
-  int ok_ = 0, failed_ = 0;
+  int ok_ = 0, failed_ = 0, skipped_ = 0;
   int drawn_ = 0;  // live mode: lines of the block on screen
 };
 
@@ -265,9 +282,7 @@ Status write_export_report(const std::string& path, const std::vector<std::strin
   std::map<std::string, int> count;
   for (const auto& r : results) {
     ++count[pipeline::outcome_name(r.outcome)];
-    json f = {{"input", r.item.input},
-              {"output", r.item.output},
-              {"result", pipeline::outcome_name(r.outcome)},
+    json f = {{"result", pipeline::outcome_name(r.outcome)},
               {"frames_in", r.frames_in},
               {"frames_out", r.frames_out},
               {"frames_expected", r.frames_expected},
@@ -275,6 +290,8 @@ Status write_export_report(const std::string& path, const std::vector<std::strin
               {"output_bytes", r.output_bytes},
               {"corrupt_packets", r.source.corrupt_packets},
               {"damaged_frames", r.source.damaged_frames}};
+    put_name(f, "input", r.item.input);
+    put_name(f, "output", r.item.output);
     if (!r.message.empty()) f["message"] = r.message;
     if (!r.notes.empty()) f["notes"] = r.notes;
     if (r.device >= 0) f["device"] = r.device;
@@ -286,11 +303,61 @@ Status write_export_report(const std::string& path, const std::vector<std::strin
             {"files_total", results.size()},
             {"files_ok", count["ok"]},
             {"files_failed", count["failed"]},
+            {"files_skipped", count["skipped"]},
             {"files_interrupted", count["interrupted"]},
             {"files_not_started", count["not started"]},
             {"files", std::move(files)}};
   return write_json_file(path, j);
 }
+
+namespace {
+
+struct BatchCounts {
+  int failed = 0;
+  bool stopped = false;  // by a signal, or a file interrupted
+};
+
+// The batch's last words: the JSON summary event, and the line "N of M files written, ..." (in
+// every mode when a file failed or the batch was stopped).
+BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mode mode, double elapsed, bool stop) {
+  int ok = 0, failed = 0, interrupted = 0, not_started = 0, skipped = 0;
+  for (const auto& r : results) {
+    if (r.outcome == pipeline::BatchOutcome::ok) ++ok;
+    else if (r.outcome == pipeline::BatchOutcome::failed) ++failed;
+    else if (r.outcome == pipeline::BatchOutcome::skipped) ++skipped;
+    else if (r.outcome == pipeline::BatchOutcome::cancelled) ++interrupted;
+    else ++not_started;
+  }
+  const bool stopped = stop || interrupted > 0;
+  if (mode == Mode::json) {
+    std::printf("%s\n", dump_json({{"event", "summary"},
+                                   {"files_ok", ok},
+                                   {"files_failed", failed},
+                                   {"files_skipped", skipped},
+                                   {"files_interrupted", interrupted},
+                                   {"files_not_started", not_started},
+                                   {"elapsed_s", elapsed}})
+                            .c_str());
+    std::fflush(stdout);
+  }
+  if (mode != Mode::json || failed > 0 || stopped) {
+    std::string line = std::to_string(ok) + " of " + std::to_string(results.size()) + " files written";
+    if (skipped > 0) line += ", " + std::to_string(skipped) + " skipped";
+    if (failed > 0) line += ", " + std::to_string(failed) + " failed";
+    if (interrupted + not_started > 0) line += ", " + std::to_string(interrupted + not_started) + " not written (interrupted)";
+    char t[64];
+    std::snprintf(t, sizeof(t), " in %.2f s", elapsed);
+    if (mode != Mode::none || failed > 0 || stopped) std::fprintf(stderr, "histeq: %s%s\n", line.c_str(), t);
+  }
+  return {failed, stopped};
+}
+
+pipeline::Existing existing_policy(const ExportCliOptions& o) {
+  if (o.resume) return pipeline::Existing::resume;
+  return o.skip_existing ? pipeline::Existing::skip : pipeline::Existing::fail;
+}
+
+}  // namespace
 
 int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, const std::vector<std::string>& argv) {
   const std::atomic<bool>& stop = install_stop_signals();
@@ -311,7 +378,7 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
     items = {items[static_cast<size_t>(o.index)]};
   }
   if (o.list) {
-    for (const auto& it : items) std::printf("%s\t%s\n", it.input.c_str(), it.output.c_str());
+    for (const auto& it : items) std::printf("%s\t%s\n", escape_name(it.input).c_str(), escape_name(it.output).c_str());
     return 0;
   }
 
@@ -336,18 +403,14 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
   std::string devs;
   for (int d : jp.devices) devs += (devs.empty() ? "" : ",") + std::to_string(d);
   if (mode == Mode::json) {
-    std::printf("%s\n", json({{"event", "batch"},
-                              {"files", items.size()},
-                              {"output_dir", o.output},
-                              {"jobs", jp.jobs},
-                              {"encoder_threads", jp.encoder_threads},
-                              {"devices", jp.devices}})
-                            .dump()
-                            .c_str());
+    json b = {{"event", "batch"}, {"files", items.size()}, {"jobs", jp.jobs}, {"encoder_threads", jp.encoder_threads},
+              {"devices", jp.devices}};
+    put_name(b, "output_dir", o.output);
+    std::printf("%s\n", dump_json(b).c_str());
     std::fflush(stdout);
   } else if (mode != Mode::none) {
     std::fprintf(stderr, "histeq: exporting %zu file%s to %s with %d job%s (encoder threads: %s)%s\n", items.size(),
-                 items.size() == 1 ? "" : "s", o.output.c_str(), jp.jobs, jp.jobs == 1 ? "" : "s",
+                 items.size() == 1 ? "" : "s", escape_name(o.output).c_str(), jp.jobs, jp.jobs == 1 ? "" : "s",
                  jp.encoder_threads > 0 ? std::to_string(jp.encoder_threads).c_str() : "the encoder's choice",
                  gpu ? (", GPU " + devs).c_str() : ", CPU equalizer");
   }
@@ -369,41 +432,15 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
     board.finished(i, r);
   };
   const auto t0 = Clock::now();
-  const std::vector<pipeline::BatchFileResult> results = pipeline::run_batch(items, base, jp, stop, cb);
+  const std::vector<pipeline::BatchFileResult> results = pipeline::run_batch(items, base, jp, stop, cb, existing_policy(o));
   board.close();
   const double elapsed = seconds_since(t0);
 
-  int ok = 0, failed = 0, interrupted = 0, not_started = 0;
-  for (const auto& r : results) {
-    if (r.outcome == pipeline::BatchOutcome::ok) ++ok;
-    else if (r.outcome == pipeline::BatchOutcome::failed) ++failed;
-    else if (r.outcome == pipeline::BatchOutcome::cancelled) ++interrupted;
-    else ++not_started;
-  }
-  const bool stopped = stop.load() || interrupted > 0;
-  if (mode == Mode::json) {
-    std::printf("%s\n", json({{"event", "summary"},
-                              {"files_ok", ok},
-                              {"files_failed", failed},
-                              {"files_interrupted", interrupted},
-                              {"files_not_started", not_started},
-                              {"elapsed_s", elapsed}})
-                            .dump()
-                            .c_str());
-    std::fflush(stdout);
-  }
-  if (mode != Mode::json || failed > 0 || stopped) {
-    std::string line = std::to_string(ok) + " of " + std::to_string(items.size()) + " files written";
-    if (failed > 0) line += ", " + std::to_string(failed) + " failed";
-    if (interrupted + not_started > 0) line += ", " + std::to_string(interrupted + not_started) + " not written (interrupted)";
-    char t[64];
-    std::snprintf(t, sizeof(t), " in %.2f s", elapsed);
-    if (mode != Mode::none || failed > 0 || stopped) std::fprintf(stderr, "histeq: %s%s\n", line.c_str(), t);
-  }
+  const BatchCounts n = summarize(results, mode, elapsed, stop.load());
   if (!o.report.empty())
     if (Status s = write_export_report(o.report, argv, results, elapsed, jp.jobs); !s) return fail(s.to_string());
-  if (stopped) return 130;
-  return failed > 0 ? 1 : 0;
+  if (n.stopped) return stop_exit_code();
+  return n.failed > 0 ? 1 : 0;
 }
 
 }  // namespace histeq::app

@@ -7,11 +7,15 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "app/common/names.h"
 #include "app/common/play_options.h"
 #include "core/cuda/device.h"
 #include "core/histogram/histogram.h"
@@ -20,12 +24,13 @@
 namespace histeq::app {
 
 int fail(const std::string& message, int code) {
-  std::fprintf(stderr, "histeq: %s\n", message.c_str());
+  std::fprintf(stderr, "histeq: %s\n", terminal_safe(message).c_str());
   return code;
 }
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_stop_signal{0};  // the first stop signal's number
 // Read by the handler: plain buffers, no allocation there. Slot 0 is set_signal_cleanup()'s; the
 // others are handed out by add_signal_cleanup().
 constexpr int kCleanupSlots = 65;
@@ -50,6 +55,7 @@ extern "C" void on_stop_signal(int sig) {
     std::raise(sig);
     return;
   }
+  g_stop_signal.store(sig);
   g_stop.store(true);
 }
 
@@ -62,7 +68,15 @@ const std::atomic<bool>& install_stop_signals() {
   sa.sa_flags = SA_RESTART;
   for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaction(s, &sa, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  ignore_file_size_signal();
   return g_stop;
+}
+
+void ignore_file_size_signal() { std::signal(SIGXFSZ, SIG_IGN); }
+
+int stop_exit_code() {
+  const int sig = g_stop_signal.load();
+  return 128 + (sig > 0 ? sig : SIGINT);
 }
 
 void set_signal_cleanup(const std::string& path) { write_slot(0, path); }
@@ -175,11 +189,11 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   using nlohmann::json;
   json j;
   j["command"] = argv;
-  j["source"] = {{"name", source.name},
-                 {"description", source.description},
+  j["source"] = {{"description", source.description},
                  {"format", source.format.describe()},
                  {"decoder", source.decoder},
                  {"frame_rate", source.frame_rate.value()}};
+  put_name(j["source"], "name", source.name);
   j["equalizer"] = {{"backend", eq.backend == Backend::gpu ? "gpu" : "cpu"},
                     {"kernel", eq.kernel},
                     {"device", eq.device},
@@ -221,20 +235,29 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
 }
 
 Status write_json_file(const std::string& path, const nlohmann::json& j) {
-  const std::string tmp = path + ".part";
-  {
-    std::ofstream f(tmp);
-    if (!f) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
-    f << j.dump(1) << "\n";
-    f.close();
-    if (!f) {
-      std::remove(tmp.c_str());
-      return HISTEQ_ERROR(Code::io_error, path + ": write failed");
-    }
+  // A fresh, unique temporary file beside `path` (O_EXCL: a planted file or symlink there is never
+  // opened, let alone followed), renamed over `path` when complete.
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string templ = dir + "/." + base + ".XXXXXX.part";
+  const int fd = ::mkstemps(templ.data(), 5);
+  if (fd < 0) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  (void)::fchmod(fd, 0666 & ~mask);
+  const std::string text = dump_json(j, 1) + "\n";
+  std::string err;
+  for (size_t done = 0; done < text.size() && err.empty();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) err = std::strerror(n < 0 ? errno : EIO);
+    else done += static_cast<size_t>(n);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string err = std::strerror(errno);
-    std::remove(tmp.c_str());
+  if (::close(fd) != 0 && err.empty()) err = std::strerror(errno);
+  if (err.empty() && std::rename(templ.c_str(), path.c_str()) != 0) err = std::strerror(errno);
+  if (!err.empty()) {
+    ::unlink(templ.c_str());
     return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + err);
   }
   return Status::ok();
@@ -269,6 +292,35 @@ Status parse_size(const std::string& s, int& w, int& h) {
   char extra = 0;
   if (std::sscanf(s.c_str(), "%dx%d%c", &w, &h, &extra) == 2 && w > 0 && h > 0) return Status::ok();
   return HISTEQ_ERROR(Code::invalid_argument, "bad size '" + s + "' (WxH, 720p, 1080p or 4k)");
+}
+
+int run_program(const std::vector<std::string>& argv, bool quiet) {
+  if (argv.empty()) return -1;
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (quiet) posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) return -1;
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
+}
+
+std::string find_data_script(const std::string& name, const std::string& data_dir, const std::string& source_dir) {
+  for (const std::string& dir : {data_dir, source_dir.empty() ? std::string() : source_dir + "/bench"}) {
+    if (dir.empty() || dir[0] != '/') continue;  // a relative folder would be the working directory's
+    const std::string p = dir + "/" + name;
+    struct stat st {};
+    if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return p;
+  }
+  return {};
 }
 
 std::string clock_string(double s) {

@@ -22,9 +22,15 @@ namespace histeq::app {
 int fail(const std::string& message, int code = 1);
 
 // SIGINT, SIGTERM and SIGHUP set the returned flag; a second one ends the process at once, after
-// removing the files named by set_signal_cleanup() and add_signal_cleanup(). SIGPIPE is ignored.
+// removing the files named by set_signal_cleanup() and add_signal_cleanup(). SIGPIPE and SIGXFSZ
+// are ignored (a write past `ulimit -f` then fails with EFBIG, cleaned up as a full disk is).
 // Idempotent.
 const std::atomic<bool>& install_stop_signals();
+// SIGXFSZ ignored, for commands that write files without the stop signals.
+void ignore_file_size_signal();
+// The exit code for a run ended by a stop signal: 128 + its number, as shells report a death by it
+// (SIGINT 130, SIGTERM 143, SIGHUP 129); 130 when none came (a cancel from elsewhere).
+int stop_exit_code();
 // The file a hard stop (second signal) must remove; "" for none. Not thread-safe: call it from the
 // main thread while no other thread changes it.
 void set_signal_cleanup(const std::string& path);
@@ -55,8 +61,9 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
                         const std::vector<std::pair<std::string, int64_t>>& counters,
                         const std::function<void(nlohmann::json&)>& extend = {});
 
-// Writes `j` to `path` through a temporary file renamed when complete: never a half-written file
-// under the name. Errors name the file.
+// Writes `j` to `path` through a new temporary file in the same folder (mkstemp: never a planted
+// name or symlink), renamed when complete: never a half-written file under the name. Names that
+// are not UTF-8 become U+FFFD (put_name keeps their bytes). Errors name the file.
 Status write_json_file(const std::string& path, const nlohmann::json& j);
 
 // When the equalizer may run on the GPU, creates the CUDA context on a thread of its own (a few
@@ -73,6 +80,17 @@ video::HwDecode hwdec_for(const std::string& option, const pipeline::EqualizerOp
 
 // "1920x1080", "1080p", "720p", "4k" -> width, height.
 Status parse_size(const std::string& s, int& width, int& height);
+
+// Runs `argv` (argv[0] looked up on PATH as execvp does) with posix_spawn: no shell, so no argument
+// is ever parsed as shell syntax. Waits for it; returns its exit status, 128 + the signal that
+// killed it, or -1 when it could not be started. `quiet`: its stderr goes to /dev/null. Blocking;
+// any thread.
+int run_program(const std::vector<std::string>& argv, bool quiet = false);
+
+// A helper script histeq ships (e.g. "plot_paper.py"): from the installed data folder
+// (HISTEQ_DATA_DIR, e.g. /usr/local/share/histeq) or else the source tree this binary was built
+// from (HISTEQ_SOURCE_DIR/bench), never from the working directory; "" when neither has it.
+std::string find_data_script(const std::string& name, const std::string& data_dir, const std::string& source_dir);
 
 // Seconds as "1:02:03" or "2:03".
 std::string clock_string(double seconds);

@@ -1,15 +1,22 @@
 #include "core/pipeline/batch.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <thread>
+
+#include "core/video/frame_count.h"
 
 namespace histeq::pipeline {
 namespace {
@@ -35,9 +42,78 @@ bool same_file(const std::string& a, const std::string& b) {
   return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+// --ext: letters and digits, so that the output's name stays in the output folder ("mkv", not
+// "mkv/../../x").
+Status check_ext(const std::string& ext) {
+  const std::string e = !ext.empty() && ext[0] == '.' ? ext.substr(1) : ext;
+  const bool ok = !e.empty() && e.size() <= 16 &&
+                  std::all_of(e.begin(), e.end(), [](unsigned char c) { return std::isalnum(c) != 0; });
+  if (ok) return Status::ok();
+  return HISTEQ_ERROR(Code::invalid_argument, "--ext '" + ext + "': an extension is letters and digits only (e.g. mkv)");
+}
+
+// The sidecar through a new temporary file renamed into place: a reader sees the whole line or none.
+Status write_sidecar(const std::string& output, int64_t frames) {
+  const std::string path = sidecar_path(output);
+  std::string templ = path + ".XXXXXX";
+  const int fd = ::mkstemp(templ.data());
+  if (fd < 0) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
+  const std::string line = "frames " + std::to_string(frames) + "\n";
+  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const bool closed = ::close(fd) == 0;
+  if (!written || !closed || ::rename(templ.c_str(), path.c_str()) != 0) {
+    ::unlink(templ.c_str());
+    return HISTEQ_ERROR(Code::io_error, path + ": cannot write the record of the finished export");
+  }
+  return Status::ok();
+}
+
+int64_t read_sidecar(const std::string& output) {
+  const int fd = ::open(sidecar_path(output).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char b[64] = {0};
+  const ssize_t n = ::read(fd, b, sizeof(b) - 1);
+  ::close(fd);
+  long long frames = -1;
+  char nl = 0;
+  if (n <= 0 || std::sscanf(b, "frames %lld%c", &frames, &nl) != 2 || nl != '\n') return -1;
+  return frames;
+}
+
 }  // namespace
 
+std::string sidecar_path(const std::string& output) {
+  const fs::path p(output);
+  return (p.parent_path() / ("." + p.filename().string() + ".histeq")).string();
+}
+
+bool complete_output(const std::string& output) {
+  struct stat st {};
+  if (::stat(output.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  const int64_t recorded = read_sidecar(output);
+  if (recorded < 0) return false;
+  auto frames = video::count_video_packets(output);
+  return frames.is_ok() && *frames == recorded;
+}
+
+int remove_stale_parts(const std::string& output) {
+  const fs::path p(output);
+  const std::string prefix = "." + p.filename().string() + ".";
+  std::error_code ec;
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  int removed = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    // Exactly the exporter's ".NAME.XXXXXX.part" (mkstemps' six characters).
+    if (n.size() != prefix.size() + 11 || n.compare(0, prefix.size(), prefix) != 0 || n.compare(n.size() - 5, 5, ".part") != 0) continue;
+    std::error_code re;
+    if (fs::remove(e.path(), re)) ++removed;
+  }
+  return removed;
+}
+
 Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs, const std::string& out_dir, const std::string& ext) {
+  if (!ext.empty()) HISTEQ_TRY(check_ext(ext));
   std::vector<std::string> files;
   for (const std::string& in : inputs) {
     std::error_code ec;
@@ -103,12 +179,31 @@ const char* outcome_name(BatchOutcome o) noexcept {
     case BatchOutcome::ok: return "ok";
     case BatchOutcome::failed: return "failed";
     case BatchOutcome::cancelled: return "interrupted";
+    case BatchOutcome::skipped: return "skipped";
     default: return "not started";
   }
 }
 
+namespace {
+
+// -n and --resume before an item's export: its stale temporary files go; an existing output is
+// skipped (-n, or --resume when complete) or exported again (--resume). Returns the skip's message,
+// or "" to export (`overwrite` set when the output is to be replaced).
+std::string existing_output(const BatchItem& item, Existing existing, bool& overwrite) {
+  if (existing == Existing::fail) return "";
+  (void)remove_stale_parts(item.output);
+  struct stat st {};
+  if (::lstat(item.output.c_str(), &st) != 0) return "";
+  if (existing == Existing::skip) return item.output + ": exists; skipped (-n)";
+  if (complete_output(item.output)) return item.output + ": complete; skipped (--resume)";
+  overwrite = true;  // cut short, or not recorded as finished: done again
+  return "";
+}
+
+}  // namespace
+
 std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, const ExportOptions& base, const JobPlan& plan,
-                                       const std::atomic<bool>& stop, const BatchCallbacks& cb) {
+                                       const std::atomic<bool>& stop, const BatchCallbacks& cb, Existing existing) {
   std::vector<BatchFileResult> results(items.size());
   for (size_t i = 0; i < items.size(); ++i) results[i].item = items[i];
   std::mutex mu;   // the callbacks, one at a time
@@ -127,13 +222,15 @@ std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, cons
       r.outcome = outcome;
       r.message = message;
       r.elapsed_s = now_s() - t0;
-      if (outcome == BatchOutcome::ok) {
+      if (outcome == BatchOutcome::ok || outcome == BatchOutcome::skipped) {
         struct stat st {};
         if (::stat(items[i].output.c_str(), &st) == 0) r.output_bytes = static_cast<int64_t>(st.st_size);
       }
       std::lock_guard<std::mutex> l(mu);
       if (cb.finished) cb.finished(i, r);
     };
+    if (const std::string skip = existing_output(items[i], existing, o.overwrite); !skip.empty())
+      return finish(BatchOutcome::skipped, skip);
     auto ex = Exporter::open(o);
     if (!ex) return finish(ex.status().code() == Code::cancelled ? BatchOutcome::cancelled : BatchOutcome::failed, ex.status().to_string());
     r.notes = (*ex)->plan().notes;
@@ -160,6 +257,7 @@ std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, cons
     if (rep->frames_in != rep->frames_out)
       return finish(BatchOutcome::failed, items[i].output + ": " + std::to_string(rep->frames_in) + " frames in but " +
                                               std::to_string(rep->frames_out) + " out (the encoder dropped frames)");
+    if (Status s = write_sidecar(items[i].output, rep->frames_out); !s) r.notes.push_back(s.message() + " (--resume will export it again)");
     finish(BatchOutcome::ok, "");
   };
 

@@ -28,7 +28,8 @@ struct BatchItem {
 // `ext` when one is given ("mkv"). A path that is not a folder is an item even when it does not
 // exist: its export fails and says so, like any bad file. Errors (invalid_argument/not_found,
 // naming the path): a folder without videos, two inputs that would be written to one name, an
-// output that would replace its input.
+// output that would replace its input, an `ext` that is not letters and digits (one leading '.'
+// allowed).
 Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs, const std::string& out_dir,
                                           const std::string& ext = "");
 
@@ -46,8 +47,29 @@ struct JobPlan {
 // Each job's encoder then gets cores / jobs threads (the encoder's own choice for a single job).
 JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files);
 
-enum class BatchOutcome { ok, failed, cancelled, not_started };
-const char* outcome_name(BatchOutcome o) noexcept;  // "ok", "failed", "interrupted", "not started"
+enum class BatchOutcome { ok, failed, cancelled, not_started, skipped };
+// "ok", "failed", "interrupted", "not started", "skipped"
+const char* outcome_name(BatchOutcome o) noexcept;
+
+// What a batch does with an output that already exists (ExportOptions::overwrite, -y, replaces it).
+enum class Existing {
+  fail,    // the file fails: "already exists"
+  skip,    // -n: left as it is, the file counted as skipped
+  resume,  // --resume: a complete output (complete_output()) is skipped; another is exported again
+};
+
+// The record of a completed batch export, written beside its output when it is in place:
+// ".NAME.histeq" in the output's folder (hidden, so a folder of outputs is never an input), one
+// line "frames N".
+std::string sidecar_path(const std::string& output);
+// Whether `output` is complete: it exists, its sidecar exists, and the video frames it holds are
+// the sidecar's count (a copy cut short, or replaced by another file, is not). A temporary
+// ".NAME.XXXXXX.part" is never complete. Reads the file (its packets, no decoding).
+bool complete_output(const std::string& output);
+// Removes what an export of `output` that was killed left: ".NAME.XXXXXX.part" files in its folder.
+// Only for an output that no other process is writing (a job-array task owns its file). Returns how
+// many were removed.
+int remove_stale_parts(const std::string& output);
 
 struct BatchFileResult {
   BatchItem item;
@@ -71,10 +93,13 @@ struct BatchCallbacks {
   std::function<void(size_t index, const BatchFileResult& result)> finished;
 };
 
-// Exports every item with `base`'s settings (its input and output replaced by the item's). Stops
-// starting files once `stop` is set; running files then end as cancelled, leaving nothing.
-// Returns one result per item, in the items' order.
+// Exports every item with `base`'s settings (its input and output replaced by the item's), and
+// writes each completed output's sidecar. Stops starting files once `stop` is set; running files
+// then end as cancelled, leaving nothing. With `existing` skip or resume, an item's stale
+// temporary files (remove_stale_parts) are removed first. Returns one result per item, in the
+// items' order.
 std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, const ExportOptions& base, const JobPlan& plan,
-                                       const std::atomic<bool>& stop, const BatchCallbacks& callbacks);
+                                       const std::atomic<bool>& stop, const BatchCallbacks& callbacks,
+                                       Existing existing = Existing::fail);
 
 }  // namespace histeq::pipeline

@@ -222,12 +222,18 @@ Status FileSource::Impl::unopenable(int e) const {
       if (n == sizeof(head) && std::memcmp(head + 4, "ftyp", 4) == 0 && log.last_error().find("moov") != std::string::npos)
         return fail("truncated or unfinished MP4/MOV file: its index (moov atom) is missing");
     }
+    if (is_stream() || path == "-") return fail("not a video stream this FFmpeg can read (unrecognised or invalid data)");
     return fail("not a video file this FFmpeg can read (unrecognised or invalid data)");
   }
   if (e == AVERROR_EXIT) return fail(timed_out ? "no stream: nothing came for " + seconds(opts.live_timeout_s) : "interrupted",
                                       timed_out ? Code::io_error : Code::cancelled);
   if (opts.webcam) return fail("cannot open the webcam: " + log.describe_failure(e));
   if (is_stream_url(path)) return fail("cannot open the stream: " + log.describe_failure(e));
+  // A demuxer that rejects the header's picture size returns whatever code its check gave (y4m:
+  // EBUSY's "Device or resource busy"); the log line says what is wrong.
+  int w = 0, h = 0;
+  if (std::sscanf(log.last_error().c_str(), "Picture size %dx%d is invalid", &w, &h) == 2)
+    return fail("invalid frame size " + std::to_string(w) + "x" + std::to_string(h) + " in its header", Code::unsupported);
   return fail(log.describe_failure(e));
 }
 
@@ -563,11 +569,15 @@ void FileSource::Impl::stamp_capture(Frame& f) {
     f.timing.capture_ns = now - static_cast<int64_t>(std::max(0.0, behind) * 1e9);
     return;
   }
-  if (first_arrival_ns == 0) {
+  // The anchor is the frame that arrived earliest against its timestamp: a stream that runs ahead
+  // of real time (a pipe read faster than it plays) moves it, so a capture is never after its
+  // frame's arrival and the latency never negative.
+  const int64_t media_ns = static_cast<int64_t>(media_s * 1e9);
+  if (first_arrival_ns == 0 || f.timing.start_ns - media_ns < first_arrival_ns - first_pts_ns) {
     first_arrival_ns = f.timing.start_ns;
-    first_pts_ns = static_cast<int64_t>(media_s * 1e9);
+    first_pts_ns = media_ns;
   }
-  f.timing.capture_ns = first_arrival_ns + (static_cast<int64_t>(media_s * 1e9) - first_pts_ns);
+  f.timing.capture_ns = first_arrival_ns + (media_ns - first_pts_ns);
 }
 
 Status FileSource::Impl::convert(const AVFrame* in, Frame& out) {
@@ -735,7 +745,7 @@ SourceCounters FileSource::counters() const {
 
 Status FileSource::set_output_format(const FrameFormat& format) {
   if (impl_->started) return HISTEQ_ERROR(Code::invalid_argument, "set_output_format after the first frame");
-  HISTEQ_TRY(validate(format));
+  if (Status v = validate(format); !v) return impl_->fail(v.message(), v.code());
   impl_->info.format = format;
   return Status::ok();
 }

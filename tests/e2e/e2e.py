@@ -981,7 +981,8 @@ def case_batch_export_skips_a_bad_file():
     assert events[-1]["event"] == "summary" and events[-1]["files_ok"] == 2 and events[-1]["files_failed"] == 1, events[-1]
     err = [l for l in r.stderr.splitlines() if l.strip()]
     assert any(l.startswith("histeq: " + os.path.join(folder, "b.mp4") + ": ") for l in err), err
-    assert sorted(os.listdir(out)) == ["a.mp4", "c.mkv"], os.listdir(out)  # nothing half-written
+    # Nothing half-written; each output with its record of completion (--resume's sidecar).
+    assert sorted(os.listdir(out)) == [".a.mp4.histeq", ".c.mkv.histeq", "a.mp4", "c.mkv"], os.listdir(out)
     assert video_frames(os.path.join(out, "a.mp4")) == 30 and video_frames(os.path.join(out, "c.mkv")) == 30
     rep = json.load(open(report))
     results = {os.path.basename(f["input"]): f for f in rep["files"]}
@@ -995,7 +996,7 @@ def case_batch_export_skips_a_bad_file():
     for i, want in ((0, 0), (1, 1), (2, 0)):
         r = histeq("export", folder, "-o", path("out2") + "/", "--index", i, "--progress", "none")
         assert r.returncode == want, (i, r.returncode, r.stderr)
-    assert sorted(os.listdir(path("out2"))) == ["a.mp4", "c.mkv"]
+    assert sorted(os.listdir(path("out2"))) == [".a.mp4.histeq", ".c.mkv.histeq", "a.mp4", "c.mkv"]
     r = histeq("export", folder, "-o", path("out2") + "/", "--index", 3)
     assert r.returncode == 2 and "--index 3" in r.stderr, r.stderr
 
@@ -1007,13 +1008,14 @@ def case_batch_export_inputs_and_mistakes():
     r = histeq("export", a, b, "-o", out, "--ext", "mkv", "--progress", "plain", "--start", "0.5")
     assert r.returncode == 0, r.stderr
     assert "total: 2 of 2 files written" in r.stderr, r.stderr
-    assert sorted(os.listdir(out)) == ["x.mkv", "y.mkv"] and video_frames(os.path.join(out, "x.mkv")) == 15
+    assert sorted(os.listdir(out)) == [".x.mkv.histeq", ".y.mkv.histeq", "x.mkv", "y.mkv"]
+    assert video_frames(os.path.join(out, "x.mkv")) == 15
     r = histeq("export", a, b, "-o", a)  # a file is not a folder
     assert r.returncode == 2 and "a batch writes into a folder" in r.stderr, r.stderr
     r = histeq("export", os.path.join(out, "x.mkv"), "-o", out + "/", "-y")
     assert r.returncode == 2 and "is the input" in r.stderr, r.stderr
     r = histeq("export", a, path("missing.mp4"), "-o", path("o2") + "/", "--progress", "none")
-    assert r.returncode == 1 and "no such file" in r.stderr and os.listdir(path("o2")) == ["x.mp4"], r.stderr
+    assert r.returncode == 1 and "no such file" in r.stderr and sorted(os.listdir(path("o2"))) == [".x.mp4.histeq", "x.mp4"], r.stderr
     r = histeq("export", a, b, "-o", path("o3") + "/", "--stats-json", path("s.json"))
     assert r.returncode == 2, r.stderr
     if not have_gpu():
@@ -1051,15 +1053,17 @@ def case_batch_sigint_leaves_nothing():
 CASES = {k[5:]: v for k, v in sorted(globals().items()) if k.startswith("case_")}
 
 
-def main():
+def main(cases=None):
+    """Runs one case of `cases` (default: this file's); tests/e2e/safety.py passes its own."""
     global HISTEQ, TMP
+    cases = CASES if cases is None else cases
     ap = argparse.ArgumentParser()
     ap.add_argument("--histeq")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("case", nargs="?")
     a = ap.parse_args()
     if a.list:
-        print("\n".join(CASES))
+        print("\n".join(cases))
         return 0
     HISTEQ = os.path.abspath(a.histeq)
     for tool in ("ffmpeg", "ffprobe"):
@@ -1073,7 +1077,7 @@ def main():
         return SKIP
     TMP = tempfile.mkdtemp(prefix="histeq-e2e-")
     try:
-        CASES[a.case]()
+        cases[a.case]()
     except Skip as s:
         print(f"skipped: {s}")
         return SKIP
