@@ -634,7 +634,7 @@ def case_quality_command():
     r = histeq("quality", "--bench", "--cpu", "--sizes", "320x180", "--runs", "12", "--json", js)
     assert r.returncode == 0, r.stderr
     res = json.load(open(js))["results"]
-    assert [x["case"] for x in res] == ["plain", "global+all", "clahe 8x8", "clahe 8x8+all"], res
+    assert [x["case"] for x in res] == ["plain", "global+all", "clahe 8x8", "clahe 8x8+all", "global+denoise"], res
     assert all(x["median_us"] > 0 and x["p99_us"] >= x["median_us"] for x in res)
 
 
