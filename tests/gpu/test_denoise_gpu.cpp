@@ -105,6 +105,8 @@ TEST(GpuDenoiseLive, LiveChangesAndTheComparisonMatchCpu) {
   ASSERT_TRUE(want.is_ok()) << "CPU: " << want.status().message();
   pipeline::EqualizerOptions gpu = cpu;
   gpu.cpu = false;
+  gpu.download = false;
+  gpu.keep_on_device = true;  // the comparison runs on frames kept on the device
   gpu.frames_in_flight = 3;
   auto got = drive(gpu, fmt, 20, dim_scene(fmt, 17), schedule);
   ASSERT_TRUE(got.is_ok()) << "GPU: " << got.status().message();
