@@ -53,7 +53,8 @@ struct Filtered {
 
 // Gaussian noise of sigma levels around `level`, fresh for each frame (seeded by frame and pixel).
 uint32_t noisy(double level, double sigma, int x, int y, int n) {
-  std::mt19937 g(static_cast<uint32_t>((n * 7919 + y) * 104729 + x));
+  // Unsigned: the seed wraps (the same seeds as two's complement int arithmetic gave, without its overflow).
+  std::mt19937 g((static_cast<uint32_t>(n) * 7919u + static_cast<uint32_t>(y)) * 104729u + static_cast<uint32_t>(x));
   std::normal_distribution<double> d(0, sigma);
   return static_cast<uint32_t>(std::clamp(std::lround(level + d(g)), 0L, 255L));
 }
