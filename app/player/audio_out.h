@@ -29,72 +29,54 @@
 #include <vector>
 
 #include "app/player/audio_clock.h"
+#include "app/player/audio_device.h"
 #include "core/cuda/status.h"
 #include "core/video/audio_source.h"
 
 namespace histeq::app::player {
 
-struct AudioOutOptions {
-  double volume = 1.0;        // 0..kMaxVolume
-  bool muted = false;
-  bool log_callbacks = false;  // keep every callback's record (--stats-json)
-};
-
-constexpr double kMaxVolume = 1.3;   // as mpv's default volume-max of 130%
-constexpr double kVolumeStep = 0.05; // the 9 and 0 keys
-
-class AudioOut {
+class AudioOut final : public AudioDevice {
  public:
   // The track and a device for it. Errors: not_found (no audio track), unsupported (no sound
   // device: SDL's message), or the track's decoder failing.
   static Result<std::unique_ptr<AudioOut>> open(const std::string& path, const AudioOutOptions& opts);
-  ~AudioOut();
+  ~AudioOut() override;
   AudioOut(const AudioOut&) = delete;
   AudioOut& operator=(const AudioOut&) = delete;
 
   // "aac 44.1 kHz stereo (stream #1) -> pulseaudio, 48 kHz, 2 ch"
-  const std::string& description() const noexcept { return description_; }
+  const std::string& description() const noexcept override { return description_; }
   // Plays from stream time `from_s` (the track is sought to the sample, the ring filled for up
   // to a quarter of a second) up to `until_s` (stream time; <= 0: the track's end; silence goes on
   // after it so that the clock keeps running). Starts paused when `paused`.
-  Status start(double from_s, double until_s, bool paused);
+  Status start(double from_s, double until_s, bool paused) override;
   // Silences the device, stops the feeder and forgets the position (a seek or a new file comes).
-  void halt();
+  void halt() override;
   // Paused: silence, and the clock stands where the sound stopped; unpaused, it goes on from there.
-  void set_paused(bool paused);
-  bool started() const {
+  void set_paused(bool paused) override;
+  bool started() const override {
     std::lock_guard<std::mutex> l(mu_);
     return started_;
   }
   // The stream time being heard; NaN when not started or before the device took its first run.
-  double clock_s() const;
+  double clock_s() const override;
   // Everything up to the end (of the track or of until_s) has gone to the device.
-  bool drained() const;
+  bool drained() const override;
 
-  void set_volume(double v);  // clamped to 0..kMaxVolume
+  void set_volume(double v) override;  // clamped to 0..kMaxVolume
   double volume() const noexcept { return volume_.load(); }
-  void set_muted(bool m) { muted_ = m; }
+  void set_muted(bool m) override { muted_ = m; }
   bool muted() const noexcept { return muted_.load(); }
 
-  int rate() const noexcept { return spec_.freq; }
-  int channels() const noexcept { return spec_.channels; }
-  double latency_s() const { return clock_.latency_s(); }
-  const std::string& driver() const noexcept { return driver_; }
-  int64_t underruns() const noexcept { return underruns_.load(); }
+  int rate() const noexcept override { return spec_.freq; }
+  int channels() const noexcept override { return spec_.channels; }
+  double latency_s() const override { return clock_.latency_s(); }
+  const std::string& driver() const noexcept override { return driver_; }
+  int64_t underruns() const noexcept override { return underruns_.load(); }
 
-  // One device callback: when (steady clock), the index of its first sample among all the samples
-  // the device took through the callback since it opened (the disk driver's file holds them, after
-  // whatever silence SDL wrote before the first callback), how many, how many of them carried the
-  // timeline (the rest: silence before the start, while paused, or of an underrun), and the media
-  // (stream) time of the first.
-  struct Callback {
-    int64_t ns = 0;
-    int64_t first_sample = 0;
-    int32_t frames = 0, timed = 0;
-    double start_s = 0;
-  };
-  std::vector<Callback> callback_log() const;
-  int64_t device_samples() const;  // all the sample frames the callback gave the device
+  using Callback = AudioCallback;  // audio_device.h
+  std::vector<Callback> callback_log() const override;
+  int64_t device_samples() const override;  // all the sample frames the callback gave the device
 
  private:
   AudioOut() = default;
