@@ -56,8 +56,12 @@ class Overlay {
 
  private:
   void main_panel(const OverlayState& s, OverlayActions& out);
-  void timing_panel(const OverlayState& s);
-  void luma_panel(const OverlayState& s);
+  void look_controls(const OverlayState& s, OverlayActions& out, float wrap);
+  void split_controls(const OverlayState& s, OverlayActions& out);
+  void transport(const OverlayState& s, OverlayActions& out);
+  void file_buttons(const OverlayState& s, OverlayActions& out);
+  void timing_panel(const OverlayState& s);  // overlay_timing.cpp
+  void luma_panel(const OverlayState& s);    // overlay_timing.cpp
   void help_panel(const OverlayState& s, OverlayActions& out);
   void split_handle(const OverlayState& s, OverlayActions& out);
   // The controls of one set of quality settings; true when one changed (then `q` holds the change).
