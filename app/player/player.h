@@ -1,12 +1,12 @@
-// `histeq play` with a window: the pipeline (decode -> equalize) feeding a presentation sink that
-// draws each frame with the VideoRenderer (CUDA-GL interop on the GPU path, glTexSubImage2D on the
-// CPU path) under the ImGui overlay, paced at the source's frame rate.
+// `histeq play` with a window: the front end of a playback Session (app/player/session.h). The
+// session runs the pipeline (decode -> equalize) and times the frames; the window uploads each one
+// to the VideoRenderer (CUDA-GL interop on the GPU path, glTexSubImage2D on the CPU path) and draws
+// it under the ImGui overlay, which reads the session's state and sends commands back.
 //
-// The window's thread runs the pipeline's sink, so every window frame is drawn from there: when a
-// frame arrives (Sink::consume), while the next one is not due yet or playback is paused (the
-// previous frame is redrawn with a live UI), when the pipeline is starved (Sink::idle), and after
-// the input has ended (the last frame stays). Seeks and opening another file stop the pipeline
-// run, reposition or replace the source and run again.
+// Everything runs on the window's thread, the session's: window frames are drawn when a frame
+// arrives, while the next one is not due yet or playback is paused (the previous frame is redrawn
+// with a live UI), when the pipeline is starved, and after the input has ended (the last frame
+// stays).
 #pragma once
 
 #include <atomic>
