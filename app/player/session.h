@@ -193,7 +193,7 @@ class Session final : public pipeline::Sink {
   Status consume_paced(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec, bool restart, bool stepping);
   Status consume_synced(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec);
   Status start_audio_with(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec, bool& dropped_audio);
-  Status wait_for_audio(double t, bool& shown_or_dropped);
+  Status wait_for_audio(double t, bool& stopped);
   void note_presented(pipeline::FrameRecord& rec, double t, int64_t arrived, int64_t drawn_from);
   Status show(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec);
   Status ui_tick();
