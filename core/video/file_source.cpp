@@ -1,4 +1,5 @@
 #include "core/video/file_source.h"
+#include "core/video/ts_continuity.h"
 
 #include <sys/stat.h>
 
@@ -97,6 +98,7 @@ struct FileSource::Impl {
   std::atomic<int64_t> first_pts{AV_NOPTS_VALUE};  // read by time_origin_s() on other threads
   int64_t last_pts = AV_NOPTS_VALUE;
   int64_t skip_before_pts = AV_NOPTS_VALUE;  // after a seek: frames before this are decoded and dropped
+  std::unique_ptr<TimestampContinuity> continuity;  // made at the open, for formats with discontinuities
 
   ~Impl() {
     log.disown(sws);
@@ -207,6 +209,7 @@ Status FileSource::Impl::probe() {
   HISTEQ_TRY(check_index_fits());
   for (unsigned i = 0; i < fmt->nb_streams; ++i)
     if (static_cast<int>(i) != vindex) fmt->streams[i]->discard = AVDISCARD_ALL;  // until a packet handler wants them
+  continuity = std::make_unique<TimestampContinuity>(fmt);
   return Status::ok();
 }
 
@@ -503,6 +506,7 @@ Status FileSource::Impl::read_and_send() {
   }
   consecutive_read_errors = 0;
   last_data_ns = now_ns();
+  continuity->fix(pkt.get());
   if (pkt->stream_index == vindex) return send_video_packet();
   Status hs = packet_handler ? packet_handler(pkt.get()) : Status::ok();
   av_packet_unref(pkt.get());
@@ -672,6 +676,7 @@ Status FileSource::seek(double time_s) {
   s.skip_before_pts = target;
   s.draining = s.ended = false;
   s.last_pts = AV_NOPTS_VALUE;  // timestamps may go back now; that is not a repair
+  s.continuity->reset();
   s.consecutive_read_errors = 0;
   s.read_errors_since_video = 0;
   return Status::ok();
@@ -711,6 +716,7 @@ Status FileSource::read_other_streams(double until_s) {
       continue;
     }
     bad = 0;
+    s.continuity->fix(s.pkt.get());
     const AVStream* st = s.fmt->streams[s.pkt->stream_index];
     const int64_t ts = s.pkt->pts != AV_NOPTS_VALUE ? s.pkt->pts : s.pkt->dts;
     const double t = ts != AV_NOPTS_VALUE ? static_cast<double>(ts) * av_q2d(st->time_base) - origin : -1e300;
