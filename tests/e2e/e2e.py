@@ -845,6 +845,37 @@ def case_live_udp_stream():
           f"p99 {summary['glass-to-glass']['p99']:.1f} ms")
 
 
+def case_live_udp_join_mid_gop():
+    # Issue 17: joining an MPEG-TS stream between key frames (a 3 s GOP) failed within 1.5 s with
+    # "the video stream has no frame size"; now play and export wait up to --live-timeout.
+    for command in ("play", "export"):
+        port = free_udp_port()
+        prod = subprocess.Popen(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi",
+                                 "-i", "testsrc2=s=320x240:r=30:d=7", "-c:v", "libx264", "-preset", "ultrafast",
+                                 "-tune", "zerolatency", "-g", "90", "-f", "mpegts", f"udp://127.0.0.1:{port}?pkt_size=1316"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(1.2)  # past the first key frame; the next is at 3 s
+        out = path(f"joined_{command}.mkv")
+        args = ["--headless", "--quiet", "--live-timeout", "3"] if command == "play" else ["-o", out, "--progress", "none"]
+        r = histeq(command, f"udp://127.0.0.1:{port}", "--cpu", *args, timeout=60)
+        prod.wait(timeout=60)
+        assert r.returncode == 0, (command, r.stderr)
+        assert "no frame size" not in r.stderr, r.stderr
+        if command == "export":
+            assert video_frames(out) >= 90, video_frames(out)  # 3 s..7 s: about 120 frames from the key frame on
+    # A key frame that does not come within --live-timeout: one line that says so.
+    port = free_udp_port()
+    prod = subprocess.Popen(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi",
+                             "-i", "testsrc2=s=320x240:r=30:d=6", "-c:v", "libx264", "-preset", "ultrafast",
+                             "-tune", "zerolatency", "-g", "600", "-f", "mpegts", f"udp://127.0.0.1:{port}?pkt_size=1316"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.2)
+    r = histeq("play", f"udp://127.0.0.1:{port}", "--cpu", "--headless", "--quiet", "--live-timeout", "1.5", timeout=60)
+    prod.kill()
+    prod.wait()
+    one_line_error(r, f"udp://127.0.0.1:{port}", "no key frame", "1.5 s")
+
+
 def case_live_udp_producer_killed():
     port = free_udp_port()
     js = path("killed.json")
