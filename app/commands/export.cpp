@@ -185,7 +185,7 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   }
 
   // Progress: %, fps and ETA from the frame count when the container gives it, else from the duration.
-  const int64_t total = plan.frames_hint;
+  const int64_t total_hint = plan.frames_hint;
   auto last = Clock::now();  // the first line after one period, once the figures mean something
   const auto period = mode == ProgressMode::live ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000);
   bool live_line = false;
@@ -196,9 +196,12 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
     if (!force && now - last < period) return;
     last = now;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
+    // The container's count and duration are estimates (joined MPEG-TS parts, a missing index):
+    // once the frames pass them, the total is unknown rather than over 100%.
+    const int64_t total = total_hint > 0 && p.frames <= total_hint ? total_hint : 0;
     double frac = -1;
     if (total > 0) frac = std::min(1.0, static_cast<double>(p.frames) / total);
-    else if (plan.duration_s > 0) frac = std::min(1.0, p.media_s / plan.duration_s);
+    else if (total_hint <= 0 && plan.duration_s > 0 && p.media_s <= plan.duration_s) frac = p.media_s / plan.duration_s;
     const double eta = frac > 0 ? p.elapsed_s * (1 - frac) / frac : NAN;
     const double speed = p.elapsed_s > 0 ? p.media_s / p.elapsed_s : 0;
     if (mode == ProgressMode::json) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "core/video/audio_decode.h"
+#include "core/video/ts_continuity.h"
 
 namespace histeq::video {
 
@@ -31,6 +32,7 @@ struct AudioSource::Impl {
   AvPacketPtr pkt;
   int index = -1;
   std::atomic<bool> interrupted{false};
+  std::unique_ptr<TimestampContinuity> continuity;  // the video side's repair of joined parts, on the audio
 
   double origin_s = 0;     // the time of the last seek
   int64_t produced = 0;    // frames read() gave since
@@ -83,6 +85,7 @@ Result<bool> AudioSource::Impl::next_chunk() {
       continue;  // damaged data: skipped, as the video side does
     }
     if (pkt->stream_index == index) {
+      continuity->fix(pkt.get());
       const Status s = dec->send(pkt.get());
       av_packet_unref(pkt.get());
       HISTEQ_TRY(s);
@@ -132,6 +135,7 @@ Result<std::unique_ptr<AudioSource>> AudioSource::open(const std::string& path, 
   }
   for (unsigned i = 0; i < m.fmt->nb_streams; ++i)
     if (static_cast<int>(i) != m.index) m.fmt->streams[i]->discard = AVDISCARD_ALL;
+  m.continuity = std::make_unique<TimestampContinuity>(m.fmt);
   const AVStream* as = m.fmt->streams[m.index];
   const std::string name = path + ": audio stream #" + std::to_string(m.index);
   auto dec = AudioDecoder::open(as, m.log, name);
@@ -173,6 +177,7 @@ Status AudioSource::seek(double time_s) {
       return m.fail("cannot seek its audio: " + m.log.describe_failure(e));
   }
   m.dec->flush();
+  m.continuity->reset();
   m.origin_s = time_s;
   m.produced = 0;
   m.aligned = false;

@@ -1,4 +1,5 @@
 #include "core/video/file_source.h"
+#include "core/video/ts_continuity.h"
 
 #include <sys/stat.h>
 
@@ -97,6 +98,7 @@ struct FileSource::Impl {
   std::atomic<int64_t> first_pts{AV_NOPTS_VALUE};  // read by time_origin_s() on other threads
   int64_t last_pts = AV_NOPTS_VALUE;
   int64_t skip_before_pts = AV_NOPTS_VALUE;  // after a seek: frames before this are decoded and dropped
+  std::unique_ptr<TimestampContinuity> continuity;  // made at the open, for formats with discontinuities
 
   ~Impl() {
     log.disown(sws);
@@ -136,6 +138,8 @@ struct FileSource::Impl {
   Status probe();
   Status unopenable(int err) const;
   Status find_video_stream();
+  bool parameters_known() const;
+  Status open_container(const AVInputFormat* ifmt, bool wait_for_key_frame);
   Status check_index_fits() const;
   Status open_decoder();
   void describe();
@@ -180,21 +184,48 @@ Status FileSource::Impl::check_path(const AVInputFormat** ifmt) const {
 Status FileSource::Impl::probe() {
   const AVInputFormat* ifmt = nullptr;
   HISTEQ_TRY(check_path(&ifmt));
+  info.live = is_stream();
+  HISTEQ_TRY(open_container(ifmt, false));
+  if (info.live && !parameters_known() && path != "-" && !opts.webcam) {
+    // Joined mid-GOP: the short probe saw no parameter sets (they come with the next key frame,
+    // seconds away with a long GOP). A second probe waits for them up to --live-timeout; what the
+    // first read is not needed, as decoding starts at that key frame anyway. (A second
+    // avformat_find_stream_info on the same context is not safe, hence the new one.)
+    log.disown(fmt);
+    avformat_close_input(&fmt);
+    HISTEQ_TRY(open_container(ifmt, true));
+    if (!parameters_known())
+      return fail("no key frame with the video's parameters in " + seconds(opts.live_timeout_s) +
+                  " (joined mid-GOP; a longer --live-timeout waits longer)");
+  }
+  HISTEQ_TRY(check_index_fits());
+  for (unsigned i = 0; i < fmt->nb_streams; ++i)
+    if (static_cast<int>(i) != vindex) fmt->streams[i]->discard = AVDISCARD_ALL;  // until a packet handler wants them
+  continuity = std::make_unique<TimestampContinuity>(fmt);
+  return Status::ok();
+}
+
+bool FileSource::Impl::parameters_known() const {
+  const AVCodecParameters* par = fmt->streams[vindex]->codecpar;
+  return par->width > 0 && par->height > 0 && par->format >= 0;
+}
+
+Status FileSource::Impl::open_container(const AVInputFormat* ifmt, bool wait_for_key_frame) {
   fmt = avformat_alloc_context();
   if (fmt == nullptr) return fail("out of memory", Code::out_of_memory);
   fmt->interrupt_callback = {&Impl::interrupt_cb, this};
   log.own(fmt);
   const LogScope::Active active(log);  // the demuxer's probe logs through contexts made inside the call
   AVDictionary* o = nullptr;
-  if (is_stream()) {
+  if (info.live) {
     // Live: start fast (a short probe); network reads time out. The packets of the probe are kept
     // (fflags nobuffer would drop them, and with them the first key frame of a long GOP): frames
     // that come out late are dropped by the player's pacer, so the backlog does not last.
-    info.live = true;
     last_data_ns = now_ns();
-    av_dict_set(&o, "probesize", "500000", 0);
-    av_dict_set(&o, "analyzeduration", "500000", 0);
-    av_dict_set_int(&o, "timeout", static_cast<int64_t>(opts.live_timeout_s * 1e6), 0);  // µs (udp, tcp, http)
+    const auto wait_us = static_cast<int64_t>(opts.live_timeout_s * 1e6);
+    av_dict_set_int(&o, "probesize", wait_for_key_frame ? 64 << 20 : 500000, 0);
+    av_dict_set_int(&o, "analyzeduration", wait_for_key_frame ? wait_us : 500000, 0);
+    av_dict_set_int(&o, "timeout", wait_us, 0);  // µs (udp, tcp, http)
     av_dict_set(&o, "rtsp_transport", "tcp", 0);
   }
   const std::string url = path == "-" ? "pipe:0" : path;
@@ -203,11 +234,7 @@ Status FileSource::Impl::probe() {
   if (opened < 0) return unopenable(opened);
   if (int e = avformat_find_stream_info(fmt, nullptr); e < 0)
     return fail("cannot read the stream layout: " + log.describe_failure(e));
-  HISTEQ_TRY(find_video_stream());
-  HISTEQ_TRY(check_index_fits());
-  for (unsigned i = 0; i < fmt->nb_streams; ++i)
-    if (static_cast<int>(i) != vindex) fmt->streams[i]->discard = AVDISCARD_ALL;  // until a packet handler wants them
-  return Status::ok();
+  return find_video_stream();
 }
 
 // avformat_open_input failed (and freed the context): say why in the user's terms.
@@ -503,6 +530,7 @@ Status FileSource::Impl::read_and_send() {
   }
   consecutive_read_errors = 0;
   last_data_ns = now_ns();
+  continuity->fix(pkt.get());
   if (pkt->stream_index == vindex) return send_video_packet();
   Status hs = packet_handler ? packet_handler(pkt.get()) : Status::ok();
   av_packet_unref(pkt.get());
@@ -672,6 +700,7 @@ Status FileSource::seek(double time_s) {
   s.skip_before_pts = target;
   s.draining = s.ended = false;
   s.last_pts = AV_NOPTS_VALUE;  // timestamps may go back now; that is not a repair
+  s.continuity->reset();
   s.consecutive_read_errors = 0;
   s.read_errors_since_video = 0;
   return Status::ok();
@@ -711,6 +740,7 @@ Status FileSource::read_other_streams(double until_s) {
       continue;
     }
     bad = 0;
+    s.continuity->fix(s.pkt.get());
     const AVStream* st = s.fmt->streams[s.pkt->stream_index];
     const int64_t ts = s.pkt->pts != AV_NOPTS_VALUE ? s.pkt->pts : s.pkt->dts;
     const double t = ts != AV_NOPTS_VALUE ? static_cast<double>(ts) * av_q2d(st->time_base) - origin : -1e300;

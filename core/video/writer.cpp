@@ -115,6 +115,7 @@ struct VideoWriter::Impl {
   bool header_written = false, finished = false;
   int64_t last_pts = AV_NOPTS_VALUE;
   std::atomic<int64_t> frames{0}, vpackets{0}, cpackets{0};
+  std::vector<int64_t> copied_dts;  // per output stream: the last copied packet's decode time (the decode thread)
   int ncopied = 0;
   std::string describe;
 
@@ -428,6 +429,17 @@ Status VideoWriter::write_copied(AVPacket* p) {
   av_packet_rescale_ts(p, m.in_tbs[p->stream_index], m.oc->streams[out]->time_base);
   p->stream_index = out;
   p->pos = -1;
+  // A muxer refuses a decode time that does not increase. The source already joins the parts of a
+  // discontinuous input (ts_continuity.h); what is left is a packet or two of overlap where parts
+  // meet, moved a tick later as ffmpeg does, rather than the whole export failing.
+  if (m.copied_dts.size() < m.oc->nb_streams) m.copied_dts.resize(m.oc->nb_streams, AV_NOPTS_VALUE);
+  int64_t& last = m.copied_dts[static_cast<size_t>(out)];
+  if (p->dts != AV_NOPTS_VALUE && last != AV_NOPTS_VALUE && p->dts <= last) {
+    const int64_t moved = last + 1 - p->dts;
+    p->dts += moved;
+    if (p->pts != AV_NOPTS_VALUE) p->pts = std::max(p->pts, p->dts);
+  }
+  if (p->dts != AV_NOPTS_VALUE) last = p->dts;
   ++m.cpackets;
   return m.write(p);
 }
