@@ -19,6 +19,10 @@
 #include "core/histogram/histogram.h"
 #include "core/image/plane.h"
 
+namespace histeq::image {
+class ForkJoin;
+}
+
 namespace histeq::eq {
 
 // Quantizes a strength in [0, 1] to the integer weight both sides use: round(s * 65536).
@@ -36,11 +40,13 @@ Status build_lut(const uint32_t* counts, int bins, uint32_t weight, const Levels
 Status build_lut(const uint32_t* counts, int bins, uint32_t weight, uint16_t* lut);
 
 // plane[x, y] = lut[plane[x, y]] for samples < bins (others unchanged), in place, host plane.
-// Only the `width` samples of each row are touched, never the padding.
-Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins);
+// Only the `width` samples of each row are touched, never the padding. The host loops here and
+// below take an optional pool (image/fork_join.h): rows are split over its threads (the caller's
+// thread included; run() from one thread at a time); null: the caller's thread only.
+Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins, image::ForkJoin* pool = nullptr);
 // 16-bit samples; `shift` > 0 for samples stored in the high bits (P010: shift 6): the table is
 // indexed by v >> shift and its entry goes back to the high bits (the low bits are kept).
-Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins, int shift = 0);
+Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins, int shift = 0, image::ForkJoin* pool = nullptr);
 
 namespace detail {
 // The 8-bit host apply has an AVX-512 VBMI path, chosen at run time; tests compare it with the
@@ -97,8 +103,8 @@ struct TileLuts {
 
 // plane[x, y] = tone::tile_map(...) for samples < bins (others unchanged), in place; only the
 // samples of each row are touched.
-Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins);
-Status apply_tiles(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins);
+Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, image::ForkJoin* pool = nullptr);
+Status apply_tiles(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, image::ForkJoin* pool = nullptr);
 Status apply_tiles_gpu(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, cudaStream_t stream);
 Status apply_tiles_gpu(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, cudaStream_t stream);
 
@@ -117,7 +123,8 @@ struct ChromaPlanes {
 // One pass over the frame: every luma sample mapped (by `lut`, or by `tiles` when it is not null),
 // and every chroma sample's deviation from neutral scaled by the luma gain of its co-sited luma
 // samples (tone.h). Luma and chroma in place, in the same memory.
-Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* lut, const TileLuts* tiles, int bins);
+Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* lut, const TileLuts* tiles, int bins,
+                    image::ForkJoin* pool = nullptr);
 Status apply_colour_gpu(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* d_lut, const TileLuts* tiles, int bins,
                         cudaStream_t stream);
 

@@ -7,6 +7,7 @@
 #endif
 
 #include "core/equalize/equalize.h"
+#include "core/image/fork_join.h"
 #include "core/histogram/histogram.h"
 
 namespace histeq::eq {
@@ -96,8 +97,22 @@ bool cpu_has_vbmi() {
 bool cpu_has_vbmi() { return false; }
 #endif
 
+// Rows [y0, y1) through a byte table. The plane comes in by value: a byte store may alias anything
+// in memory, so a captured reference would be reloaded after every sample.
+void apply_rows_u8(const PlaneView<uint8_t> p, const uint8_t* const table, int y0, int y1) {
+  // A copy of our own, whose address never escapes: the compiler knows the row stores leave it be.
+  alignas(64) uint8_t t[256];
+  std::memcpy(t, table, sizeof(t));
+  const int w = p.width;
+  for (int y = y0; y < y1; ++y) {
+    uint8_t* const row = p.row(y);
+    for (int x = 0; x < w; ++x) row[x] = t[row[x]];
+  }
+}
+
 template <class T>
-Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool allow_simd, int shift = 0) {
+Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool allow_simd, int shift = 0,
+                  image::ForkJoin* pool = nullptr) {
   HISTEQ_TRY(validate_lut_args(bins, 0));
   if (shift < 0 || shift >= 16 || (sizeof(T) == 1 && shift != 0))
     return HISTEQ_ERROR(Code::invalid_argument, "sample shift out of range");
@@ -111,26 +126,27 @@ Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool all
     for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(v < bins ? lut[v] : v);
 #ifdef HISTEQ_HAVE_VBMI_PATH
     if (allow_simd && cpu_has_vbmi()) {
-      for (int y = 0; y < p.height; ++y) apply_row_vbmi(p.row(y), p.width, table);
+      image::for_rows(pool, p.height, [&](int y0, int y1) {
+        for (int y = y0; y < y1; ++y) apply_row_vbmi(p.row(y), p.width, table);
+      });
       return Status::ok();
     }
 #endif
-    for (int y = 0; y < p.height; ++y) {
-      T* row = p.row(y);
-      for (int x = 0; x < p.width; ++x) row[x] = table[row[x]];
-    }
+    image::for_rows(pool, p.height, [&p, &table](int y0, int y1) { apply_rows_u8(p, table, y0, y1); });
   } else {
     (void)allow_simd;
     const uint32_t n = static_cast<uint32_t>(bins);
     const uint32_t low = (1u << shift) - 1u;
-    for (int y = 0; y < p.height; ++y) {
-      T* row = p.row(y);
-      for (int x = 0; x < p.width; ++x) {
-        const uint32_t v = row[x];
-        const uint32_t i = v >> shift;
-        if (i < n) row[x] = static_cast<T>((static_cast<uint32_t>(lut[i]) << shift) | (v & low));
+    image::for_rows(pool, p.height, [&](int y0, int y1) {
+      for (int y = y0; y < y1; ++y) {
+        T* row = p.row(y);
+        for (int x = 0; x < p.width; ++x) {
+          const uint32_t v = row[x];
+          const uint32_t i = v >> shift;
+          if (i < n) row[x] = static_cast<T>((static_cast<uint32_t>(lut[i]) << shift) | (v & low));
+        }
       }
-    }
+    });
   }
   return Status::ok();
 }
@@ -144,9 +160,11 @@ Status apply_lut_scalar(const PlaneView<uint8_t>& plane, const uint16_t* lut, in
 }
 }  // namespace detail
 
-Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins) { return apply_host(plane, lut, bins, true); }
-Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins, int shift) {
-  return apply_host(plane, lut, bins, true, shift);
+Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins, image::ForkJoin* pool) {
+  return apply_host(plane, lut, bins, true, 0, pool);
+}
+Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins, int shift, image::ForkJoin* pool) {
+  return apply_host(plane, lut, bins, true, shift, pool);
 }
 
 }  // namespace histeq::eq

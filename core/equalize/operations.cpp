@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <thread>
 
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
@@ -9,6 +11,7 @@
 #include "core/equalize/fused_gpu.h"
 #include "core/equalize/operation.h"
 #include "core/histogram/histogram.h"
+#include "core/image/fork_join.h"
 
 namespace histeq::eq {
 namespace {
@@ -277,6 +280,15 @@ class ApplyOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
   bool active(const FrameContext& ctx) const override { return !ctx.equalized; }
+  Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
+    (void)slots, (void)format;
+    // The CPU's apply is most of its frame time once the colour is scaled: rows over all cores, on
+    // threads kept for the equalizer's life.
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    pool_.reset();
+    if (backend == Backend::cpu && cores > 1) pool_ = std::make_unique<image::ForkJoin>(cores - 1);
+    return Status::ok();
+  }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     const Quality& q = ctx.settings->quality;
     const bool gpu = ctx.backend == Backend::gpu;
@@ -302,25 +314,26 @@ class ApplyOp final : public Operation {
       c.hi = levels.chroma_hi;
       c.limit_q12 = chroma_limit_q12(q);
       c.shift = ctx.format->sample_shift();
-      return gpu ? apply_colour_gpu(ctx.luma, c, ctx.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, c, ctx.lut, tp, ctx.bins);
+      return gpu ? apply_colour_gpu(ctx.luma, c, ctx.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, c, ctx.lut, tp, ctx.bins, pool_.get());
     }
     if (tp != nullptr) {
       if (ctx.luma.bytes_per_sample == 1)
         return gpu ? apply_tiles_gpu(writable<uint8_t>(ctx.luma), tiles, ctx.bins, stream)
-                   : apply_tiles(writable<uint8_t>(ctx.luma), tiles, ctx.bins);
+                   : apply_tiles(writable<uint8_t>(ctx.luma), tiles, ctx.bins, pool_.get());
       return gpu ? apply_tiles_gpu(writable<uint16_t>(ctx.luma), tiles, ctx.bins, stream)
-                 : apply_tiles(writable<uint16_t>(ctx.luma), tiles, ctx.bins);
+                 : apply_tiles(writable<uint16_t>(ctx.luma), tiles, ctx.bins, pool_.get());
     }
     if (ctx.luma.bytes_per_sample == 1)
       return gpu ? apply_lut_gpu(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, stream)
-                 : apply_lut(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins);
+                 : apply_lut(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, pool_.get());
     const int shift = ctx.format->sample_shift();  // P010: the table maps v >> 6
     return gpu ? apply_lut_gpu(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, stream, shift)
-               : apply_lut(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, shift);
+               : apply_lut(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, shift, pool_.get());
   }
 
  private:
   video::StageId id_ = video::stage_id("apply");
+  std::unique_ptr<image::ForkJoin> pool_;  // CPU: the apply's threads (run from the equalizer's thread)
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "core/equalize/equalize.h"
 #include "core/equalize/tone.h"
+#include "core/image/fork_join.h"
 
 namespace histeq::eq {
 namespace {
@@ -37,21 +38,23 @@ Status check_host_plane(const PlaneView<T>& p) {
 }
 
 template <class T>
-Status apply_tiles_host(const PlaneView<T>& p, const TileLuts& t, int bins) {
+Status apply_tiles_host(const PlaneView<T>& p, const TileLuts& t, int bins, image::ForkJoin* pool) {
   HISTEQ_TRY(check_bins(bins));
   HISTEQ_TRY(check_host_plane(p));
   if (p.empty()) return Status::ok();
   if (t.luts == nullptr || t.x_table == nullptr || t.y_table == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null tile LUTs");
   const uint32_t n = static_cast<uint32_t>(bins);
   const int sh = t.shift;
-  for (int y = 0; y < p.height; ++y) {
-    T* row = p.row(y);
-    const uint32_t ey = t.y_table[y];
-    for (int x = 0; x < p.width; ++x) {
-      const uint32_t v = static_cast<uint32_t>(row[x]) >> sh;
-      if (sizeof(T) == 1 || v < n) row[x] = static_cast<T>(tone::tile_map(t.luts, t.grid.cols, bins, t.x_table[x], ey, v) << sh);
+  for_rows(pool, p.height, [&](int y0, int y1) {
+    for (int y = y0; y < y1; ++y) {
+      T* row = p.row(y);
+      const uint32_t ey = t.y_table[y];
+      for (int x = 0; x < p.width; ++x) {
+        const uint32_t v = static_cast<uint32_t>(row[x]) >> sh;
+        if (sizeof(T) == 1 || v < n) row[x] = static_cast<T>(tone::tile_map(t.luts, t.grid.cols, bins, t.x_table[x], ey, v) << sh);
+      }
     }
-  }
+  });
   return Status::ok();
 }
 
@@ -60,66 +63,116 @@ PlaneView<T> writable(const PlaneRef& r) {
   return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
 }
 
+// What colour_rows shares between its loops: the planes, the levels and the map, fixed per frame.
 template <class T, class Map>
-void colour_host(const PlaneView<T>& y, const ChromaPlanes& c, int bins, Map map) {
-  // P010 (shift 6): everything below works on v >> shift and stores out << shift.
-  const int sh = c.shift;
-  const uint32_t depth = static_cast<uint32_t>(y.bit_depth - sh);
-  const uint32_t maxval = (1u << depth) - 1, neutral = 1u << (depth - 1), n_bins = static_cast<uint32_t>(bins);
-  const uint32_t c_lo = c.lo, c_hi = std::min(c.hi, maxval);
-  const PlaneView<T> u = writable<T>(c.planes[0]);
-  const PlaneView<T> v = c.interleaved ? u : writable<T>(c.planes[1]);
-  const int cw = c.interleaved ? u.width / 2 : u.width, ch = u.height;
-  const int step = c.interleaved ? 2 : 1;
-  auto mapped = [&](int x, int yy, uint32_t in) { return sizeof(T) == 1 || in < n_bins ? map(x, yy, in) : in; };
-  for (int cy = 0; cy < ch; ++cy) {
+struct ColourPass {
+  PlaneView<T> y, u, v;
+  const ChromaPlanes& c;
+  Map map;
+  int sh = 0, step = 1, cw = 0, ch = 0;
+  uint32_t n_bins = 0, neutral = 0, c_lo = 0, c_hi = 0;
+
+  ColourPass(const PlaneView<T>& luma, const ChromaPlanes& cp, int bins, Map m)
+      : y(luma), u(writable<T>(cp.planes[0])), v(cp.interleaved ? u : writable<T>(cp.planes[1])), c(cp), map(m) {
+    // P010 (shift 6): everything below works on v >> shift and stores out << shift.
+    sh = c.shift;
+    const uint32_t depth = static_cast<uint32_t>(y.bit_depth - sh);
+    const uint32_t maxval = (1u << depth) - 1;
+    neutral = 1u << (depth - 1);
+    n_bins = static_cast<uint32_t>(bins);
+    c_lo = c.lo;
+    c_hi = std::min(c.hi, maxval);
+    cw = c.interleaved ? u.width / 2 : u.width;
+    ch = u.height;
+    step = c.interleaved ? 2 : 1;
+  }
+  uint32_t mapped(int x, int yy, uint32_t in) const { return sizeof(T) == 1 || in < n_bins ? map(x, yy, in) : in; }
+  // The chroma pair at (cx, cy) scaled by the gain of the luma it covers.
+  void scale(int cx, int cy, uint32_t sum_in, uint32_t sum_out, uint32_t count) const {
+    const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
+    T* su = u.row(cy) + cx * step;
+    T* sv = (c.interleaved ? u.row(cy) + 1 : v.row(cy)) + cx * step;
+    *su = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*su) >> sh, s, neutral, c_lo, c_hi) << sh);
+    *sv = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*sv) >> sh, s, neutral, c_lo, c_hi) << sh);
+  }
+  // Any layout: the luma samples of one chroma sample, mapped, then its chroma.
+  void block(int cx, int cy) const {
     const int y0 = cy << c.shift_y, y1 = std::min(y.height, (cy + 1) << c.shift_y);
-    T* pu = u.row(cy);
-    T* pv = c.interleaved ? u.row(cy) + 1 : v.row(cy);
-    // 4:2:0 with both luma rows present: the four samples without loops (the usual case, and most
-    // of the CPU path's time in global mode).
-    const bool quad = c.shift_x == 1 && c.shift_y == 1 && y1 - y0 == 2;
-    T* r0 = y.row(y0);
-    T* r1 = quad ? y.row(y0 + 1) : r0;
-    for (int cx = 0; cx < cw; ++cx) {
-      const int x0 = cx << c.shift_x, x1 = std::min(y.width, (cx + 1) << c.shift_x);
-      uint32_t sum_in = 0, sum_out = 0, count = 0;
-      if (quad && x1 - x0 == 2) {
-        const uint32_t a = static_cast<uint32_t>(r0[x0]) >> sh, b = static_cast<uint32_t>(r0[x0 + 1]) >> sh;
-        const uint32_t d = static_cast<uint32_t>(r1[x0]) >> sh, e = static_cast<uint32_t>(r1[x0 + 1]) >> sh;
-        const uint32_t ma = mapped(x0, y0, a), mb = mapped(x0 + 1, y0, b), md = mapped(x0, y0 + 1, d), me = mapped(x0 + 1, y0 + 1, e);
-        r0[x0] = static_cast<T>(ma << sh);
-        r0[x0 + 1] = static_cast<T>(mb << sh);
-        r1[x0] = static_cast<T>(md << sh);
-        r1[x0 + 1] = static_cast<T>(me << sh);
-        sum_in = a + b + d + e;
-        sum_out = ma + mb + md + me;
-        count = 4;
-      } else {
-        for (int yy = y0; yy < y1; ++yy) {
-          T* row = y.row(yy);
-          for (int xx = x0; xx < x1; ++xx) {
-            const uint32_t in = static_cast<uint32_t>(row[xx]) >> sh;
-            const uint32_t out = mapped(xx, yy, in);
-            row[xx] = static_cast<T>(out << sh);
-            sum_in += in;
-            sum_out += out;
-            ++count;
-          }
-        }
+    const int x0 = cx << c.shift_x, x1 = std::min(y.width, (cx + 1) << c.shift_x);
+    uint32_t sum_in = 0, sum_out = 0, count = 0;
+    for (int yy = y0; yy < y1; ++yy) {
+      T* row = y.row(yy);
+      for (int xx = x0; xx < x1; ++xx) {
+        const uint32_t in = static_cast<uint32_t>(row[xx]) >> sh;
+        const uint32_t out = mapped(xx, yy, in);
+        row[xx] = static_cast<T>(out << sh);
+        sum_in += in;
+        sum_out += out;
+        ++count;
       }
-      if (count == 0) continue;  // a chroma sample past the luma (never for valid layouts)
-      const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
-      T* su = pu + cx * step;
-      T* sv = pv + cx * step;
-      *su = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*su) >> sh, s, neutral, c_lo, c_hi) << sh);
-      *sv = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*sv) >> sh, s, neutral, c_lo, c_hi) << sh);
+    }
+    if (count > 0) scale(cx, cy, sum_in, sum_out, count);  // none: a chroma sample past the luma
+  }
+  // 4:2:0 with both luma rows: the four samples without loops (the usual case: most of the CPU
+  // path's time). The luma and the sums, then the gains, then the chroma: the last two are
+  // branch-free loops the compiler vectorises. Everything the loops read is in locals: a byte store
+  // may alias any member, and would make the compiler reload it after every sample.
+  void quad_row(int cy, int quads) const {
+    T* const r0 = y.row(2 * cy);
+    T* const r1 = y.row(2 * cy + 1);
+    const Map m = map;
+    const int s = sizeof(T) == 1 ? 0 : sh, st = step;  // 8-bit samples never sit in high bits: no shifts
+    const uint32_t bins = n_bins, black = c.black, limit = c.limit_q12, mid = neutral, lo = c_lo, hi = c_hi;
+    auto look = [m, bins](int x, int yy, uint32_t v) { return sizeof(T) == 1 || v < bins ? m(x, yy, v) : v; };
+    constexpr int kChunk = 256;
+    uint32_t sums_in[kChunk], sums_out[kChunk], gain[kChunk];
+    for (int base = 0; base < quads; base += kChunk) {
+      const int n = std::min(kChunk, quads - base);
+      for (int i = 0; i < n; ++i) {
+        const int x = 2 * (base + i);
+        const uint32_t a = static_cast<uint32_t>(r0[x]) >> s, b = static_cast<uint32_t>(r0[x + 1]) >> s;
+        const uint32_t d = static_cast<uint32_t>(r1[x]) >> s, e = static_cast<uint32_t>(r1[x + 1]) >> s;
+        const uint32_t ma = look(x, 2 * cy, a), mb = look(x + 1, 2 * cy, b);
+        const uint32_t md = look(x, 2 * cy + 1, d), me = look(x + 1, 2 * cy + 1, e);
+        r0[x] = static_cast<T>(ma << s);
+        r0[x + 1] = static_cast<T>(mb << s);
+        r1[x] = static_cast<T>(md << s);
+        r1[x + 1] = static_cast<T>(me << s);
+        sums_in[i] = a + b + d + e;
+        sums_out[i] = ma + mb + md + me;
+      }
+      for (int i = 0; i < n; ++i) gain[i] = tone::chroma_scale_branchless(sums_in[i], sums_out[i], 4, black, limit);
+      T* const pu = u.row(cy) + base * st;
+      T* const pv = (c.interleaved ? u.row(cy) + 1 : v.row(cy)) + base * st;
+      for (int i = 0; i < n; ++i) {
+        pu[i * st] = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(pu[i * st]) >> s, gain[i], mid, lo, hi) << s);
+        pv[i * st] = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(pv[i * st]) >> s, gain[i], mid, lo, hi) << s);
+      }
     }
   }
+  void rows(int cy0, int cy1) const {
+    const bool quads = c.shift_x == 1 && c.shift_y == 1;
+    for (int cy = cy0; cy < cy1; ++cy) {
+      int cx = 0;
+      if (quads && 2 * cy + 1 < y.height) {
+        cx = std::min(cw, y.width / 2);
+        quad_row(cy, cx);
+      }
+      for (; cx < cw; ++cx) block(cx, cy);
+    }
+  }
+};
+
+template <class T, class Map>
+void colour_host(const PlaneView<T>& y, const ChromaPlanes& c, int bins, Map map, image::ForkJoin* pool) {
+  // Chroma rows over the pool's threads: each covers its own luma rows, so they share nothing.
+  const ColourPass<T, Map> pass(y, c, bins, map);
+  for_rows(pool, pass.ch, [&pass](int cy0, int cy1) { pass.rows(cy0, cy1); });
 }
 
 template <class T>
-Status apply_colour_host(const PlaneRef& luma, const ChromaPlanes& c, const uint16_t* lut, const TileLuts* tiles, int bins) {
+Status apply_colour_host(const PlaneRef& luma, const ChromaPlanes& c, const uint16_t* lut, const TileLuts* tiles, int bins,
+                         image::ForkJoin* pool) {
   const PlaneView<T> y = writable<T>(luma);
   HISTEQ_TRY(check_host_plane(y));
   for (int i = 0; i < (c.interleaved ? 1 : 2); ++i) {
@@ -129,11 +182,17 @@ Status apply_colour_host(const PlaneRef& luma, const ChromaPlanes& c, const uint
   }
   if (y.empty()) return Status::ok();
   if (tiles != nullptr) {
-    colour_host(y, c, bins, [&](int x, int yy, uint32_t v) {
+    colour_host(y, c, bins, [tiles, bins](int x, int yy, uint32_t v) {
       return tone::tile_map(tiles->luts, tiles->grid.cols, bins, tiles->x_table[x], tiles->y_table[yy], v);
-    });
+    }, pool);
+  } else if (sizeof(T) == 1) {
+    // A byte table for every 8-bit value: one load a sample, no range test.
+    alignas(64) uint8_t table[256];
+    for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(v < bins ? lut[v] : v);
+    // The table by value: each loop's copy is its own, which no store of theirs can alias.
+    colour_host(y, c, bins, [table](int, int, uint32_t v) { return static_cast<uint32_t>(table[v]); }, pool);
   } else {
-    colour_host(y, c, bins, [&](int, int, uint32_t v) { return static_cast<uint32_t>(lut[v]); });
+    colour_host(y, c, bins, [lut](int, int, uint32_t v) { return static_cast<uint32_t>(lut[v]); }, pool);
   }
   return Status::ok();
 }
@@ -195,14 +254,19 @@ void axis_table(int size, int n, uint32_t* table) {
   for (int x = 0; x < size; ++x) table[x] = tone::axis_entry(x, n, size);
 }
 
-Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins) { return apply_tiles_host(plane, t, bins); }
-Status apply_tiles(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins) { return apply_tiles_host(plane, t, bins); }
+Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, image::ForkJoin* pool) {
+  return apply_tiles_host(plane, t, bins, pool);
+}
+Status apply_tiles(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, image::ForkJoin* pool) {
+  return apply_tiles_host(plane, t, bins, pool);
+}
 
-Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* lut, const TileLuts* tiles, int bins) {
+Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* lut, const TileLuts* tiles, int bins,
+                    image::ForkJoin* pool) {
   HISTEQ_TRY(check_bins(bins));
   if (tiles == nullptr && lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null LUT");
-  if (luma.bytes_per_sample == 1) return apply_colour_host<uint8_t>(luma, chroma, lut, tiles, bins);
-  return apply_colour_host<uint16_t>(luma, chroma, lut, tiles, bins);
+  if (luma.bytes_per_sample == 1) return apply_colour_host<uint8_t>(luma, chroma, lut, tiles, bins, pool);
+  return apply_colour_host<uint16_t>(luma, chroma, lut, tiles, bins, pool);
 }
 
 Status check_temporal_args(const TemporalArgs& a) {

@@ -5,6 +5,7 @@
 // Thread: run() from one thread at a time.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -72,5 +73,17 @@ class ForkJoin {
   uint64_t generation_ = 0;
   bool quit_ = false;
 };
+
+// Rows [0, rows) in contiguous parts of at least kMinRows over the pool's threads: f(begin, end)
+// for each part; all on the caller without a pool.
+template <class F>
+void for_rows(ForkJoin* pool, int rows, const F& f) {
+  constexpr int kMinRows = 16;
+  const int parts = pool == nullptr ? 1 : std::max(1, std::min(rows / kMinRows, pool->size()));
+  if (parts == 1) return f(0, rows);
+  pool->run(parts, [&](int i) {
+    f(static_cast<int>(int64_t{rows} * i / parts), static_cast<int>(int64_t{rows} * (i + 1) / parts));
+  });
+}
 
 }  // namespace histeq::image
