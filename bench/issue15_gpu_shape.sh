@@ -44,12 +44,13 @@ if [[ $what == prepare ]]; then
   exit 0
 fi
 [[ $what == run ]] || { echo "usage: bash bench/issue15_gpu_shape.sh prepare [BASE] | run" >&2; exit 2; }
+set +e  # from here on a failure is counted in rc, and the other steps still run
 out=${OUT:-/tmp/issue15-out}
 bin=/tmp/issue15-bin
 mkdir -p "$out" "$bin"
 for b in histeq-before histeq-after histeq_gpu_tests; do xz -d -c "$stage/$b.xz" > "$bin/$b" && chmod +x "$bin/$b"; done
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; "$bin/histeq-after" info | head -5; } |
-  tee "$out/info.txt"
+{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; "$bin/histeq-after" info; } > "$out/info.txt" 2>&1
+head -3 "$out/info.txt"
 rc=0
 echo "== GPU tests (after)"
 timeout 400 "$bin/histeq_gpu_tests" --gtest_brief=1 --gtest_filter='-Matrix/*' > "$out/tests.txt" 2>&1 || rc=1
