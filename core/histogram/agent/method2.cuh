@@ -86,14 +86,11 @@ __device__ __forceinline__ void method2_block(const detail::PlaneGeometry& g, co
   const uint32_t t = threadIdx.x;
   method2_clear<L, kT, BINS>(sh, t);
 
-  const uint32_t total = g.total_units();
-  const uint32_t stride = blocks * kT;
-  const uint32_t block_first = block * kT;
   // Thread 0 has the most steps; all threads run the same passes so that they can merge together.
-  const uint32_t block_steps = block_first < total ? (total - block_first + stride - 1) / stride : 0;
-
-  UnitCursor cur = cursor_at(g, block_first + t);
-  const UnitStep st = step_of(g, stride);
+  const BlockWalk bw = block_walk(g, block, blocks, kT);
+  UnitCursor cur = bw.cur;
+  const UnitStep st = bw.st;
+  const uint32_t block_steps = bw.steps;
   uint32_t* mine = sh + t;                                              // layout 2: this thread's column (bank t)
   uint16_t* mine16 = reinterpret_cast<uint16_t*>(sh) + t;               // layout 1: halfword t of each row
   auto add = [&](uint32_t v) {

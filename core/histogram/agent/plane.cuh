@@ -146,6 +146,22 @@ __device__ __forceinline__ uint4 load_unit(const PlaneGeometry& g, UnitCursor cu
   return __ldg(reinterpret_cast<const uint4*>(g.base + cur.r * g.pitch + static_cast<size_t>(cur.c) * policy::kUnitBytes));
 }
 
+// This thread's place in the grid stride of block `block` of `blocks`, each of `threads` threads:
+// its first unit, the stride's step, and the steps of the block's thread 0, the most that any of its
+// threads takes (kernels whose threads merge together run that many steps in every thread).
+struct BlockWalk {
+  UnitCursor cur;
+  UnitStep st;
+  uint32_t steps;
+};
+__device__ __forceinline__ BlockWalk block_walk(const PlaneGeometry& g, uint32_t block, uint32_t blocks, uint32_t threads) {
+  const uint32_t total = g.total_units();
+  const uint32_t stride = blocks * threads;
+  const uint32_t block_first = block * threads;
+  const uint32_t block_steps = block_first < total ? (total - block_first + stride - 1) / stride : 0;
+  return {cursor_at(g, block_first + threadIdx.x), step_of(g, stride), block_steps};
+}
+
 // Walks at most `steps` grid-stride steps from `cur` (which it advances), calling f(sample) for every
 // sample. U vector loads are issued before any is consumed, to keep memory busy.
 template <class T, int U, class F>
