@@ -55,13 +55,13 @@ rc=0
 echo "== GPU tests (after)"
 timeout 400 "$bin/histeq_gpu_tests" --gtest_brief=1 --gtest_filter='-Matrix/*' > "$out/tests.txt" 2>&1 || rc=1
 grep -E "PASSED|FAILED|SKIPPED|tests ran" "$out/tests.txt" | tail -15
-echo "== bench, before and after alternately (medians in us; each line: round side kernel size input median)"
+echo "== bench, before and after alternately, 3 rounds (the median of the rounds' medians, us)"
 for round in 1 2 3; do
   for side in before after; do
     "$bin/histeq-$side" bench --kernel method2_tuned,cub,block_atomic,global_atomic --sizes 1080p,4k --pitches tight \
-      --inputs natural,uniform --runs 100 --csv "$out/kernels_${side}_$round.csv" > /dev/null 2>&1 || rc=1
+      --inputs natural,uniform --runs 100 --csv "$out/kernels_${side}_$round.csv" > /dev/null 2>> "$out/bench_stderr.txt" || rc=1
     "$bin/histeq-$side" bench --equalize --sizes 1080p,4k --depths 8,10 --inputs natural --runs 100 \
-      --csv "$out/equalize_${side}_$round.csv" > /dev/null 2>&1 || rc=1
+      --csv "$out/equalize_${side}_$round.csv" > /dev/null 2>> "$out/bench_stderr.txt" || rc=1
   done
 done
 python3 - "$out" <<'PY' | tee "$out/summary.txt"
@@ -82,5 +82,6 @@ for key, sides in sorted(rows.items()):
     b, a = (statistics.median(sides.get(s, [float("nan")])) for s in ("before", "after"))
     print(f"{key[0]:9} {key[1]:28} {key[2]:6} {key[3]:5} {key[4]:8} {b:8.2f} {a:8.2f} {a / b:12.3f}")
 PY
-tar czf "$out/raw.tgz" -C "$out" $(cd "$out" && ls *.csv) && rm -f "$out"/*.csv
+tail -5 "$out/bench_stderr.txt" 2>/dev/null
+(cd "$out" && ls ./*.csv > /dev/null 2>&1 && tar czf raw.tgz ./*.csv && rm -f ./*.csv)
 exit $rc
