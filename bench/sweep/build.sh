@@ -16,7 +16,7 @@ compile() {
   local f=$1 o=$obj/$(echo "$1" | tr / _).o
   if [ -f "$o" ] && [ -z "${FORCE:-}" ]; then  # up to date with the source and the headers it shares
     local newer=0
-    for d in "$f" core/histogram/kernels/method2_tuned.cuh core/histogram/kernels/common.cuh core/histogram/policy.h \
+    for d in "$f" core/histogram/agent/method2_tuned.cuh core/histogram/agent/plane.cuh core/histogram/kernels/common.cuh core/histogram/policy.h \
              core/equalize/fused_gpu.cuh core/equalize/fused_gpu.h bench/sweep/sweep.h bench/sweep/instances.cuh; do
       [ "$d" -nt "$o" ] && newer=1
     done

@@ -4,6 +4,7 @@
 
 #include "core/cuda/check.h"
 #include "core/equalize/equalize.h"
+#include "core/histogram/policy.h"
 
 namespace histeq::eq {
 namespace {
@@ -37,7 +38,7 @@ __global__ void __launch_bounds__(BLOCK)
 }
 
 constexpr int kApplyThreads = 256;
-constexpr int kUnitBytes = 16;
+using hist::policy::kUnitBytes;  // the 16-byte unit of every GPU plane walk (core/histogram/policy.h)
 
 // One 16-byte unit of a row per thread: 16 8-bit or 8 16-bit samples. Full units of an aligned
 // plane go through one vector load and store; row tails and unaligned planes go sample by sample.

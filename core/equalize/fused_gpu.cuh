@@ -34,7 +34,7 @@
 #include "core/cuda/device.h"
 #include "core/equalize/fused_gpu.h"
 #include "core/equalize/lut.h"
-#include "core/histogram/kernels/method2_tuned.cuh"
+#include "core/histogram/agent/method2_tuned.cuh"
 
 namespace histeq::eq {
 
@@ -320,7 +320,7 @@ __global__ void __launch_bounds__(policy_fused_threads) fused_kernel(Params p, B
 }
 
 // Validates, plans and launches one fused equalization of `plane` with loop L and apply unroll UA.
-// `units_per_lane` steers the counting plan (method2_tuned.cuh, plan_for); `max_warps` caps the
+// `units_per_lane` steers the counting plan (agent/method2_tuned.cuh, plan_for); `max_warps` caps the
 // counting warps; every block has kFusedWarps warps, all resident at once (cooperative launch).
 template <class T, int kCap, class L, int UA, class Bin, class Builder>
 Status launch(FusedEqualizer::Scratch s, const PlaneView<T>& plane, Bin bin, uint32_t bins, uint32_t weight,

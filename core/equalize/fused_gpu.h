@@ -9,7 +9,7 @@
 // exact histogram.
 //
 // How (core/equalize/fused_gpu.cuh): a cooperative grid of method2_tuned blocks (one per SM at
-// most, core/histogram/kernels/method2_tuned.cuh) counts the plane with thread-private counters;
+// most, core/histogram/agent/method2_tuned.cuh) counts the plane with thread-private counters;
 // every block adds its whole histogram to a device accumulator; the last block to finish sums it,
 // runs the LUT builder and publishes the LUT; the other blocks, which have meanwhile loaded their
 // first samples to apply, wait for it, and every block applies it to the units it counted (still in

@@ -11,6 +11,7 @@
 
 #include "core/cuda/check.h"
 #include "core/equalize/equalize.h"
+#include "core/histogram/policy.h"
 #include "core/equalize/tone.h"
 
 namespace histeq::eq {
@@ -259,7 +260,7 @@ __global__ void temporal_tiles_kernel(TemporalArgs a) {
 // --- apply with tiles ---------------------------------------------------------------------------
 
 constexpr int kApplyThreads = 256;
-constexpr int kUnitBytes = 16;
+using hist::policy::kUnitBytes;  // the 16-byte unit of every GPU plane walk (core/histogram/policy.h)
 constexpr int kMaxGridRows = 65535;  // gridDim.y: one row of chroma per block row
 
 template <class T>

@@ -55,7 +55,7 @@ struct Compare {
 };
 
 struct EqualizerOptions {
-  std::string kernel;            // registry name; "" = method2 with a GPU, cpu_parallel without
+  std::string kernel;            // registry name; "" = default_kernel() (method2_tuned; CPU: cpu_parallel)
   bool cpu = false;              // use the CPU even when a GPU is present
   double strength = 1.0;         // 0..1: blend with the identity (lut.h)
   int frames_in_flight = 3;      // GPU: frames between upload and completion (>= 2)

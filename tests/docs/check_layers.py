@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""Fails on an #include that goes up a layer (or sideways between siblings).
+"""Fails on an #include that goes up a layer (or sideways between siblings), or into another
+module's private header.
 
 core/:  cuda <- image <- {histogram, video, gl} <- equalize <- pipeline
 app/:   core <- common <- player <- commands <- main.cpp
 A file may include its own folder and any lower layer, never a higher one or a sibling of its own
 layer; core/ never includes app/, SDL or ImGui.
+
+Private headers. A module is a folder of core/ or app/ (core/histogram, app/player, ...). A header
+of a module is private to it when it lies under a folder named kernels/, detail/ or internal/
+inside the module (core/histogram/kernels/common.cuh), or when its name ends in _impl (x_impl.h,
+x_impl.cuh). Only files of the same module may include it; every other file of core/, app/,
+bench/ and tests/ goes through the module's public headers (for device code: core/histogram/agent/).
 
   check_layers.py ROOT          check the tree at ROOT
   check_layers.py --self-test   plant violations in a scratch tree and check they are caught
@@ -18,6 +25,8 @@ CORE = {"cuda": 0, "image": 1, "histogram": 2, "video": 2, "gl": 2, "equalize": 
 APP = {"common": 0, "player": 1, "commands": 2}
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 SOURCES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".def")
+PRIVATE_DIRS = {"kernels", "detail", "internal"}
+PRIVATE_SUFFIX = "_impl"
 
 
 def layer_of(path):
@@ -30,6 +39,31 @@ def layer_of(path):
     if len(parts) == 2 and parts[0] == "app":
         return ("app", "main", 3)
     return None
+
+
+def module_of(path):
+    """'core/histogram' for core/histogram/kernels/common.cuh; None outside core/ and app/ modules."""
+    parts = path.split("/")
+    if len(parts) >= 3 and parts[0] in ("core", "app"):
+        return parts[0] + "/" + parts[1]
+    return None
+
+
+def is_private(path):
+    """Whether `path` (core/... or app/...) is a private header of its module (see the docstring)."""
+    parts = path.split("/")
+    if module_of(path) is None:
+        return False
+    stem = os.path.splitext(parts[-1])[0]
+    return bool(PRIVATE_DIRS.intersection(parts[2:-1])) or stem.endswith(PRIVATE_SUFFIX)
+
+
+def private_violation(src, inc):
+    if not inc.startswith(("core/", "app/")) or not is_private(inc):
+        return None
+    if module_of(src) == module_of(inc):
+        return None
+    return f"includes a private header of {module_of(inc)} (kernels/, detail/, internal/ or *_impl): use its public headers"
 
 
 def violation(src, inc):
@@ -59,7 +93,7 @@ def violation(src, inc):
 
 def check(root):
     problems = []
-    for top in ("core", "app"):
+    for top in ("core", "app", "bench", "tests"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
                 if not name.endswith(SOURCES):
@@ -70,7 +104,7 @@ def check(root):
                     for n, line in enumerate(f, 1):
                         m = INCLUDE.match(line)
                         if m:
-                            why = violation(rel, m.group(1))
+                            why = violation(rel, m.group(1)) or private_violation(rel, m.group(1))
                             if why:
                                 problems.append(f"{rel}:{n}: #include \"{m.group(1)}\": {why}")
     return problems
@@ -86,6 +120,13 @@ def self_test():
         "app/common/c.cpp": '#include "app/player/player.h"\n',          # upward in app
         "core/pipeline/ok.cpp": '#include "core/video/frame.h"\n#include "core/cuda/status.h"\n',
         "app/commands/ok.cpp": '#include "app/player/player.h"\n#include "core/pipeline/pipeline.h"\n',
+        "core/equalize/f.cuh": '#include "core/histogram/kernels/method2_tuned.cuh"\n',  # another module's kernels/
+        "bench/sweep/s.h": '#include "core/histogram/kernels/common.cuh"\n',         # private, from outside core/
+        "tests/gpu/t.cpp": '#include "core/video/detail/demux.h"\n',                 # detail/
+        "app/player/q.cpp": '#include "core/pipeline/session_impl.h"\n',             # *_impl
+        "core/histogram/kernels/ok.cu": '#include "core/histogram/kernels/common.cuh"\n',  # its own module
+        "core/histogram/ok.cpp": '#include "core/histogram/kernels.def"\n',          # a file, not a folder
+        "core/equalize/ok.cu": '#include "core/histogram/agent/method2_tuned.cuh"\n',   # public agent
     }
     with tempfile.TemporaryDirectory() as d:
         for rel, text in planted.items():
@@ -113,7 +154,7 @@ def main():
     if problems:
         print(f"{len(problems)} include(s) break the layers (see tests/docs/check_layers.py)", file=sys.stderr)
         return 1
-    print("layers hold: no upward or sideways #include in core/ and app/")
+    print("layers hold: no upward or sideways #include in core/ and app/, no private header of another module included")
     return 0
 
 

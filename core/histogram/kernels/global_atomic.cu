@@ -28,13 +28,8 @@ class GlobalAtomic final : public Kernel {
   Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t stream) override {
     return by_sample_type(in, [&](auto sample) -> Status {
       using T = decltype(sample);
-      const PlaneGeometry g = make_geometry(in);
-      auto grid = grid_size(global_atomic_kernel<T>, P::kThreads, 0, g.total_units(), P::kMinUnitsPerThread, options());
-      if (!grid) return grid.status();
-      HISTEQ_CUDA_TRY(cudaMemsetAsync(out.counts, 0, sizeof(uint32_t) * out.bins, stream));
-      global_atomic_kernel<T><<<*grid, P::kThreads, 0, stream>>>(g, make_binmap(in, out.bins), out.counts);
-      HISTEQ_CUDA_TRY_LAUNCH();
-      return Status::ok();
+      return launch_persistent(global_atomic_kernel<T>, P::kThreads, 0, P::kMinUnitsPerThread, in, out, options(), stream,
+                               make_binmap(in, out.bins), out.counts);
     });
   }
 };

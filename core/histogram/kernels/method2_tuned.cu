@@ -5,7 +5,7 @@
 // same for every picture too.
 //
 // What changed from method2 (= §7.3, mapping 3, kernels/method2.cu), and why (the sweep's figures:
-// docs/performance.md, "method2_tuned sweep"; the kernel itself: method2_tuned.cuh):
+// docs/performance.md, "method2_tuned sweep"; the agent: agent/method2_tuned.cuh):
 //  - counters per warp region, many warps per block (up to the SM's 227 KB), instead of one warp per
 //    block: on Hopper bank conflicts exist only inside one warp's instruction, so layout 2 stays
 //    conflict-free with any number of warps, and one block per SM merges once instead of 14 times;
@@ -20,7 +20,8 @@
 //    merge) before they get fewer SMs (m2t::plan_for);
 //  - any bin count: 8-bit planes 2..256 bins, 16-bit planes 2..1024 (out-of-range samples go to a
 //    trash bin by a min, not a branch).
-#include "core/histogram/kernels/method2_tuned.cuh"
+#include "core/histogram/agent/method2_tuned.cuh"
+#include "core/histogram/kernels/common.cuh"
 
 namespace histeq::hist {
 namespace {

@@ -49,12 +49,10 @@ __global__ void __launch_bounds__(P::kThreads) p256_kernel(PlaneGeometry g, BinM
   const uint32_t tag = lane << P::kCountBits;
   auto add = [&](uint32_t v, bool valid) { tagged_increment<kCountMask>(wh + (v >> m.shift), valid, tag); };
 
-  const uint32_t total = g.total_units();
-  const uint32_t stride = gridDim.x * P::kThreads;
-  const uint32_t block_first = blockIdx.x * P::kThreads;
-  const uint32_t block_steps = block_first < total ? (total - block_first + stride - 1) / stride : 0;
-  UnitCursor cur = cursor_at(g, block_first + threadIdx.x);
-  const UnitStep st = step_of(g, stride);
+  const BlockWalk bw = block_walk(g, blockIdx.x, gridDim.x, P::kThreads);
+  UnitCursor cur = bw.cur;
+  const UnitStep st = bw.st;
+  const uint32_t block_steps = bw.steps;
   uint32_t* out = partial + blockIdx.x * kBins;
 
   // One pass when block_steps is 0 too: the block must still write its (empty) sub-histogram.

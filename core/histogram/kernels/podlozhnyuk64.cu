@@ -53,12 +53,10 @@ __global__ void __launch_bounds__(P::kThreads) p64_kernel(PlaneGeometry g, BinMa
   uint8_t* mine = s_hist + thread_pos(threadIdx.x);
   auto add = [&](uint32_t v) { ++mine[(v >> m.shift) * P::kThreads]; };
 
-  const uint32_t total = g.total_units();
-  const uint32_t stride = gridDim.x * P::kThreads;
-  const uint32_t block_first = blockIdx.x * P::kThreads;
-  const uint32_t block_steps = block_first < total ? (total - block_first + stride - 1) / stride : 0;
-  UnitCursor cur = cursor_at(g, block_first + threadIdx.x);
-  const UnitStep st = step_of(g, stride);
+  const BlockWalk bw = block_walk(g, blockIdx.x, gridDim.x, P::kThreads);
+  UnitCursor cur = bw.cur;
+  const UnitStep st = bw.st;
+  const uint32_t block_steps = bw.steps;
 
   // Thread b < 64 merges bin b: row b, read from word b % 32 on (staggered), cleared as read.
   const uint32_t b = threadIdx.x;

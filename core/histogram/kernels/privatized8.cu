@@ -70,12 +70,10 @@ __global__ void __launch_bounds__(kT) privatized8_kernel(PlaneGeometry g, uint32
   uint32_t* mine = priv + threadIdx.x;
   auto add = [&](uint32_t v) { mine[(v >> 2) * kT] += 1u << ((v & 3u) << 3); };  // listing 5
 
-  const uint32_t total = g.total_units();
-  const uint32_t stride = gridDim.x * kT;
-  const uint32_t block_first = blockIdx.x * kT;
-  const uint32_t block_steps = block_first < total ? (total - block_first + stride - 1) / stride : 0;
-  UnitCursor cur = cursor_at(g, block_first + threadIdx.x);
-  const UnitStep st = step_of(g, stride);
+  const BlockWalk bw = block_walk(g, blockIdx.x, gridDim.x, kT);
+  UnitCursor cur = bw.cur;
+  const UnitStep st = bw.st;
+  const uint32_t block_steps = bw.steps;
 
   if constexpr (kPeriodicMerge) {
     for (uint32_t done = 0; done + P::kStepsPerPass < block_steps; done += P::kStepsPerPass) {

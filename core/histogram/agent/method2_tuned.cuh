@@ -1,8 +1,10 @@
-// The device side of method2_tuned (method2_tuned.cu): thread-private histograms (Nugteren et al.
-// 2011, §7, "method2") re-tuned for Hopper, as templates so that three users share one code:
-// method2_tuned.cu (the registry kernel), core/equalize/fused_gpu.cuh (histogram -> LUT -> apply in
-// one launch) and bench/sweep/method2_tuned_sweep.cu (the sweep that chose policy::Method2Tuned).
-// Internal to histeq; not a public header.
+// The agent of method2_tuned (a public header of core/histogram, device side): the per-block work
+// of thread-private histograms (Nugteren et al. 2011, §7, "method2") re-tuned for Hopper, as
+// templates so that three users share one code: kernels/method2_tuned.cu (the registry kernel),
+// core/equalize/fused_gpu.cuh (histogram -> LUT -> apply in one launch) and bench/sweep/ (the sweep
+// that chose policy::Method2Tuned). As CUB's agents: a kernel calls count_block() (every thread of
+// the block), publish() and, in the last block, finish(); plan_for() and l2_prefetch_for() size the
+// launch on the host. Include from .cu files only (nvcc).
 //
 // What stays from §7: every lane owns a whole histogram in shared memory, all its counters in one
 // bank (the paper's layout 2), so the hot loop is a plain load / add / store per sample with no
@@ -37,7 +39,8 @@
 
 #include <cstdint>
 
-#include "core/histogram/kernels/common.cuh"
+#include "core/histogram/agent/plane.cuh"
+#include "core/histogram/policy.h"
 
 namespace histeq::hist::m2t {
 
