@@ -150,6 +150,12 @@ struct FileSource::Impl {
   Result<Step> decode_one();
   Result<Step> receive();
   Status read_and_send();
+  // av_read_frame into `pkt`, its timestamps made continuous (ts_continuity.h).
+  int read_packet() {
+    const int e = av_read_frame(fmt, pkt.get());
+    if (e >= 0) continuity->fix(pkt.get());
+    return e;
+  }
   Status send_video_packet();
   Status stamp(Frame& f, int64_t t0, int64_t t1);
   Status end_of_input();
@@ -488,7 +494,7 @@ Result<FileSource::Impl::Step> FileSource::Impl::receive() {
 // Reads the next packet: video goes to the decoder, other streams to the packet handler; damaged
 // data is counted and skipped; the end of the file starts the decoder's drain.
 Status FileSource::Impl::read_and_send() {
-  int e = av_read_frame(fmt, pkt.get());
+  const int e = read_packet();
   const bool silent = info.live && now_ns() - last_data_ns.load() > opts.live_timeout_s * 0.9e9;
   if ((e == AVERROR_EXIT && timed_out) || (info.live && (e == AVERROR(ETIMEDOUT) || e == AVERROR(EIO) || (e < 0 && silent)))) {
     // A live stream that went silent: the input ends here (what was decoded is kept), said once.
@@ -530,7 +536,6 @@ Status FileSource::Impl::read_and_send() {
   }
   consecutive_read_errors = 0;
   last_data_ns = now_ns();
-  continuity->fix(pkt.get());
   if (pkt->stream_index == vindex) return send_video_packet();
   Status hs = packet_handler ? packet_handler(pkt.get()) : Status::ok();
   av_packet_unref(pkt.get());
@@ -732,7 +737,7 @@ Status FileSource::read_other_streams(double until_s) {
   int bad = 0;
   while (left > 0) {
     if (s.interrupted) return s.fail("interrupted", Code::cancelled);
-    const int e = av_read_frame(s.fmt, s.pkt.get());
+    const int e = s.read_packet();
     if (e == AVERROR_EOF || (e < 0 && s.fmt->pb != nullptr && avio_feof(s.fmt->pb))) break;
     if (e == AVERROR(EAGAIN)) continue;
     if (e < 0) {
@@ -740,7 +745,6 @@ Status FileSource::read_other_streams(double until_s) {
       continue;
     }
     bad = 0;
-    s.continuity->fix(s.pkt.get());
     const AVStream* st = s.fmt->streams[s.pkt->stream_index];
     const int64_t ts = s.pkt->pts != AV_NOPTS_VALUE ? s.pkt->pts : s.pkt->dts;
     const double t = ts != AV_NOPTS_VALUE ? static_cast<double>(ts) * av_q2d(st->time_base) - origin : -1e300;
