@@ -3,8 +3,9 @@
 
 core/:  cuda <- image <- {histogram, video, gl} <- equalize <- pipeline
 app/:   core <- common <- player <- commands <- main.cpp
+bench/lab/ (the lab): any of core/, never app/; core/ never includes bench/.
 A file may include its own folder and any lower layer, never a higher one or a sibling of its own
-layer; core/ never includes app/, SDL or ImGui.
+layer; core/ and the lab never include app/, SDL or ImGui.
 
   check_layers.py ROOT          check the tree at ROOT
   check_layers.py --self-test   plant violations in a scratch tree and check they are caught
@@ -29,6 +30,8 @@ def layer_of(path):
         return ("app", parts[1], APP[parts[1]])
     if len(parts) == 2 and parts[0] == "app":
         return ("app", "main", 3)
+    if len(parts) >= 3 and parts[0] == "bench" and parts[1] == "lab":
+        return ("lab", "lab", 0)
     return None
 
 
@@ -36,18 +39,20 @@ def violation(src, inc):
     s = layer_of(src)
     if s is None:
         return None
-    if s[0] == "core":
+    if s[0] in ("core", "lab"):
         if inc.startswith("app/"):
-            return "core includes app/"
+            return s[0] + " includes app/"
         if inc.startswith("SDL") or inc.startswith("imgui"):
-            return "core includes a UI library (" + inc + ")"
+            return s[0] + " includes a UI library (" + inc + ")"
+    if s[0] == "core" and inc.startswith("bench/"):
+        return "core includes bench/ (the lab sits above the core)"
     t = layer_of(inc) if inc.startswith(("core/", "app/")) else None
     if t is None:
         return None
     if s[0] == "core" and t[0] == "app":
         return "core includes app/"
-    if s[0] == "app" and t[0] == "core":
-        return None  # the app may use any of the core
+    if s[0] in ("app", "lab") and t[0] == "core":
+        return None  # the app and the lab may use any of the core
     if (s[0], s[1]) == (t[0], t[1]):
         return None
     if t[2] > s[2]:
@@ -59,7 +64,7 @@ def violation(src, inc):
 
 def check(root):
     problems = []
-    for top in ("core", "app"):
+    for top in ("core", "app", "bench/lab"):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
                 if not name.endswith(SOURCES):
@@ -84,7 +89,11 @@ def self_test():
         "core/gl/w.cpp": "#include <SDL.h>\n",                           # UI library in core
         "app/player/p.cpp": '#include "app/commands/commands.h"\n',      # upward in app
         "app/common/c.cpp": '#include "app/player/player.h"\n',          # upward in app
+        "bench/lab/a.cpp": '#include "app/commands/commands.h"\n',      # the lab -> app
+        "core/equalize/b.cpp": '#include "bench/lab/engine.h"\n',        # core -> the lab
         "core/pipeline/ok.cpp": '#include "core/video/frame.h"\n#include "core/cuda/status.h"\n',
+        "bench/lab/ok.cpp": '#include "core/pipeline/equalizer.h"\n#include "bench/lab/engine.h"\n',
+        "app/player/ok.cpp": '#include "bench/lab/matrix.h"\n',
         "app/commands/ok.cpp": '#include "app/player/player.h"\n#include "core/pipeline/pipeline.h"\n',
     }
     with tempfile.TemporaryDirectory() as d:
@@ -113,7 +122,7 @@ def main():
     if problems:
         print(f"{len(problems)} include(s) break the layers (see tests/docs/check_layers.py)", file=sys.stderr)
         return 1
-    print("layers hold: no upward or sideways #include in core/ and app/")
+    print("layers hold: no upward or sideways #include in core/, app/ and bench/lab/")
     return 0
 
 
