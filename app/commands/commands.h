@@ -18,10 +18,11 @@ class App;
 class Option;
 }
 
-namespace histeq::app {
-namespace bench {
+namespace histeq::lab {
 class Engine;
 }
+
+namespace histeq::app {
 
 // histeq info [--markdown]: the device and every kernel of the registry (those that need a GPU
 // marked so on a machine without one); --markdown prints the README's kernel table.
@@ -51,8 +52,8 @@ struct BenchOptions {
 };
 void add_bench_command(CLI::App& app, BenchOptions& opts);
 int run_bench(const BenchOptions& opts);
-int run_bench_paper(const BenchOptions& opts, bench::Engine& engine);     // bench_paper.cpp
-int run_bench_equalize(const BenchOptions& opts, bench::Engine& engine);  // bench_equalize.cpp
+int run_bench_paper(const BenchOptions& opts, lab::Engine& engine);     // bench_paper.cpp
+int run_bench_equalize(const BenchOptions& opts, lab::Engine& engine);  // bench_equalize.cpp
 
 // The picture-quality options (QualityArgs, app/common/play_options.h) on a command; --plain
 // excludes the others.

@@ -17,8 +17,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "app/commands/bench_engine.h"
 #include "app/commands/commands.h"
+#include "bench/lab/results.h"
 #include "core/pipeline/export.h"
 #include "core/video/file_source.h"
 
@@ -236,7 +236,7 @@ int run_quality(const QualityCliOptions& o) {
     }
   }
   const std::string manifest = (fs::path(o.out) / "histeq_runs.json").string();
-  if (Status s = bench::write_file(manifest, [&](std::ostream& f) { f << man.dump(1) << '\n'; }); !s) return fail(s.to_string());
+  if (Status s = lab::write_file(manifest, [&](std::ostream& f) { f << man.dump(1) << '\n'; }); !s) return fail(s.to_string());
   if (o.no_metrics) {
     std::printf("histeq quality: wrote %s\n", manifest.c_str());
     return 0;

@@ -4,8 +4,9 @@ module's private header.
 
 core/:  cuda <- image <- {histogram, video, gl} <- equalize <- pipeline
 app/:   core <- common <- player <- commands <- main.cpp
+bench/lab/ (the lab): any of core/, never app/; core/ never includes bench/.
 A file may include its own folder and any lower layer, never a higher one or a sibling of its own
-layer; core/ never includes app/, SDL or ImGui.
+layer; core/ and the lab never include app/, SDL or ImGui.
 
 Private headers. A module is a folder of core/ or app/ (core/histogram, app/player, ...). A header
 of a module is private to it when it lies under a folder named kernels/, detail/ or internal/
@@ -38,6 +39,8 @@ def layer_of(path):
         return ("app", parts[1], APP[parts[1]])
     if len(parts) == 2 and parts[0] == "app":
         return ("app", "main", 3)
+    if len(parts) >= 3 and parts[0] == "bench" and parts[1] == "lab":
+        return ("lab", "lab", 0)
     return None
 
 
@@ -70,18 +73,20 @@ def violation(src, inc):
     s = layer_of(src)
     if s is None:
         return None
-    if s[0] == "core":
+    if s[0] in ("core", "lab"):
         if inc.startswith("app/"):
-            return "core includes app/"
+            return s[0] + " includes app/"
         if inc.startswith("SDL") or inc.startswith("imgui"):
-            return "core includes a UI library (" + inc + ")"
+            return s[0] + " includes a UI library (" + inc + ")"
+    if s[0] == "core" and inc.startswith("bench/"):
+        return "core includes bench/ (the lab sits above the core)"
     t = layer_of(inc) if inc.startswith(("core/", "app/")) else None
     if t is None:
         return None
     if s[0] == "core" and t[0] == "app":
         return "core includes app/"
-    if s[0] == "app" and t[0] == "core":
-        return None  # the app may use any of the core
+    if s[0] in ("app", "lab") and t[0] == "core":
+        return None  # the app and the lab may use any of the core
     if (s[0], s[1]) == (t[0], t[1]):
         return None
     if t[2] > s[2]:
@@ -118,7 +123,11 @@ def self_test():
         "core/gl/w.cpp": "#include <SDL.h>\n",                           # UI library in core
         "app/player/p.cpp": '#include "app/commands/commands.h"\n',      # upward in app
         "app/common/c.cpp": '#include "app/player/player.h"\n',          # upward in app
+        "bench/lab/a.cpp": '#include "app/commands/commands.h"\n',      # the lab -> app
+        "core/equalize/b.cpp": '#include "bench/lab/engine.h"\n',        # core -> the lab
         "core/pipeline/ok.cpp": '#include "core/video/frame.h"\n#include "core/cuda/status.h"\n',
+        "bench/lab/ok.cpp": '#include "core/pipeline/equalizer.h"\n#include "bench/lab/engine.h"\n',
+        "app/player/ok.cpp": '#include "bench/lab/matrix.h"\n',
         "app/commands/ok.cpp": '#include "app/player/player.h"\n#include "core/pipeline/pipeline.h"\n',
         "core/equalize/f.cuh": '#include "core/histogram/kernels/method2_tuned.cuh"\n',  # another module's kernels/
         "bench/sweep/s.h": '#include "core/histogram/kernels/common.cuh"\n',         # private, from outside core/
@@ -154,7 +163,7 @@ def main():
     if problems:
         print(f"{len(problems)} include(s) break the layers (see tests/docs/check_layers.py)", file=sys.stderr)
         return 1
-    print("layers hold: no upward or sideways #include in core/ and app/, no private header of another module included")
+    print("layers hold: no upward or sideways #include in core/, app/ and bench/lab/, no private header of another module included")
     return 0
 
 

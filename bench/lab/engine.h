@@ -1,5 +1,6 @@
-// The measuring engine behind `histeq bench` and `histeq bench --paper`: builds the rotating input
-// buffers of one case, checks a kernel against cpu_reference, and times it.
+// The lab's measuring engine (behind `histeq bench`, `--paper`, `--equalize`): builds the rotating
+// input buffers of one case, checks a kernel against cpu_reference, and times it. Like core/, the
+// lab never prints or exits: it returns its results as data, and app/ shows them.
 //
 // Method (DEVELOPERS.md, "Measuring"):
 //  - inputs rotate over B >= 3 buffers whose total is at least twice the L2, so no run is served
@@ -26,7 +27,7 @@
 #include "core/image/plane.h"
 #include "core/image/synthetic.h"
 
-namespace histeq::app::bench {
+namespace histeq::lab {
 
 struct SizeSpec {
   std::string name;
@@ -49,8 +50,6 @@ struct InputSpec {
 // samples drawn from a Gaussian of standard deviation SIGMA around mid-grey), "colours:N".
 Result<InputSpec> parse_input(const std::string& s);
 
-// Parses the --inputs list; 'real' is left out (with a note on stdout) when there are no frames.
-Result<std::vector<InputSpec>> parse_inputs(const std::vector<std::string>& names, size_t real_frames);
 
 struct CaseSpec {
   SizeSpec size;
@@ -97,58 +96,6 @@ struct Measurement {
   bool ok() const { return status == "ok"; }
 };
 
-// One line of a results table.
-struct Row {
-  std::string experiment;  // paper mode: which figure/table; empty in the matrix
-  std::string size, pitch_kind, input, kernel, backend;
-  int width = 0, height = 0, bits = 8, bins = 256;
-  size_t pitch = 0, bytes = 0;
-  int buffers = 0;
-  Measurement m;
-  double x_cub = 0, x_ceiling = 0;
-  // Predictability (fill_predictability): this run's p99 / median, and over the inputs of its
-  // group (same experiment, size, pitch, bits and kernel) the largest median / the smallest.
-  double p99_over_median = 0, maxmin_across_inputs = 0;
-};
-
-// One line of the predictability table: a kernel at one size, over the inputs it ran on.
-struct Predictability {
-  std::string experiment, size, pitch_kind, kernel;
-  int bits = 8, inputs = 0;
-  double min_median_us = 0, max_median_us = 0, max_over_min = 0, worst_p99_over_median = 0;
-  std::string slowest_input, fastest_input, worst_p99_input;
-};
-// Fills p99_over_median and maxmin_across_inputs of every ok row and returns the table (groups of
-// at least one input; max_over_min needs two).
-std::vector<Predictability> fill_predictability(std::vector<Row>& rows);
-void print_predictability(const std::vector<Predictability>& table);
-// Writes a file through `path`.tmp renamed over `path` when complete (no half-written results);
-// the temporary file is removed on failure.
-Status write_file(const std::string& path, const std::function<void(std::ostream&)>& body);
-void print_header();
-void print_row(const Row& r);
-// Writes rows as CSV / JSON (through a temporary file renamed when complete). `command` and the
-// device are recorded in both.
-// The predictability columns are in both; the JSON also has the table ("predictability").
-Status write_csv(const std::string& path, const std::vector<Row>& rows, const std::string& command, const std::string& device);
-Status write_json(const std::string& path, const std::vector<Row>& rows, const std::string& command, const cuda::DeviceInfo* device,
-                  const std::vector<Predictability>& predictability = {});
-// Fills x_cub and x_ceiling of rows[first..] from the "cub" and "read_ceiling" rows among them.
-void fill_ratios(std::vector<Row>& rows, size_t first);
-
-struct LabelledKernel {
-  std::string label;  // the kernel's name, or name@N in a grid sweep
-  hist::Kernel* kernel;  // its name and options: run_case measures a fresh instance per case
-};
-class Engine;
-// A row with the case's fields filled in (experiment, size, pitch, bits, bins, input).
-Row row_for(const CaseSpec& spec, const std::string& experiment);
-// Builds one case, measures the read ceiling (GPU) and every kernel on it, fills the ratios,
-// prints the rows and appends them. Returns false if any row is not ok (a case that cannot be
-// built gives one error row).
-bool run_case(Engine& eng, const CaseSpec& spec, const std::string& experiment, const std::vector<LabelledKernel>& kernels,
-              std::vector<Row>& rows);
-
 struct EngineOptions {
   int runs = 50;
   int warmup = 5;
@@ -179,6 +126,11 @@ class Engine {
 
  private:
   Engine() = default;
+  // Buffer `i` of `buffers`: filled (synthetic or real), on the device with a GPU; kept on the host
+  // when `keep`.
+  Status build_buffer(const CaseSpec& spec, size_t i, bool keep, CaseData& cd);
+  // cpu_reference's histogram (and weight sums) of the first and last buffer.
+  static Status build_references(CaseData& cd);
   // The kernel's histogram of the first or last buffer (and its weight sums in a weighted case).
   Result<std::vector<uint32_t>> histogram_of(hist::Kernel& k, const CaseData& cd, bool last, std::vector<float>& sums);
   Status build_weights(const CaseSpec& spec, size_t buffers, bool keep_all, CaseData& cd);
@@ -196,4 +148,4 @@ class Engine {
   cuda::DeviceArray<float> d_sums_;
 };
 
-}  // namespace histeq::app::bench
+}  // namespace histeq::lab

@@ -1,4 +1,4 @@
-#include "app/commands/bench_engine.h"
+#include "bench/lab/engine.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,15 +8,10 @@
 #include <cstring>
 #include <functional>
 #include <thread>
-#include <ctime>
-#include <fstream>
-#include <map>
-
-#include <nlohmann/json.hpp>
 
 #include "core/cuda/check.h"
 
-namespace histeq::app::bench {
+namespace histeq::lab {
 namespace {
 
 constexpr int kMaxBatch = 64;      // timed runs enqueued behind one spin kernel
@@ -122,20 +117,6 @@ Result<InputSpec> parse_input(const std::string& s) {
   return in;
 }
 
-Result<std::vector<InputSpec>> parse_inputs(const std::vector<std::string>& names, size_t real_frames) {
-  std::vector<InputSpec> inputs;
-  for (const auto& s : names) {
-    auto in = parse_input(s);
-    if (!in) return in.status();
-    if (in->real && real_frames == 0) {
-      std::printf("note: input 'real' skipped: give a video or image file with --input\n");
-      continue;
-    }
-    inputs.push_back(*in);
-  }
-  return inputs;
-}
-
 Stats summarize(std::vector<double> us) {
   Stats s;
   s.runs = static_cast<int>(us.size());
@@ -201,38 +182,44 @@ Status Engine::build(const CaseSpec& spec, CaseData& cd) {
     if (buffers < 3) return HISTEQ_ERROR(Code::out_of_memory, "not enough device memory for 3 buffers of " + spec.size.name);
   }
   const bool keep_all = !gpu_ || o_.keep_host_buffers;
-  for (size_t i = 0; i < buffers; ++i) {
-    const bool keep = keep_all || i == 0 || i + 1 == buffers;
-    const bool need_host = keep || spec.input.real;
-    AnyPlane host;
-    if (need_host) {
-      auto h = allocate(gpu_ ? MemoryKind::pinned : MemoryKind::host, spec, cd.pitch);
-      if (!h) return h.status();
-      host = std::move(h.value());
-    }
-    const uint32_t seed = 1000u + static_cast<uint32_t>(i);
-    if (gpu_) {
-      auto d = allocate(MemoryKind::device, spec, cd.pitch);
-      if (!d) return d.status();
-      if (spec.input.real) {
-        HISTEQ_TRY(fill_real(spec, i, host));
-        HISTEQ_TRY(copy_any(host, *d, stream_.get()));
-      } else {
-        HISTEQ_TRY(d->bytes_per_sample == 1 ? synth::fill_device(d->p8.view(), spec.input.pattern, seed, spec.input.value, stream_.get())
-                                            : synth::fill_device(d->p16.view(), spec.input.pattern, seed, spec.input.value, stream_.get()));
-        if (keep) HISTEQ_TRY(copy_any(*d, host, stream_.get()));
-      }
-      HISTEQ_TRY(stream_.synchronize());
-      cd.dev.push_back(std::move(d.value()));
-    } else if (spec.input.real) {
-      HISTEQ_TRY(fill_real(spec, i, host));
-    } else {
-      HISTEQ_TRY(host.bytes_per_sample == 1 ? synth::fill_host(host.p8.view(), spec.input.pattern, seed, spec.input.value)
-                                            : synth::fill_host(host.p16.view(), spec.input.pattern, seed, spec.input.value));
-    }
-    if (keep) cd.host.push_back(std::move(host));
-  }
+  for (size_t i = 0; i < buffers; ++i) HISTEQ_TRY(build_buffer(spec, i, keep_all || i == 0 || i + 1 == buffers, cd));
   if (spec.weighted) HISTEQ_TRY(build_weights(spec, buffers, keep_all, cd));
+  return build_references(cd);
+}
+
+Status Engine::build_buffer(const CaseSpec& spec, size_t i, bool keep, CaseData& cd) {
+  AnyPlane host;
+  if (keep || spec.input.real) {
+    auto h = allocate(gpu_ ? MemoryKind::pinned : MemoryKind::host, spec, cd.pitch);
+    if (!h) return h.status();
+    host = std::move(h.value());
+  }
+  const uint32_t seed = 1000u + static_cast<uint32_t>(i);
+  if (gpu_) {
+    auto d = allocate(MemoryKind::device, spec, cd.pitch);
+    if (!d) return d.status();
+    if (spec.input.real) {
+      HISTEQ_TRY(fill_real(spec, i, host));
+      HISTEQ_TRY(copy_any(host, *d, stream_.get()));
+    } else {
+      HISTEQ_TRY(d->bytes_per_sample == 1 ? synth::fill_device(d->p8.view(), spec.input.pattern, seed, spec.input.value, stream_.get())
+                                          : synth::fill_device(d->p16.view(), spec.input.pattern, seed, spec.input.value, stream_.get()));
+      if (keep) HISTEQ_TRY(copy_any(*d, host, stream_.get()));
+    }
+    HISTEQ_TRY(stream_.synchronize());
+    cd.dev.push_back(std::move(d.value()));
+  } else if (spec.input.real) {
+    HISTEQ_TRY(fill_real(spec, i, host));
+  } else {
+    HISTEQ_TRY(host.bytes_per_sample == 1 ? synth::fill_host(host.p8.view(), spec.input.pattern, seed, spec.input.value)
+                                          : synth::fill_host(host.p16.view(), spec.input.pattern, seed, spec.input.value));
+  }
+  if (keep) cd.host.push_back(std::move(host));
+  return Status::ok();
+}
+
+Status Engine::build_references(CaseData& cd) {
+  const CaseSpec& spec = cd.spec;
   auto ref = hist::create_kernel("cpu_reference");
   if (!ref) return ref.status();
   for (bool last : {false, true}) {
@@ -425,215 +412,4 @@ Measurement Engine::measure(hist::Kernel& k, const CaseData& cd) {
   return m;
 }
 
-}  // namespace histeq::app::bench
-
-namespace histeq::app::bench {
-
-void print_header() {
-  std::printf("%-10s %-6s %-12s %-18s %10s %10s %9s %7s %7s %5s  %s\n", "size", "pitch", "input", "kernel", "median_us",
-              "p99_us", "GB/s", "x_cub", "x_ceil", "runs", "status");
-}
-
-void print_row(const Row& r) {
-  if (!r.m.ok()) {
-    std::printf("%-10s %-6s %-12s %-18s %10s %10s %9s %7s %7s %5s  %s\n", r.size.c_str(), r.pitch_kind.c_str(), r.input.c_str(),
-                r.kernel.c_str(), "-", "-", "-", "-", "-", "-", r.m.status.c_str());
-  } else {
-    auto ratio = [](double v) {
-      char b[16];
-      if (v > 0) std::snprintf(b, sizeof(b), "%.2f", v);
-      else std::snprintf(b, sizeof(b), "-");
-      return std::string(b);
-    };
-    std::printf("%-10s %-6s %-12s %-18s %10.1f %10.1f %9.1f %7s %7s %5d  %s\n", r.size.c_str(), r.pitch_kind.c_str(),
-                r.input.c_str(), r.kernel.c_str(), r.m.t.median_us, r.m.t.p99_us, r.m.gbps, ratio(r.x_cub).c_str(),
-                ratio(r.x_ceiling).c_str(), r.m.t.runs, r.m.status.c_str());
-  }
-  std::fflush(stdout);
-}
-
-Row row_for(const CaseSpec& spec, const std::string& experiment) {
-  Row base;
-  base.experiment = experiment;
-  base.size = spec.size.name;
-  base.width = spec.size.width;
-  base.height = spec.size.height;
-  base.pitch_kind = spec.padded ? "padded" : "tight";
-  base.bits = spec.bit_depth;
-  base.bins = spec.bins;
-  base.input = spec.input.name;
-  return base;
-}
-
-bool run_case(Engine& eng, const CaseSpec& spec, const std::string& experiment, const std::vector<LabelledKernel>& kernels,
-              std::vector<Row>& rows) {
-  Row base = row_for(spec, experiment);
-  CaseData cd;
-  if (Status s = eng.build(spec, cd); !s) {
-    base.kernel = "*";
-    base.m.status = "error: " + s.to_string();
-    print_row(base);
-    rows.push_back(base);
-    return false;
-  }
-  base.pitch = cd.pitch;
-  base.bytes = cd.bytes;
-  base.buffers = static_cast<int>(cd.buffers());
-  const size_t first = rows.size();
-  if (eng.gpu()) {
-    Row r = base;
-    r.kernel = "read_ceiling";
-    r.backend = "gpu";
-    r.m = eng.ceiling(cd);
-    rows.push_back(r);
-  }
-  for (const auto& k : kernels) {
-    Row r = base;
-    r.kernel = k.label;
-    r.backend = k.kernel->info().backend == Backend::gpu ? "gpu" : "cpu";
-    // A fresh instance per case: kernels that adapt to what they have seen (hybrid probes its
-    // candidates on its first calls) then adapt to this content, as in a video of stable content,
-    // instead of carrying over a choice made on the previous case.
-    auto fresh = hist::create_kernel(k.kernel->info().name, k.kernel->options());
-    if (fresh) r.m = eng.measure(**fresh, cd);
-    else r.m.status = "error: " + fresh.status().to_string();
-    rows.push_back(r);
-  }
-  fill_ratios(rows, first);
-  bool ok = true;
-  for (size_t i = first; i < rows.size(); ++i) {
-    print_row(rows[i]);
-    ok &= rows[i].m.ok();
-  }
-  return ok;
-}
-
-void fill_ratios(std::vector<Row>& rows, size_t first) {
-  double cub_us = 0, ceiling_gbps = 0;
-  for (size_t i = first; i < rows.size(); ++i) {
-    if (!rows[i].m.ok()) continue;
-    if (rows[i].kernel == "cub") cub_us = rows[i].m.t.median_us;
-    if (rows[i].kernel == "read_ceiling") ceiling_gbps = rows[i].m.gbps;
-  }
-  for (size_t i = first; i < rows.size(); ++i) {
-    if (!rows[i].m.ok()) continue;
-    if (cub_us > 0 && rows[i].kernel != "read_ceiling") rows[i].x_cub = cub_us / rows[i].m.t.median_us;
-    if (ceiling_gbps > 0) rows[i].x_ceiling = rows[i].m.gbps / ceiling_gbps;
-  }
-}
-
-Status write_file(const std::string& path, const std::function<void(std::ostream&)>& body) {
-  const std::string tmp = path + ".tmp";
-  std::ofstream f(tmp);
-  if (!f) return HISTEQ_ERROR(Code::io_error, "cannot write " + path);
-  body(f);
-  f.close();
-  if (!f || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    return HISTEQ_ERROR(Code::io_error, "cannot write " + path);
-  }
-  return Status::ok();
-}
-
-Status write_csv(const std::string& path, const std::vector<Row>& rows, const std::string& command, const std::string& device) {
-  return write_file(path, [&](std::ostream& f) {
-    f << "# " << command << "\n# device: " << device << "\n";
-    f << "experiment,size,width,height,pitch_kind,pitch,bits,bins,input,kernel,backend,status,buffers,runs,median_us,p99_us,gbps,x_cub,"
-         "x_ceiling,p99_over_median,maxmin_across_inputs\n";
-    for (const auto& r : rows) {
-      std::string status = r.m.status;
-      std::replace(status.begin(), status.end(), ',', ';');
-      f << r.experiment << ',' << r.size << ',' << r.width << ',' << r.height << ',' << r.pitch_kind << ',' << r.pitch << ','
-        << r.bits << ',' << r.bins << ',' << r.input << ',' << r.kernel << ',' << r.backend << ',' << status << ','
-        << r.buffers << ',' << r.m.t.runs << ',' << r.m.t.median_us << ',' << r.m.t.p99_us << ',' << r.m.gbps << ','
-        << r.x_cub << ',' << r.x_ceiling << ',' << r.p99_over_median << ',' << r.maxmin_across_inputs << '\n';
-    }
-  });
-}
-
-Status write_json(const std::string& path, const std::vector<Row>& rows, const std::string& command, const cuda::DeviceInfo* d,
-                  const std::vector<Predictability>& predictability) {
-  nlohmann::json j;
-  j["command"] = command;
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
-  j["date"] = stamp;
-  if (d != nullptr) {
-    j["device"] = {{"name", d->name}, {"sm_count", d->sm_count}, {"l2_bytes", d->l2_bytes},
-                   {"driver", cuda::version_string(d->driver_version)}, {"runtime", cuda::version_string(d->runtime_version)}};
-  } else {
-    j["device"] = nullptr;
-  }
-  j["results"] = nlohmann::json::array();
-  for (const auto& r : rows) {
-    j["results"].push_back({{"experiment", r.experiment}, {"size", r.size}, {"width", r.width}, {"height", r.height},
-                            {"pitch_kind", r.pitch_kind}, {"pitch", r.pitch}, {"bits", r.bits}, {"bins", r.bins},
-                            {"input", r.input}, {"kernel", r.kernel}, {"backend", r.backend}, {"status", r.m.status},
-                            {"buffers", r.buffers}, {"runs", r.m.t.runs}, {"median_us", r.m.t.median_us},
-                            {"p99_us", r.m.t.p99_us}, {"gbps", r.m.gbps}, {"x_cub", r.x_cub}, {"x_ceiling", r.x_ceiling},
-                            {"p99_over_median", r.p99_over_median}, {"maxmin_across_inputs", r.maxmin_across_inputs}});
-  }
-  j["predictability"] = nlohmann::json::array();
-  for (const auto& p : predictability) {
-    j["predictability"].push_back({{"experiment", p.experiment}, {"size", p.size}, {"pitch_kind", p.pitch_kind},
-                                   {"bits", p.bits}, {"kernel", p.kernel}, {"inputs", p.inputs},
-                                   {"min_median_us", p.min_median_us}, {"max_median_us", p.max_median_us},
-                                   {"max_over_min", p.max_over_min}, {"worst_p99_over_median", p.worst_p99_over_median},
-                                   {"fastest_input", p.fastest_input}, {"slowest_input", p.slowest_input},
-                                   {"worst_p99_input", p.worst_p99_input}});
-  }
-  return write_file(path, [&](std::ostream& f) { f << j.dump(2) << '\n'; });
-}
-
-std::vector<Predictability> fill_predictability(std::vector<Row>& rows) {
-  std::vector<Predictability> table;
-  auto key = [](const Row& r) { return r.experiment + '|' + r.size + '|' + r.pitch_kind + '|' + std::to_string(r.bits) + '|' + r.kernel; };
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<Row*>> groups;
-  for (auto& r : rows) {
-    if (!r.m.ok() || r.m.t.median_us <= 0) continue;
-    r.p99_over_median = r.m.t.p99_us / r.m.t.median_us;
-    const std::string k = key(r);
-    if (!groups.count(k)) order.push_back(k);
-    groups[k].push_back(&r);
-  }
-  for (const auto& k : order) {
-    const auto& g = groups[k];
-    Predictability p;
-    p.experiment = g[0]->experiment;
-    p.size = g[0]->size;
-    p.pitch_kind = g[0]->pitch_kind;
-    p.bits = g[0]->bits;
-    p.kernel = g[0]->kernel;
-    p.inputs = static_cast<int>(g.size());
-    p.min_median_us = p.max_median_us = g[0]->m.t.median_us;
-    p.fastest_input = p.slowest_input = p.worst_p99_input = g[0]->input;
-    for (const Row* r : g) {
-      if (r->m.t.median_us < p.min_median_us) p.min_median_us = r->m.t.median_us, p.fastest_input = r->input;
-      if (r->m.t.median_us > p.max_median_us) p.max_median_us = r->m.t.median_us, p.slowest_input = r->input;
-      if (r->p99_over_median > p.worst_p99_over_median) p.worst_p99_over_median = r->p99_over_median, p.worst_p99_input = r->input;
-    }
-    p.max_over_min = p.inputs >= 2 ? p.max_median_us / p.min_median_us : 0;
-    for (Row* r : g) r->maxmin_across_inputs = p.max_over_min;
-    table.push_back(p);
-  }
-  return table;
-}
-
-void print_predictability(const std::vector<Predictability>& table) {
-  std::printf("\npredictability: per kernel and size, the medians over the inputs (max/min) and the worst p99/median\n");
-  std::printf("%-10s %-6s %4s %-22s %6s %10s %10s %8s %-12s %9s %-12s\n", "size", "pitch", "bits", "kernel", "inputs",
-              "min_med_us", "max_med_us", "max/min", "slowest", "p99/med", "(input)");
-  for (const auto& p : table) {
-    char mm[16];
-    if (p.max_over_min > 0) std::snprintf(mm, sizeof(mm), "%.3f", p.max_over_min);
-    else std::snprintf(mm, sizeof(mm), "-");
-    std::printf("%-10s %-6s %4d %-22s %6d %10.1f %10.1f %8s %-12s %9.3f %-12s\n", p.size.c_str(), p.pitch_kind.c_str(), p.bits,
-                p.kernel.c_str(), p.inputs, p.min_median_us, p.max_median_us, mm, p.slowest_input.c_str(), p.worst_p99_over_median,
-                p.worst_p99_input.c_str());
-  }
-  std::fflush(stdout);
-}
-
-}  // namespace histeq::app::bench
+}  // namespace histeq::lab
