@@ -12,6 +12,7 @@
 
 #include "app/commands/commands.h"
 #include "app/common/run_common.h"
+#include "app/common/source_request.h"
 #include "app/player/controls.h"
 #if HISTEQ_HAVE_GUI
 #include "app/player/player.h"
@@ -19,7 +20,7 @@
 #include "core/cuda/device.h"
 #include "core/pipeline/pacer.h"
 #include "core/pipeline/pipeline.h"
-#include "core/video/file_source.h"
+#include "core/pipeline/source_factory.h"
 
 namespace histeq::app {
 namespace {
@@ -115,26 +116,6 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_option("--keys", o.keys, "scripted key presses, \"[FRAME:]KEY,...\" (e.g. \"space,5:o,k,20:s\"); keys as in the help panel");
 }
 
-Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& o, const std::string& path) {
-  const bool webcam = o.webcam_opt != nullptr && o.webcam_opt->count() > 0;
-  if (webcam || !path.empty()) {
-    video::FileSourceOptions fo;
-    fo.webcam = webcam && path.empty();
-    fo.hwdec = hwdec_for(o.hwdec, o.eq);
-    fo.live_timeout_s = o.live_timeout;
-    auto s = video::FileSource::open(fo.webcam ? (o.webcam.empty() ? "/dev/video0" : o.webcam) : path, fo);
-    if (!s) return s.status();
-    return std::unique_ptr<video::Source>(std::move(s.value()));
-  }
-  video::SyntheticOptions so;
-  HISTEQ_TRY(parse_size(o.size, so.width, so.height));
-  so.fps = o.fps;
-  so.bit_depth = o.bit_depth;
-  so.duration_s = o.endless ? 0 : o.synthetic_s;  // the synthetic source's own length
-  so.on_gpu = o.synthetic_on == "gpu" || (o.synthetic_on == "auto" && !o.eq.cpu && cuda::have_device());
-  return video::open_synthetic(so);
-}
-
 Status parse_play_range(PlayOptions& o) {
   // --duration 0 keeps its old meaning: no limit (the synthetic source never ends).
   o.endless = !o.duration.empty() && o.end.empty() && video::parse_time(o.duration, "--duration").is_ok() &&
@@ -159,9 +140,13 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
   const std::atomic<bool>& stop = install_stop_signals();
   forward_ffmpeg_log(opts.verbose);
   PlayOptions o = opts;
-  const bool webcam = o.webcam_opt != nullptr && o.webcam_opt->count() > 0;
-  if (webcam && !o.input.empty()) return fail("give either an input file or --webcam, not both", 2);
   if (Status rs = parse_play_range(o); !rs) return fail(rs.message(), 2);
+  // What to read, through the source factory: a request that contradicts itself (an input and
+  // --webcam) or a bad --size is a usage error.
+  auto request = play_source_request(o);
+  if (!request) return fail(request.status().to_string(), 2);
+  auto kind = pipeline::classify(*request);
+  if (!kind) return fail(kind.status().to_string(), 2);
   if (!o.screenshot.empty() && o.frames <= 0) return fail("--screenshot needs --frames N (the frame to capture)", 2);
   if (o.frames < 0) return fail("--frames must be >= 1", 2);
   if (o.switch_every < 1) return fail("--switch-every must be >= 1", 2);
@@ -169,9 +154,9 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
   const bool window_only = o.frames > 0 || !o.screenshot.empty() || !o.keys.empty();
 
   const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
-  auto opened = open_play_source(o, o.input);
-  if (!opened) return fail(opened.status().to_string(), opened.status().code() == Code::invalid_argument && !webcam && o.input.empty() ? 2 : 1);
-  std::unique_ptr<video::Source> source = std::move(opened.value());
+  auto opened = pipeline::open_source(*request);
+  if (!opened) return fail(opened.status().to_string(), opened.status().code() == Code::invalid_argument && *kind == pipeline::SourceKind::synthetic ? 2 : 1);
+  std::unique_ptr<video::Source> source = std::move(opened->source);
 
   if (o.headless) {
     if (window_only) return fail("--frames, --screenshot and --keys drive the window: drop --headless", 2);

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common/run_common.h"
+#include "app/common/source_request.h"
 #include "app/player/audio_out.h"
 #include "app/player/controls.h"
 #include "app/player/export_job.h"
@@ -25,6 +26,7 @@
 #include "core/gl/video_renderer.h"
 #include "core/pipeline/pacer.h"
 #include "core/pipeline/pipeline.h"
+#include "core/pipeline/source_factory.h"
 #include "core/video/file_source.h"
 
 namespace histeq::app::player {
@@ -842,16 +844,14 @@ void Player::request_seek(double t) {
 void Player::request_open(const std::string& path) {
   if (after_ == After::quit) return;
   // Everything that can fail happens now, while the current video plays on.
-  video::FileSourceOptions fo;
-  fo.hwdec = hwdec_for(o_.hwdec, o_.eq);
-  auto src = video::FileSource::open(path, fo);
+  auto src = pipeline::open_source(open_request(o_, path));
   if (!src) {
     say(src.status().to_string(), true);
     return;
   }
   const std::string keep = target_kernel();
-  const bool keep_ok = pipeline::Equalizer::check_kernel(keep, eq_.backend, (*src)->info().format).is_ok();
-  auto m = prepare(std::move(src.value()), keep_ok ? keep : o_.eq.kernel);
+  const bool keep_ok = pipeline::Equalizer::check_kernel(keep, eq_.backend, src->source->info().format).is_ok();
+  auto m = prepare(std::move(src->source), keep_ok ? keep : o_.eq.kernel);
   if (!m) {
     say(m.status().to_string(), true);
     return;
