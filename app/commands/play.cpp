@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <thread>
 #include <unistd.h>
 
 #include "app/commands/commands.h"
@@ -18,52 +17,14 @@
 #include "app/player/player.h"
 #endif
 #include "core/cuda/device.h"
-#include "core/pipeline/pacer.h"
 #include "core/pipeline/pipeline.h"
+#include "core/pipeline/sink_factory.h"
 #include "core/pipeline/source_factory.h"
 
 namespace histeq::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
-
-// Headless presentation: nothing is drawn, but frames are held to their schedule exactly as a
-// display would hold them, so late and dropped frames mean what they will mean with a window.
-class HeadlessSink final : public pipeline::Sink {
- public:
-  HeadlessSink(bool realtime, double interval_s, std::function<void()> tick)
-      : realtime_(realtime), pacer_(interval_s), tick_(std::move(tick)) {}
-
-  Status consume(pipeline::PipelineFrame f, pipeline::FrameRecord& rec) override {
-    if (realtime_) {
-      const int64_t capture = f.frame->timing.capture_ns;
-      const auto plan = capture > 0 ? pacer_.plan_live(capture, now_ns()) : pacer_.plan(f.frame->time_s, now_ns());
-      if (plan.drop) {
-        rec.dropped = true;
-        tick_();
-        return Status::ok();
-      }
-      std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(plan.due_ns)));
-      const int64_t a = now_ns();
-      f.frame.reset();  // "present": hand the frame back (a window would draw it here)
-      rec.timing.set(video::stage::present, (now_ns() - a) / 1e6);
-      rec.late = pacer_.late(plan.due_ns, a);
-    } else {
-      const int64_t a = now_ns();
-      f.frame.reset();
-      rec.timing.set(video::stage::present, (now_ns() - a) / 1e6);
-    }
-    tick_();
-    return Status::ok();
-  }
-
- private:
-  bool realtime_;
-  pipeline::Pacer pacer_;
-  std::function<void()> tick_;
-};
 
 }  // namespace
 
@@ -224,8 +185,16 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
     last_print = now;
     frames_at_last = frames;
   };
-  HeadlessSink sink(realtime, 1.0 / fps, tick);
-  Status s = (*pipe)->run(*source, sink, stop, &stats);
+  // The headless presenter, from the sink factory: paced as a display would be, nothing drawn.
+  pipeline::OutputRequest present;
+  present.present = true;
+  present.realtime = realtime;
+  present.interval_s = 1.0 / fps;
+  present.on_frame = [&](int64_t, double) { tick(); };
+  std::vector<std::string> notes;
+  auto sink = pipeline::open_output(present, *opened, notes);
+  if (!sink) return fail(sink.status().to_string());
+  Status s = (*pipe)->run(*source, **sink, stop, &stats);
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   const bool interrupted = s.code() == Code::cancelled;
   if (!s && !interrupted) return fail(s.to_string());

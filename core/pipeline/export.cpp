@@ -1,15 +1,7 @@
 #include "core/pipeline/export.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <chrono>
-#include <cstdio>
-#include <cstring>
-#include <algorithm>
-#include <vector>
 
 #include "core/cuda/device.h"
 #include "core/pipeline/sink_factory.h"

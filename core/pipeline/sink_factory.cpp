@@ -7,14 +7,18 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
+#include "core/pipeline/pacer.h"
 #include "core/video/file_source.h"
 #include "core/video/writer.h"
 
 namespace histeq::pipeline {
 namespace {
 
-double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+using Clock = std::chrono::steady_clock;
+
+double now_s() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
 std::string parent_dir(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -162,6 +166,52 @@ class CallbackSink final : public OutputSink {
   std::atomic<int64_t> frames_{0};
 };
 
+int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
+
+// Headless presentation: nothing is drawn, but frames are held to their schedule exactly as a
+// display would hold them, so late and dropped frames mean what they will mean with a window.
+class Presenter final : public OutputSink {
+ public:
+  explicit Presenter(const OutputRequest& r) : realtime_(r.realtime), pacer_(r.interval_s), on_frame_(r.on_frame) {}
+  FrameMemory memory() const noexcept override { return FrameMemory::none; }
+  Status consume(PipelineFrame f, FrameRecord& rec) override {
+    const double time_s = f.frame->time_s;
+    if (realtime_) {
+      const int64_t capture = f.frame->timing.capture_ns;
+      const auto plan = capture > 0 ? pacer_.plan_live(capture, now_ns()) : pacer_.plan(time_s, now_ns());
+      if (plan.drop) {
+        rec.dropped = true;
+        return took(time_s);
+      }
+      std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(plan.due_ns)));
+      const int64_t a = now_ns();
+      f.frame.reset();  // "present": hand the frame back (a window would draw it here)
+      rec.timing.set(video::stage::present, (now_ns() - a) / 1e6);
+      rec.late = pacer_.late(plan.due_ns, a);
+    } else {
+      const int64_t a = now_ns();
+      f.frame.reset();
+      rec.timing.set(video::stage::present, (now_ns() - a) / 1e6);
+    }
+    ++shown_;
+    return took(time_s);
+  }
+  Status finish() override { return Status::ok(); }
+  std::string description() const override { return "headless"; }
+  SinkCounters counters() const noexcept override { return {frames_.load(), shown_.load(), 0}; }
+
+ private:
+  Status took(double time_s) {
+    const int64_t n = ++frames_;
+    if (on_frame_) on_frame_(n, time_s);
+    return Status::ok();
+  }
+  bool realtime_;
+  Pacer pacer_;
+  std::function<void(int64_t, double)> on_frame_;
+  std::atomic<int64_t> frames_{0}, shown_{0};
+};
+
 }  // namespace
 
 const std::string& OutputSink::partial_path() const {
@@ -175,7 +225,8 @@ void want_frames(EqualizerOptions& eq, FrameMemory memory) noexcept {
 }
 
 Status check_output(const OutputRequest& r, const std::string& input) {
-  if (r.callback) {
+  if (r.callback && r.present) return HISTEQ_ERROR(Code::invalid_argument, "give either a callback or the presenter, not both");
+  if (r.callback || r.present) {
     if (!r.path.empty()) return HISTEQ_ERROR(Code::invalid_argument, r.path + ": give either an output file or a callback, not both");
     return Status::ok();
   }
@@ -192,8 +243,9 @@ Status check_output(const OutputRequest& r, const std::string& input) {
 }
 
 Result<std::unique_ptr<OutputSink>> open_output(const OutputRequest& r, OpenedSource& source, std::vector<std::string>& notes) {
-  if (r.callback) {
+  if (r.callback || r.present) {
     HISTEQ_TRY(check_output(r, ""));
+    if (r.present) return std::unique_ptr<OutputSink>(std::make_unique<Presenter>(r));
     return std::unique_ptr<OutputSink>(std::make_unique<CallbackSink>(r.callback));
   }
   if (source.file == nullptr)

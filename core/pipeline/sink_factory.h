@@ -9,6 +9,8 @@
 //   request                         sink
 //   path "out.mkv" + encoder        FileSink: VideoWriter into ".out.mkv.XXXXXX.part", renamed on finish()
 //   callback                        CallbackSink: the function gets every frame, in order
+//   present (play --headless)       Presenter: frames held to their schedule, as a window would, not drawn
+//   (the window)                    app/player's Player, a Sink of its own (SDL and GL stay in app/)
 //   (issue 17: "-" + format)        a pipe sink writing to standard output
 //   (later: a GStreamer buffer)     a sink that hands frames to the element
 //
@@ -79,14 +81,22 @@ struct OutputRequest {
   // A trimmed export's range (VideoWriter: timestamps from 0 at its start, audio cut to it).
   video::TimeRange range;
   FrameCallback callback;    // a library callback: the frames go here, nothing is written
-  // Called after each frame a file sink encoded: frames so far and the frame's media time.
+  // The headless presenter (no path, no callback): each frame is held until its time, as a
+  // display would hold it (Pacer: the source's schedule, or a live frame's capture time), then let
+  // go; a frame past its time is dropped, one presented late counts as late (FrameRecord), and
+  // the present stage is timed. With `realtime` false, as fast as possible.
+  bool present = false;
+  bool realtime = true;
+  double interval_s = 1.0 / 30;  // the source's frame interval
+  // Called after each frame a sink took (a file: encoded; the presenter: shown or dropped): the
+  // frames so far and the frame's media time. On the sink thread.
   std::function<void(int64_t frames, double time_s)> on_frame;
 };
 
 // The output's name before anything is opened: a file must not be a folder, nor `input`, nor
 // exist unless overwrite. Errors (invalid_argument, "<output>: <cause>"): "no output file given
 // (-o OUT)", "is a folder, not a file name", "is the input file; choose another output name",
-// "already exists (use -y to overwrite it)"; with a callback, a path as well.
+// "already exists (use -y to overwrite it)"; a path together with a callback or the presenter.
 Status check_output(const OutputRequest& request, const std::string& input);
 
 // Opens the sink `request` asks for, for the frames of `source`. A file sink picks the layout its

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 
@@ -242,6 +243,44 @@ TEST_F(Factories, BadOutputsKeepTheirLines) {
   sink = pipeline::open_output(file, *src2, notes);
   ASSERT_FALSE(sink.is_ok());
   EXPECT_EQ(sink.status().message(), file.path + ": cannot write there: the folder " + dir_ + "/no does not exist");
+}
+
+// play --headless's sink: every frame taken, held to the source's schedule when real time.
+TEST(SinkFactory, ThePresenterHoldsFramesToTheirSchedule) {
+  for (bool realtime : {false, true}) {
+    SourceRequest r;
+    r.synthetic = synthetic_clip(32, 18, 10);
+    r.synthetic.fps = 50;
+    r.synthetic.duration_s = 10 / 50.0;
+    auto src = pipeline::open_source(r);
+    ASSERT_TRUE(src.is_ok());
+    pipeline::OutputRequest present;
+    present.present = true;
+    present.realtime = realtime;
+    present.interval_s = 1 / 50.0;
+    std::vector<double> times;
+    present.on_frame = [&](int64_t frames, double time_s) {
+      EXPECT_EQ(frames, static_cast<int64_t>(times.size()) + 1);
+      times.push_back(time_s);
+    };
+    std::vector<std::string> notes;
+    auto sink = pipeline::open_output(present, *src, notes);
+    ASSERT_TRUE(sink.is_ok()) << sink.status().to_string();
+    EXPECT_EQ((*sink)->memory(), pipeline::FrameMemory::none);
+    const auto t0 = std::chrono::steady_clock::now();
+    ASSERT_TRUE(run_into(*src, **sink).is_ok());
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(times.size(), 10u);
+    EXPECT_NEAR(times.back(), 9 / 50.0, 1e-9);
+    EXPECT_EQ((*sink)->counters().frames, 10);
+    if (realtime) {
+      EXPECT_GE(wall, 9 / 50.0 - 0.005) << "paced at 50 fps";
+    }
+  }
+  pipeline::OutputRequest both;
+  both.present = true;
+  both.path = "out.mkv";
+  EXPECT_EQ(pipeline::check_output(both, "").code(), Code::invalid_argument);
 }
 
 TEST_F(Factories, AnUnfinishedFileSinkLeavesNothing) {
