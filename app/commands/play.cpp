@@ -26,6 +26,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The headless presenter, from the sink factory: paced as a display would be, nothing drawn.
+Result<std::unique_ptr<pipeline::OutputSink>> open_presenter(pipeline::OpenedSource& source, bool realtime, double fps,
+                                                             const std::function<void()>& tick) {
+  pipeline::OutputRequest present;
+  present.present = true;
+  present.realtime = realtime;
+  present.interval_s = 1.0 / fps;
+  present.on_frame = [tick](int64_t, double) { tick(); };
+  std::vector<std::string> notes;
+  return pipeline::open_output(present, source, notes);
+}
+
 }  // namespace
 
 void add_play_command(CLI::App& app, PlayOptions& o) {
@@ -102,12 +114,8 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
   forward_ffmpeg_log(opts.verbose);
   PlayOptions o = opts;
   if (Status rs = parse_play_range(o); !rs) return fail(rs.message(), 2);
-  // What to read, through the source factory: a request that contradicts itself (an input and
-  // --webcam) or a bad --size is a usage error.
   auto request = play_source_request(o);
-  if (!request) return fail(request.status().to_string(), 2);
-  auto kind = pipeline::classify(*request);
-  if (!kind) return fail(kind.status().to_string(), 2);
+  if (!request) return fail(request.status().to_string(), 2);  // an input and --webcam, a bad --size
   if (!o.screenshot.empty() && o.frames <= 0) return fail("--screenshot needs --frames N (the frame to capture)", 2);
   if (o.frames < 0) return fail("--frames must be >= 1", 2);
   if (o.switch_every < 1) return fail("--switch-every must be >= 1", 2);
@@ -116,7 +124,7 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
 
   const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
   auto opened = pipeline::open_source(*request);
-  if (!opened) return fail(opened.status().to_string(), opened.status().code() == Code::invalid_argument && *kind == pipeline::SourceKind::synthetic ? 2 : 1);
+  if (!opened) return fail(opened.status().to_string(), opened.status().code() == Code::invalid_argument && request->input.empty() && !request->webcam ? 2 : 1);
   std::unique_ptr<video::Source> source = std::move(opened->source);
 
   if (o.headless) {
@@ -185,14 +193,7 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
     last_print = now;
     frames_at_last = frames;
   };
-  // The headless presenter, from the sink factory: paced as a display would be, nothing drawn.
-  pipeline::OutputRequest present;
-  present.present = true;
-  present.realtime = realtime;
-  present.interval_s = 1.0 / fps;
-  present.on_frame = [&](int64_t, double) { tick(); };
-  std::vector<std::string> notes;
-  auto sink = pipeline::open_output(present, *opened, notes);
+  auto sink = open_presenter(*opened, realtime, fps, tick);
   if (!sink) return fail(sink.status().to_string());
   Status s = (*pipe)->run(*source, **sink, stop, &stats);
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -29,6 +29,7 @@ Result<pipeline::SourceRequest> play_source_request(const PlayOptions& o) {
     so.duration_s = o.endless ? 0 : o.synthetic_s;  // the synthetic source's own length
     so.on_gpu = o.synthetic_on == "gpu" || (o.synthetic_on == "auto" && !o.eq.cpu && cuda::have_device());
   }
+  if (auto kind = pipeline::classify(r); !kind) return kind.status();
   return r;
 }
 

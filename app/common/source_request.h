@@ -11,8 +11,8 @@
 namespace histeq::app {
 
 // The command line's source: its input, else the webcam with --webcam, else the synthetic source.
-// Errors: invalid_argument for a bad --size ("bad size 'x' (WxH, 720p, 1080p or 4k)"); an input
-// together with --webcam is the factory's error (pipeline::classify).
+// Errors (invalid_argument): a bad --size ("bad size 'x' (WxH, 720p, 1080p or 4k)"), and what
+// pipeline::classify refuses (an input together with --webcam).
 Result<pipeline::SourceRequest> play_source_request(const PlayOptions& opts);
 // A file or URL opened later (the player's Open), with the command line's decode and live options
 // (its input and --webcam no longer apply).
