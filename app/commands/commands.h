@@ -62,9 +62,6 @@ void add_quality_options(CLI::App* cmd, QualityArgs& q);
 // histeq play (PlayOptions: app/common/play_options.h, shared with the player window)
 void add_play_command(CLI::App& app, PlayOptions& opts);
 int run_play(const PlayOptions& opts, const std::vector<std::string>& argv);
-// The source `play` reads: `path` when given (a file, or the webcam with --webcam), else the
-// synthetic source configured by the options.
-Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& opts, const std::string& path);
 // --start, --duration, --end into opts.range (and the synthetic source's length).
 Status parse_play_range(PlayOptions& opts);
 

@@ -7,62 +7,36 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <thread>
 #include <unistd.h>
 
 #include "app/commands/commands.h"
 #include "app/common/run_common.h"
+#include "app/common/source_request.h"
 #include "app/player/controls.h"
 #if HISTEQ_HAVE_GUI
 #include "app/player/player.h"
 #endif
 #include "core/cuda/device.h"
-#include "core/pipeline/pacer.h"
 #include "core/pipeline/pipeline.h"
-#include "core/video/file_source.h"
+#include "core/pipeline/sink_factory.h"
+#include "core/pipeline/source_factory.h"
 
 namespace histeq::app {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
-
-// Headless presentation: nothing is drawn, but frames are held to their schedule exactly as a
-// display would hold them, so late and dropped frames mean what they will mean with a window.
-class HeadlessSink final : public pipeline::Sink {
- public:
-  HeadlessSink(bool realtime, double interval_s, std::function<void()> tick)
-      : realtime_(realtime), pacer_(interval_s), tick_(std::move(tick)) {}
-
-  Status consume(pipeline::PipelineFrame f, pipeline::FrameRecord& rec) override {
-    if (realtime_) {
-      const int64_t capture = f.frame->timing.capture_ns;
-      const auto plan = capture > 0 ? pacer_.plan_live(capture, now_ns()) : pacer_.plan(f.frame->time_s, now_ns());
-      if (plan.drop) {
-        rec.dropped = true;
-        tick_();
-        return Status::ok();
-      }
-      std::this_thread::sleep_until(Clock::time_point(std::chrono::nanoseconds(plan.due_ns)));
-      const int64_t a = now_ns();
-      f.frame.reset();  // "present": hand the frame back (a window would draw it here)
-      rec.timing.set(video::stage::present, (now_ns() - a) / 1e6);
-      rec.late = pacer_.late(plan.due_ns, a);
-    } else {
-      const int64_t a = now_ns();
-      f.frame.reset();
-      rec.timing.set(video::stage::present, (now_ns() - a) / 1e6);
-    }
-    tick_();
-    return Status::ok();
-  }
-
- private:
-  bool realtime_;
-  pipeline::Pacer pacer_;
-  std::function<void()> tick_;
-};
+// The headless presenter, from the sink factory: paced as a display would be, nothing drawn.
+Result<std::unique_ptr<pipeline::OutputSink>> open_presenter(pipeline::OpenedSource& source, bool realtime, double fps,
+                                                             const std::function<void()>& tick) {
+  pipeline::OutputRequest present;
+  present.present = true;
+  present.realtime = realtime;
+  present.interval_s = 1.0 / fps;
+  present.on_frame = [tick](int64_t, double) { tick(); };
+  std::vector<std::string> notes;
+  return pipeline::open_output(present, source, notes);
+}
 
 }  // namespace
 
@@ -115,26 +89,6 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_option("--keys", o.keys, "scripted key presses, \"[FRAME:]KEY,...\" (e.g. \"space,5:o,k,20:s\"); keys as in the help panel");
 }
 
-Result<std::unique_ptr<video::Source>> open_play_source(const PlayOptions& o, const std::string& path) {
-  const bool webcam = o.webcam_opt != nullptr && o.webcam_opt->count() > 0;
-  if (webcam || !path.empty()) {
-    video::FileSourceOptions fo;
-    fo.webcam = webcam && path.empty();
-    fo.hwdec = hwdec_for(o.hwdec, o.eq);
-    fo.live_timeout_s = o.live_timeout;
-    auto s = video::FileSource::open(fo.webcam ? (o.webcam.empty() ? "/dev/video0" : o.webcam) : path, fo);
-    if (!s) return s.status();
-    return std::unique_ptr<video::Source>(std::move(s.value()));
-  }
-  video::SyntheticOptions so;
-  HISTEQ_TRY(parse_size(o.size, so.width, so.height));
-  so.fps = o.fps;
-  so.bit_depth = o.bit_depth;
-  so.duration_s = o.endless ? 0 : o.synthetic_s;  // the synthetic source's own length
-  so.on_gpu = o.synthetic_on == "gpu" || (o.synthetic_on == "auto" && !o.eq.cpu && cuda::have_device());
-  return video::open_synthetic(so);
-}
-
 Status parse_play_range(PlayOptions& o) {
   // --duration 0 keeps its old meaning: no limit (the synthetic source never ends).
   o.endless = !o.duration.empty() && o.end.empty() && video::parse_time(o.duration, "--duration").is_ok() &&
@@ -159,9 +113,9 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
   const std::atomic<bool>& stop = install_stop_signals();
   forward_ffmpeg_log(opts.verbose);
   PlayOptions o = opts;
-  const bool webcam = o.webcam_opt != nullptr && o.webcam_opt->count() > 0;
-  if (webcam && !o.input.empty()) return fail("give either an input file or --webcam, not both", 2);
   if (Status rs = parse_play_range(o); !rs) return fail(rs.message(), 2);
+  auto request = play_source_request(o);
+  if (!request) return fail(request.status().to_string(), 2);  // an input and --webcam, a bad --size
   if (!o.screenshot.empty() && o.frames <= 0) return fail("--screenshot needs --frames N (the frame to capture)", 2);
   if (o.frames < 0) return fail("--frames must be >= 1", 2);
   if (o.switch_every < 1) return fail("--switch-every must be >= 1", 2);
@@ -169,9 +123,9 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
   const bool window_only = o.frames > 0 || !o.screenshot.empty() || !o.keys.empty();
 
   const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
-  auto opened = open_play_source(o, o.input);
-  if (!opened) return fail(opened.status().to_string(), opened.status().code() == Code::invalid_argument && !webcam && o.input.empty() ? 2 : 1);
-  std::unique_ptr<video::Source> source = std::move(opened.value());
+  auto opened = pipeline::open_source(*request);
+  if (!opened) return fail(opened.status().to_string(), opened.status().code() == Code::invalid_argument && request->input.empty() && !request->webcam ? 2 : 1);
+  std::unique_ptr<video::Source> source = std::move(opened->source);
 
   if (o.headless) {
     if (window_only) return fail("--frames, --screenshot and --keys drive the window: drop --headless", 2);
@@ -239,8 +193,9 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
     last_print = now;
     frames_at_last = frames;
   };
-  HeadlessSink sink(realtime, 1.0 / fps, tick);
-  Status s = (*pipe)->run(*source, sink, stop, &stats);
+  auto sink = open_presenter(*opened, realtime, fps, tick);
+  if (!sink) return fail(sink.status().to_string());
+  Status s = (*pipe)->run(*source, **sink, stop, &stats);
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   const bool interrupted = s.code() == Code::cancelled;
   if (!s && !interrupted) return fail(s.to_string());

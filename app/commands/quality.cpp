@@ -20,7 +20,7 @@
 #include "app/commands/commands.h"
 #include "bench/lab/results.h"
 #include "core/pipeline/export.h"
-#include "core/video/file_source.h"
+#include "core/pipeline/source_factory.h"
 
 #ifndef HISTEQ_SOURCE_DIR
 #define HISTEQ_SOURCE_DIR "."
@@ -190,9 +190,11 @@ int run_quality(const QualityCliOptions& o) {
   man["clips"] = nlohmann::json::array();
   man["runs"] = nlohmann::json::array();
   for (const auto& clip : o.clips) {
-    auto src = video::FileSource::open(clip);
+    pipeline::SourceRequest request;
+    request.input = clip;
+    auto src = pipeline::open_source(request);
     if (!src) return fail(src.status().to_string());
-    const video::SourceInfo& info = (*src)->info();
+    const video::SourceInfo& info = src->source->info();
     const std::string name = fs::path(clip).stem().string();
     const fs::path meta = fs::path(clip).replace_extension(".json");
     man["clips"].push_back({{"name", name}, {"path", fs::absolute(clip).string()},

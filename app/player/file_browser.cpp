@@ -3,11 +3,11 @@
 #include <imgui.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <system_error>
+
+#include "core/pipeline/source_factory.h"
 
 namespace histeq::app::player {
 namespace fs = std::filesystem;
@@ -29,17 +29,7 @@ void set_buffer(char* buf, size_t cap, const std::string& s) {
 
 }  // namespace
 
-bool FileBrowser::looks_like_video(const std::string& name) {
-  static const char* exts[] = {".mp4", ".mkv", ".mov", ".avi", ".webm", ".m4v", ".mpg",  ".mpeg", ".ts", ".m2ts",
-                               ".mts", ".flv", ".wmv", ".y4m", ".ogv",  ".3gp", ".mxf", ".nut",  ".ivf", ".h264", ".hevc"};
-  std::string lower = name;
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const char* e : exts) {
-    const size_t n = std::strlen(e);
-    if (lower.size() > n && lower.compare(lower.size() - n, n, e) == 0) return true;
-  }
-  return false;
-}
+bool FileBrowser::looks_like_video(const std::string& name) { return pipeline::is_video_file_name(name); }
 
 void FileBrowser::open(const std::string& start) {
   std::error_code ec;

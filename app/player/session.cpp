@@ -8,6 +8,8 @@
 #include <filesystem>
 
 #include "app/common/run_common.h"
+#include "app/common/source_request.h"
+#include "core/pipeline/source_factory.h"
 #include "core/video/file_source.h"
 
 namespace histeq::app::player {
@@ -24,12 +26,12 @@ std::string suggested_export(const std::string& input) {
 }
 
 // The one place the player opens a file the user gives it while playing (drop, Open..., open=).
+// A file or URL the player's Open names, through the source factory with the command line's
+// decode and live options.
 Result<std::unique_ptr<video::Source>> open_file(const PlayOptions& o, const std::string& path) {
-  video::FileSourceOptions fo;
-  fo.hwdec = hwdec_for(o.hwdec, o.eq);
-  auto src = video::FileSource::open(path, fo);
+  auto src = pipeline::open_source(open_request(o, path));
   if (!src) return src.status();
-  return std::unique_ptr<video::Source>(std::move(src.value()));
+  return std::move(src->source);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/pipeline/source_factory.h"
 #include "core/video/frame_count.h"
 
 namespace histeq::pipeline {
@@ -24,18 +25,6 @@ namespace {
 namespace fs = std::filesystem;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
-
-// Containers FFmpeg reads that hold video; a folder's other files (pictures, subtitles, notes)
-// are not inputs.
-bool is_video_name(const fs::path& p) {
-  static const char* const kExtensions[] = {"mp4", "m4v", "mkv", "mov", "avi", "webm", "ts", "mts", "m2ts", "mpg", "mpeg",
-                                            "flv", "wmv", "3gp", "ogv", "mxf", "y4m", "nut", "vob", "dv"};
-  std::string e = p.extension().string();
-  if (e.empty()) return false;
-  e = e.substr(1);
-  std::transform(e.begin(), e.end(), e.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return std::find(std::begin(kExtensions), std::end(kExtensions), e) != std::end(kExtensions);
-}
 
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
@@ -125,13 +114,13 @@ Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs
     std::vector<std::string> found;
     for (const fs::directory_entry& e : fs::directory_iterator(in, ec)) {
       const std::string name = e.path().filename().string();
-      if (name.empty() || name[0] == '.' || !is_video_name(e.path())) continue;
+      if (name.empty() || name[0] == '.' || !is_video_file_name(name)) continue;
       std::error_code fe;
       if (!e.is_regular_file(fe)) continue;
       found.push_back(e.path().string());
     }
     if (ec) return HISTEQ_ERROR(Code::io_error, in + ": cannot list the folder: " + ec.message());
-    if (found.empty()) return HISTEQ_ERROR(Code::not_found, in + ": no video files in this folder (mp4, mkv, mov, avi, webm, ts, ...)");
+    if (found.empty()) return HISTEQ_ERROR(Code::not_found, in + ": no video files in this folder (" + video_extensions_hint() + ")");
     std::sort(found.begin(), found.end());
     files.insert(files.end(), found.begin(), found.end());
   }

@@ -5,6 +5,10 @@
 // The output is written to a temporary file in the output's folder (".NAME.XXXXXX.part") and
 // renamed to NAME only when complete, so NAME never holds a partial file: on an error or a stop
 // the temporary file is removed and NAME is left as it was.
+//
+// The input and the output are opened by the factories (source_factory.h: the input, the decode
+// choice; sink_factory.h: the file sink, its encoder and temporary file); Exporter joins them with
+// a pipeline, the range and the plan.
 #pragma once
 
 #include <atomic>

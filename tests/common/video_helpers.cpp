@@ -153,6 +153,15 @@ Result<PipelineRun> run_pipeline(video::Source& source, const pipeline::Pipeline
   return run;
 }
 
+video::SyntheticOptions synthetic_clip(int width, int height, int frames) {
+  video::SyntheticOptions o;
+  o.width = width;
+  o.height = height;
+  o.fps = 30;
+  o.duration_s = frames / 30.0;
+  return o;
+}
+
 std::string temp_path(const std::string& name) {
   static std::atomic<int> counter{0};
   const char* dir = std::getenv("TMPDIR");

@@ -58,6 +58,9 @@ struct PipelineRun {
 };
 Result<PipelineRun> run_pipeline(video::Source& source, const pipeline::PipelineOptions& opts);
 
+// The synthetic source at 30 fps for `frames` frames of width x height, 8-bit 4:2:0.
+video::SyntheticOptions synthetic_clip(int width, int height, int frames);
+
 // A fresh path in the temporary folder: <TMPDIR or /tmp>/histeq-test-<pid>-<n>-<name>.
 std::string temp_path(const std::string& name);
 
