@@ -113,11 +113,20 @@ class Overlay {
 
  private:
   void main_panel(const OverlayState& s, OverlayActions& out);
+  // The main panel's parts, top to bottom; `wrap`: the panel's text width.
+  void info_rows(const OverlayState& s);
+  void kernel_selector(const OverlayState& s, OverlayActions& out, float wrap);
+  void look_controls(const OverlayState& s, OverlayActions& out, float wrap);  // strength, controls, split view
+  void transport(const OverlayState& s, OverlayActions& out);
+  void export_status(const OverlayState& s, OverlayActions& out, float wrap);
   void timing_panel(const OverlayState& s);
+  void stage_table(const OverlayState& s);  // the timing panel's per-stage rows
+  void drops_table(const OverlayState& s);  // its dropped and late frames by cause
   void luma_panel(const OverlayState& s);
   void help_panel(const OverlayState& s, OverlayActions& out);
   void split_handle(const OverlayState& s, OverlayActions& out);
-  // The controls of one set of quality settings; true when one changed (then `q` holds the change).
+  // The controls of one set of quality settings, one generic widget per control of the table
+  // (overlay_controls()); true when one changed (then `q` holds the change).
   bool quality_controls(const char* id, eq::Quality& q);
   void export_dialog(const OverlayState& s, OverlayActions& out);
 

@@ -120,6 +120,7 @@ class Player final : public pipeline::Sink {
   Status ui_tick();
   void on_event(const SDL_Event& e);
   void run_command(Command c);
+  void toggle_control(const std::string& name);  // a control table key (controls.h)
   void apply(const OverlayActions& a);
   OverlayState state();
   void request_kernel(const std::string& name);
@@ -588,6 +589,7 @@ Status Player::draw_frame() {
     const ScriptedKey& k = script_[script_next_++];
     if (k.command == Command::open_file) request_open(k.arg);
     else if (k.command == Command::export_file) start_export(k.arg);
+    else if (k.command == Command::control) toggle_control(k.arg);
     else run_command(k.command);
   }
 
@@ -672,12 +674,6 @@ void Player::on_event(const SDL_Event& e) {
         case SDLK_k: run_command(shift ? Command::prev_kernel : Command::next_kernel); break;
         case SDLK_o: if (!repeat) run_command(Command::overlay); break;
         case SDLK_b: if (!repeat) run_command(Command::split); break;
-        case SDLK_g: if (!repeat) run_command(Command::mode); break;
-        case SDLK_c: if (!repeat) run_command(Command::chroma); break;
-        case SDLK_t: if (!repeat) run_command(Command::temporal); break;
-        case SDLK_l: if (!repeat) run_command(Command::clip); break;
-        case SDLK_r: if (!repeat) run_command(Command::textbook); break;
-        case SDLK_n: if (!repeat) run_command(Command::denoise); break;
         case SDLK_p: if (!repeat) run_command(Command::plain); break;
         case SDLK_v: if (!repeat) run_command(Command::compare); break;
         case SDLK_w: if (!repeat) run_command(Command::swap); break;
@@ -695,12 +691,22 @@ void Player::on_event(const SDL_Event& e) {
           if (show_help_) show_help_ = false;
           else if (SDL_GetWindowFlags(window_->sdl()) & SDL_WINDOW_FULLSCREEN_DESKTOP) window_->toggle_fullscreen();
           break;
-        default: break;
+        default: {  // the control table's keys (g, l, t, ...)
+          const SDL_Keycode sym = e.key.keysym.sym;
+          const auto cmds = commands();
+          const CommandInfo* c = sym > 0 && sym < 128 && !shift ? control_key(cmds, std::string(1, static_cast<char>(sym))) : nullptr;
+          if (c != nullptr && !repeat) toggle_control(c->control);
+          break;
+        }
       }
       break;
     }
     default: break;
   }
+}
+
+void Player::toggle_control(const std::string& name) {
+  set_quality(app::player::toggle_control(name, quality_, before_plain_.value_or(o_.eq.quality)));
 }
 
 void Player::run_command(Command c) {
@@ -739,12 +745,7 @@ void Player::run_command(Command c) {
     case Command::prev_kernel: request_kernel(cycle(usable_, target_kernel(), -1)); break;
     case Command::overlay: overlay_visible_ = !overlay_visible_; break;
     case Command::split: split_ = !split_; break;
-    case Command::mode:
-    case Command::chroma:
-    case Command::temporal:
-    case Command::denoise:
-    case Command::clip:
-    case Command::textbook: set_quality(toggle_quality(c, quality_, before_plain_.value_or(o_.eq.quality))); break;
+    case Command::control: break;  // with its control's name: toggle_control()
     case Command::plain:
       if (quality_.plain() && before_plain_) {
         set_quality(*before_plain_);
