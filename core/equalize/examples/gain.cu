@@ -44,7 +44,7 @@ Status gain_plane(const PlaneRef& p, const GainArgs& a, bool gpu, cudaStream_t s
   if (gpu) {
     const dim3 block(256), grid(static_cast<unsigned>((p.width + 255) / 256), static_cast<unsigned>(p.height));
     gain_kernel<T><<<grid, block, 0, stream>>>(data, p.width, p.height, p.pitch, a);
-    HISTEQ_CUDA_TRY(cudaGetLastError());
+    HISTEQ_CUDA_TRY_LAUNCH();
     return Status::ok();
   }
   for (int y = 0; y < p.height; ++y) {
