@@ -20,6 +20,7 @@
 #include "app/commands/commands.h"
 #include "core/cuda/check.h"
 #include "core/equalize/operation.h"
+#include "core/equalize/planner.h"
 #include "core/video/luma_reader.h"
 
 namespace histeq::app {
@@ -159,7 +160,7 @@ int run_quality_bench(const QualityCliOptions& o) {
       const size_t nops = ops.size();
       std::vector<double> total;
       std::vector<std::vector<double>> per(nops);
-      std::vector<bool> ran(nops, false);  // the operations that worked (Operation::active)
+      std::vector<bool> ran(nops, false);  // the operations that worked (eq::works: the plan and Operation::active)
       int64_t frame_no = 0;
       auto context = [&](int n) {
         const video::Frame& f = *frames[static_cast<size_t>(n) % frames.size()];
@@ -191,7 +192,7 @@ int run_quality_bench(const QualityCliOptions& o) {
         for (int w = 0; w < warmup; ++w) {
           eq::FrameContext ctx = context(next++);
           for (auto& op : ops)
-            if (op->active(ctx))
+            if (eq::works(*op, ctx))
               if (Status s = op->run(ctx, stream.get()); !s) return fail(s.to_string());
         }
         while (static_cast<int>(total.size()) < o.runs) {
@@ -203,7 +204,7 @@ int run_quality_bench(const QualityCliOptions& o) {
             for (size_t k = 0; k < nops; ++k) {
               // As the equalizer: an operation another one did for this frame sits out (the fused
               // equalization of plain settings), its span empty.
-              if (ops[k]->active(ctx)) {
+              if (eq::works(*ops[k], ctx)) {
                 ran[k] = true;
                 if (Status s = ops[k]->run(ctx, stream.get()); !s) return fail(s.to_string());
               }
@@ -229,7 +230,7 @@ int run_quality_bench(const QualityCliOptions& o) {
           const int64_t a = now_ns();
           int64_t at = a;
           for (size_t k = 0; k < nops; ++k) {
-            if (ops[k]->active(ctx)) {
+            if (eq::works(*ops[k], ctx)) {
               ran[k] = true;
               if (Status s = ops[k]->run(ctx, nullptr); !s) return fail(s.to_string());
             }

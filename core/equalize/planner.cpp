@@ -14,4 +14,9 @@ Plan plan_frame(const Settings& settings, Backend backend, const video::FrameFor
   return p;
 }
 
+bool works(const Operation& op, const FrameContext& ctx) {
+  const bool active = op.active(ctx);
+  return active && plan_frame(*ctx.settings, ctx.backend, *ctx.format).runs(op.part());
+}
+
 }  // namespace histeq::eq

@@ -30,4 +30,9 @@ bool fused_usable(Backend backend, const video::FrameFormat& format) noexcept;
 // The plan of a frame equalized with `settings`.
 Plan plan_frame(const Settings& settings, Backend backend, const video::FrameFormat& format) noexcept;
 
+// Whether `op` works on the frame of `ctx`: its own active() (asked first, so that it is asked for
+// every frame) and its part in the frame's plan. For a caller that runs a list itself (the
+// equalizer plans once per frame instead).
+bool works(const Operation& op, const FrameContext& ctx);
+
 }  // namespace histeq::eq

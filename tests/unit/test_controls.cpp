@@ -164,7 +164,9 @@ TEST(ControlTable, TextAndNumberFormsRoundTrip) {
       EXPECT_EQ(eq::control_text(c, q), t) << c.name;
       eq::Quality r = eq::default_quality();
       c.set(r, c.get(q));
-      if (c.type != eq::ControlType::grid) EXPECT_EQ(r, q) << c.name << "=" << t << ": the number form";
+      if (c.type != eq::ControlType::grid) {
+        EXPECT_EQ(r, q) << c.name << "=" << t << ": the number form";
+      }
     }
     EXPECT_EQ(eq::find_control(eq::controls(), c.python_name())->name, c.name);
     EXPECT_EQ(eq::find_control(eq::controls(), c.config_key())->name, c.name);
