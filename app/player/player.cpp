@@ -694,7 +694,7 @@ void Player::on_event(const SDL_Event& e) {
         default: {  // the control table's keys (g, l, t, ...)
           const SDL_Keycode sym = e.key.keysym.sym;
           const auto cmds = commands();
-          const CommandInfo* c = sym > 0 && sym < 128 && !shift ? control_key(cmds, std::string(1, static_cast<char>(sym))) : nullptr;
+          const CommandInfo* c = sym > 0 && sym < 128 ? control_key(cmds, std::string(1, static_cast<char>(sym))) : nullptr;
           if (c != nullptr && !repeat) toggle_control(c->control);
           break;
         }
