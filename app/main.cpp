@@ -61,6 +61,9 @@ int main(int argc, char** argv) try {
   bool info_markdown = false;
   app.add_subcommand("info", "GPU, driver and runtime versions, and the table of histogram kernels")
       ->add_flag("--markdown", info_markdown, "print the kernel table as Markdown (the README's)");
+  bool controls_md = false;
+  app.add_subcommand("controls", "the picture-quality controls: options, configuration keys, ranges, defaults")
+      ->add_flag("--markdown", controls_md, "print the control table as Markdown (docs/controls.md's)");
 
   BenchOptions bench;
   for (int i = 0; i < argc; ++i) bench.argv.emplace_back(argv[i]);
@@ -90,6 +93,7 @@ int main(int argc, char** argv) try {
   }
 
   if (app.got_subcommand("info")) return run_info(info_markdown);
+  if (app.got_subcommand("controls")) return run_controls(controls_md);
   if (app.got_subcommand("bench")) return run_bench(bench);
   if (app.got_subcommand("play")) {
     auto q = play.quality.resolve();

@@ -27,6 +27,8 @@ namespace histeq::app {
 // histeq info [--markdown]: the device and every kernel of the registry (those that need a GPU
 // marked so on a machine without one); --markdown prints the README's kernel table.
 int run_info(bool markdown = false);
+// histeq controls: the control table (core/equalize/controls.h); --markdown: docs/controls.md's.
+int run_controls(bool markdown);
 
 // histeq bench
 struct BenchOptions {
@@ -54,10 +56,6 @@ void add_bench_command(CLI::App& app, BenchOptions& opts);
 int run_bench(const BenchOptions& opts);
 int run_bench_paper(const BenchOptions& opts, lab::Engine& engine);     // bench_paper.cpp
 int run_bench_equalize(const BenchOptions& opts, lab::Engine& engine);  // bench_equalize.cpp
-
-// The picture-quality options (QualityArgs, app/common/play_options.h) on a command; --plain
-// excludes the others.
-void add_quality_options(CLI::App* cmd, QualityArgs& q);
 
 // histeq play (PlayOptions: app/common/play_options.h, shared with the player window)
 void add_play_command(CLI::App& app, PlayOptions& opts);
@@ -123,7 +121,5 @@ struct QualityCliOptions {
 void add_quality_command(CLI::App& app, QualityCliOptions& opts);
 int run_quality(const QualityCliOptions& opts);
 int run_quality_bench(const QualityCliOptions& opts);  // quality_bench.cpp
-// A configuration of `histeq quality --configs`: a preset name or NAME:key=value:...
-Result<eq::Quality> quality_config(const std::string& spec);
 
 }  // namespace histeq::app

@@ -3,6 +3,7 @@
 
 #include "app/commands/commands.h"
 #include "core/cuda/device.h"
+#include "core/equalize/controls.h"
 #include "core/histogram/histogram.h"
 #include "core/pipeline/equalizer.h"
 
@@ -78,6 +79,19 @@ int run_info(bool markdown) {
     std::printf("%-18s %-4s %-9s %-10s %-5s %-8s %-6s %-9s   %s, %s\n", "", "", "", "", "", "", "", "", k.paper.c_str(),
                 k.section.c_str());
   }
+  return 0;
+}
+
+int run_controls(bool markdown) {
+  if (markdown) {
+    std::fputs(controls_markdown().c_str(), stdout);
+    return 0;
+  }
+  const eq::Quality d = eq::default_quality();
+  std::printf("%-15s %-9s %-10s %-9s %s\n", "option", "key", "operation", "default", "values");
+  for (const auto& c : eq::controls())
+    std::printf("--%-13s %-9s %-10s %-9s %s\n", c.name.c_str(), c.config_key().c_str(), c.op.c_str(), eq::control_text(c, d).c_str(),
+                eq::range_text(c).c_str());
   return 0;
 }
 

@@ -31,96 +31,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A value of a custom configuration's key.
-Status set_key(eq::Quality& q, const std::string& key, const std::string& value) {
-  auto number = [&](double& out) -> Status {
-    char* end = nullptr;
-    out = std::strtod(value.c_str(), &end);
-    if (end == value.c_str() || *end != '\0') return HISTEQ_ERROR(Code::invalid_argument, key + "=" + value + ": not a number");
-    return Status::ok();
-  };
-  if (key == "mode") {
-    auto m = eq::parse_mode(value);
-    if (!m) return m.status();
-    q.mode = *m;
-  } else if (key == "tiles") {
-    auto t = eq::parse_tiles(value);
-    if (!t) return t.status();
-    q.tiles = *t;
-  } else if (key == "chroma") {
-    auto c = eq::parse_chroma(value);
-    if (!c) return c.status();
-    q.chroma = *c;
-  } else if (key == "range") {
-    auto r = eq::parse_range(value);
-    if (!r) return r.status();
-    q.range = *r;
-  } else if (key == "textbook") {
-    if (value != "0" && value != "1") return HISTEQ_ERROR(Code::invalid_argument, "textbook=" + value + ": 0 or 1");
-    q.textbook = value == "1";
-  } else if (key == "clip") {
-    return number(q.clip_limit);
-  } else if (key == "temporal") {
-    return number(q.temporal_s);
-  } else if (key == "cut") {
-    return number(q.scene_cut);
-  } else if (key == "limit") {
-    return number(q.chroma_limit);
-  } else if (key == "denoise") {
-    return number(q.denoise);
-  } else {
-    return HISTEQ_ERROR(Code::invalid_argument, "unknown key '" + key + "' (mode, tiles, clip, temporal, cut, chroma, limit, range, textbook, denoise)");
-  }
-  return Status::ok();
-}
-
 }  // namespace
-
-Result<eq::Quality> quality_config(const std::string& spec) {
-  const size_t colon = spec.find(':');
-  const std::string name = spec.substr(0, colon);
-  const eq::Quality d = eq::default_quality(), p = eq::plain_quality();
-  eq::Quality q = d;
-  if (colon == std::string::npos) {
-    if (name == "plain") {
-      q = p;
-    } else if (name == "default") {
-      q = d;
-    } else if (name == "clahe") {
-      q.mode = eq::Mode::clahe;
-    } else if (name == "textbook") {  // the classic formula, 0..max whatever the range
-      q = p;
-      q.textbook = true;
-    } else if (name == "clip") {  // each control alone, on plain equalization
-      q = p;
-      q.clip_limit = d.clip_limit;
-    } else if (name == "temporal") {
-      q = p;
-      q.temporal_s = d.temporal_s;
-      q.scene_cut = d.scene_cut;
-    } else if (name == "chroma") {
-      q = p;
-      q.chroma = d.chroma;
-      q.chroma_limit = d.chroma_limit;
-    } else {
-      return HISTEQ_ERROR(Code::invalid_argument, "unknown configuration '" + name +
-                                                      "' (plain, textbook, default, clahe, clip, temporal, chroma, or NAME:key=value:...)");
-    }
-  } else {
-    // NAME:key=value:...: the defaults with those keys changed.
-    size_t at = colon + 1;
-    while (at <= spec.size()) {
-      const size_t end = std::min(spec.find(':', at), spec.size());
-      const std::string kv = spec.substr(at, end - at);
-      const size_t eqs = kv.find('=');
-      if (eqs == std::string::npos) return HISTEQ_ERROR(Code::invalid_argument, "configuration '" + spec + "': '" + kv + "' is not key=value");
-      HISTEQ_TRY(set_key(q, kv.substr(0, eqs), kv.substr(eqs + 1)));
-      at = end + 1;
-    }
-  }
-  HISTEQ_TRY(eq::validate(q));
-  return q;
-}
 
 void add_quality_command(CLI::App& app, QualityCliOptions& o) {
   CLI::App* q = app.add_subcommand(
@@ -128,9 +39,7 @@ void add_quality_command(CLI::App& app, QualityCliOptions& o) {
                  "or with --bench what they cost per frame");
   q->add_option("clips", o.clips, "video files (bench/make_quality_clips.py makes the documented ones)");
   q->add_option("-o,--out", o.out, "folder for the outputs, the metrics and the plot")->capture_default_str();
-  q->add_option("--configs", o.configs,
-                "histeq configurations: plain, textbook, default, clahe, clip, temporal, chroma, or NAME:key=value:... (keys mode, "
-                "tiles, clip, temporal, cut, chroma, limit, range (auto, limited, full), textbook (0, 1), denoise; on the defaults)")
+  q->add_option("--configs", o.configs, quality_configs_help())
       ->delimiter(',')
       ->capture_default_str();
   q->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/equalize/quality.h"
@@ -10,23 +11,34 @@
 #include "core/video/media_time.h"
 
 namespace CLI {
+class App;
 class Option;
 }
 
 namespace histeq::app {
 
-// The picture-quality options of play, export and quality (--mode, --tiles, --clip-limit,
-// --temporal, --scene-cut, --chroma, --chroma-limit, --plain, --range, --textbook, --denoise), as typed; resolve() checks them
-// and gives the settings (core/equalize/quality.h). Defaults: eq::default_quality().
+// The picture-quality options of play, export and quality, one per control of the table
+// (core/equalize/controls.h: --mode, --tiles, --clip-limit, ..., --denoise, and the options of any
+// other operation), plus --plain; as typed; resolve() checks them and gives the settings. Defaults:
+// eq::default_quality().
 struct QualityArgs {
   QualityArgs();
-  std::string mode, tiles, chroma, range;
-  double clip_limit = 0, temporal_s = 0, scene_cut = 0, chroma_limit = 0;
-  double denoise = 0;     // --denoise: the temporal denoiser's noise sigma (0 = off); also with --plain
-  bool plain = false;     // plain equalization: global, no clip, no temporal filter, chroma kept
-  bool textbook = false;  // the classic formula's levels (0..max), with --plain or any mode
+  std::map<std::string, std::string> text;  // choice and grid controls, by name ("mode" -> "clahe")
+  std::map<std::string, double> number;     // number controls ("clip-limit" -> 1.1)
+  std::map<std::string, bool> flag;         // flag controls ("textbook")
+  bool plain = false;  // plain equalization: the controls marked plain at plain_quality()'s values
   Result<eq::Quality> resolve() const;
 };
+
+// The picture-quality options (QualityArgs) on a command (play, export, quality), from the control
+// table; --plain excludes the options of the controls it sets. quality_options.cpp.
+void add_quality_options(CLI::App* cmd, QualityArgs& q);
+// `histeq quality`'s configurations: plain, textbook, default, clahe, clip, temporal, chroma, or
+// NAME:key=value:... (the defaults with the controls of those configuration keys changed).
+Result<eq::Quality> quality_config(const std::string& spec);
+std::string quality_configs_help();  // --configs' help: the presets and the keys
+// The control table as Markdown (docs/controls.md; `histeq controls --markdown`).
+std::string controls_markdown();
 
 struct PlayOptions {
   std::string input;                 // empty: synthetic (or --webcam)

@@ -138,49 +138,6 @@ std::string describe_equalizer(const pipeline::EqualizerInfo& e) {
          (e.fallback_note.empty() ? "" : "; no CUDA device") + "), " + std::to_string(e.bins) + " bins; " + eq::describe(e.quality);
 }
 
-QualityArgs::QualityArgs() {
-  const eq::Quality d = eq::default_quality();
-  mode = eq::mode_name(d.mode);
-  tiles = std::to_string(d.tiles.cols) + "x" + std::to_string(d.tiles.rows);
-  chroma = eq::chroma_name(d.chroma);
-  range = eq::range_name(d.range);
-  textbook = d.textbook;
-  clip_limit = d.clip_limit;
-  temporal_s = d.temporal_s;
-  scene_cut = d.scene_cut;
-  chroma_limit = d.chroma_limit;
-  denoise = d.denoise;
-}
-
-Result<eq::Quality> QualityArgs::resolve() const {
-  eq::Quality q;
-  auto r = eq::parse_range(range);
-  if (!r) return r.status();
-  q.range = *r;
-  q.textbook = textbook;
-  if (plain) {  // Quality{}: plain_quality() with the levels asked for
-    q.denoise = denoise;  // the denoiser goes with any curve, plain included
-    HISTEQ_TRY(eq::validate(q));
-    return q;
-  }
-  auto m = eq::parse_mode(mode);
-  if (!m) return m.status();
-  q.mode = *m;
-  auto t = eq::parse_tiles(tiles);
-  if (!t) return t.status();
-  q.tiles = *t;
-  auto c = eq::parse_chroma(chroma);
-  if (!c) return c.status();
-  q.chroma = *c;
-  q.clip_limit = clip_limit;
-  q.temporal_s = temporal_s;
-  q.scene_cut = scene_cut;
-  q.chroma_limit = chroma_limit;
-  q.denoise = denoise;
-  HISTEQ_TRY(eq::validate(q));
-  return q;
-}
-
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
                         const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats,
                         const std::vector<video::StageId>& order, double wall_s,

@@ -29,34 +29,39 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 }  // namespace
 
-const std::vector<CommandInfo>& commands() {
-  static const std::vector<CommandInfo> list = {
-      {Command::pause, "space", "pause / play"},
-      {Command::step, ".", "step one frame (pauses)"},
-      {Command::seek_back, "left", "seek 5 s back"},
-      {Command::seek_forward, "right", "seek 5 s forward"},
-      {Command::next_kernel, "k", "next histogram kernel"},
-      {Command::prev_kernel, "K", "previous histogram kernel"},
-      {Command::overlay, "o", "show / hide the overlay"},
-      {Command::split, "b", "split view: the input (or settings B) left, the output right; drag the divider"},
-      {Command::mode, "g", "mode: global / clahe (tiles)"},
-      {Command::clip, "l", "clip limit on / off"},
-      {Command::temporal, "t", "temporal filter on / off"},
-      {Command::denoise, "n", "denoiser on / off (noisy dark footage)"},
-      {Command::chroma, "c", "colour: auto (keep saturation) / keep chroma"},
-      {Command::textbook, "r", "levels: textbook (stretched onto 0..max) / the video's range"},
-      {Command::plain, "p", "plain equalization / back"},
-      {Command::compare, "v", "split view's left side: the input / settings B"},
-      {Command::swap, "w", "swap the settings of the two sides"},
-      {Command::screenshot, "s", "screenshot (PNG of the window)"},
-      {Command::fullscreen, "f", "fullscreen"},
-      {Command::mute, "m", "mute / unmute the sound"},
-      {Command::volume_down, "9", "volume down (5%)"},
-      {Command::volume_up, "0", "volume up (5%, up to 130%)"},
-      {Command::help, "h", "this help"},
-      {Command::quit, "q", "quit"},
+std::vector<CommandInfo> commands() {
+  std::vector<CommandInfo> list = {
+      {Command::pause, "space", "pause / play", ""},
+      {Command::step, ".", "step one frame (pauses)", ""},
+      {Command::seek_back, "left", "seek 5 s back", ""},
+      {Command::seek_forward, "right", "seek 5 s forward", ""},
+      {Command::next_kernel, "k", "next histogram kernel", ""},
+      {Command::prev_kernel, "K", "previous histogram kernel", ""},
+      {Command::overlay, "o", "show / hide the overlay", ""},
+      {Command::split, "b", "split view: the input (or settings B) left, the output right; drag the divider", ""},
   };
+  for (const auto& c : eq::controls())
+    if (c.live && !c.player_key.empty()) list.push_back({Command::control, c.player_key, c.key_help, c.name});
+  const std::vector<CommandInfo> rest = {
+      {Command::plain, "p", "plain equalization / back", ""},
+      {Command::compare, "v", "split view's left side: the input / settings B", ""},
+      {Command::swap, "w", "swap the settings of the two sides", ""},
+      {Command::screenshot, "s", "screenshot (PNG of the window)", ""},
+      {Command::fullscreen, "f", "fullscreen", ""},
+      {Command::mute, "m", "mute / unmute the sound", ""},
+      {Command::volume_down, "9", "volume down (5%)", ""},
+      {Command::volume_up, "0", "volume up (5%, up to 130%)", ""},
+      {Command::help, "h", "this help", ""},
+      {Command::quit, "q", "quit", ""},
+  };
+  list.insert(list.end(), rest.begin(), rest.end());
   return list;
+}
+
+const CommandInfo* control_key(const std::vector<CommandInfo>& cmds, const std::string& key) {
+  for (const auto& c : cmds)
+    if (c.command == Command::control && c.key == key) return &c;
+  return nullptr;
 }
 
 Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script) {
@@ -88,31 +93,43 @@ Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script) {
       out.push_back({at, action == "open" ? Command::open_file : Command::export_file, path});
       continue;
     }
-    const auto& cmds = commands();
+    const auto cmds = commands();
     auto it = std::find_if(cmds.begin(), cmds.end(), [&](const CommandInfo& c) { return key == c.key; });
     if (it == cmds.end()) {
       std::string known;
-      for (const auto& c : cmds) known += (known.empty() ? "" : " ") + std::string(c.key);
+      for (const auto& c : cmds) known += (known.empty() ? "" : " ") + c.key;
       return bad("unknown key (keys: " + known + ", open=PATH, export=PATH)");
     }
-    out.push_back({at, it->command, ""});
+    out.push_back({at, it->command, it->control});
   }
   return out;
 }
 
-eq::Quality toggle_quality(Command c, const eq::Quality& q, const eq::Quality& on) {
-  const eq::Quality d = eq::default_quality();
+eq::Quality toggle_control(const std::string& control, const eq::Quality& q, const eq::Quality& on) {
+  const std::vector<eq::Control> table = eq::controls();
+  const eq::Control* c = eq::find_control(table, control);
   eq::Quality r = q;
-  switch (c) {
-    case Command::mode: r.mode = q.mode == eq::Mode::clahe ? eq::Mode::global : eq::Mode::clahe; break;
-    case Command::chroma: r.chroma = q.chroma == eq::ChromaMode::follow ? eq::ChromaMode::keep : eq::ChromaMode::follow; break;
-    case Command::temporal: r.temporal_s = q.temporal_s > 0 ? 0 : on.temporal_s > 0 ? on.temporal_s : d.temporal_s; break;
-    case Command::clip: r.clip_limit = q.clip_limit > 0 ? 0 : on.clip_limit > 0 ? on.clip_limit : d.clip_limit; break;
-    case Command::textbook: r.textbook = !q.textbook; break;
-    case Command::denoise: r.denoise = q.denoise > 0 ? 0 : on.denoise > 0 ? on.denoise : eq::kDenoiseOn; break;
-    default: break;
+  if (c == nullptr) return r;
+  const double v = c->get(q);
+  switch (c->type) {
+    case eq::ControlType::choice: c->set(r, v + 1 > c->max ? 0 : v + 1); break;
+    case eq::ControlType::flag: c->set(r, v != 0 ? 0 : 1); break;
+    case eq::ControlType::number: {
+      if (!c->zero_off) break;
+      const double back = c->get(on) > 0 ? c->get(on) : c->get(eq::default_quality()) > 0 ? c->get(eq::default_quality()) : c->on_value;
+      c->set(r, v > 0 ? 0 : back);
+      break;
+    }
+    case eq::ControlType::grid: break;
   }
   return r;
+}
+
+std::vector<eq::Control> overlay_controls() {
+  std::vector<eq::Control> out;
+  for (const auto& c : eq::controls())
+    if (c.live) out.push_back(c);
+  return out;
 }
 
 Result<std::optional<pipeline::Look>> compare_look(const std::string& name) {

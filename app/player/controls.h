@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cuda/status.h"
+#include "core/equalize/controls.h"
 #include "core/equalize/quality.h"
 #include "core/pipeline/equalizer.h"
 #include "core/video/frame.h"
@@ -24,12 +25,7 @@ enum class Command {
   prev_kernel,   // K
   overlay,       // o: show / hide the overlay
   split,         // b: split view on / off
-  mode,          // g: global / clahe
-  chroma,        // c: chroma auto / keep
-  temporal,      // t: temporal filter on / off
-  clip,          // l: clip limit on / off
-  textbook,      // r: the textbook levels (0..max) / the video's range
-  denoise,       // n: temporal denoiser on / off
+  control,       // a control's key (the control table's player_key: g mode, l clip limit, ...): toggle it
   plain,         // p: plain equalization / back to the settings before
   compare,       // v: the split's left side: the input / settings B
   swap,          // w: swap the settings of the two sides (A <-> B)
@@ -47,11 +43,15 @@ enum class Command {
 
 struct CommandInfo {
   Command command;
-  const char* key;   // as the help panel shows it, and as --keys names it ("space", "left", "k", "K", ...)
-  const char* what;  // one line for the help panel
+  std::string key;      // as the help panel shows it, and as --keys names it ("space", "left", "k", "K", ...)
+  std::string what;     // one line for the help panel
+  std::string control;  // Command::control: the control's name (eq::Control::name)
 };
-// Every command, in the order of the help panel.
-const std::vector<CommandInfo>& commands();
+// Every command, in the order of the help panel: the player's own, with the toggle keys of the
+// control table (core/equalize/controls.h) after the split view's.
+std::vector<CommandInfo> commands();
+// The control toggled by `key` ("g"), or nullptr.
+const CommandInfo* control_key(const std::vector<CommandInfo>& cmds, const std::string& key);
 
 constexpr double kSeekStepS = 5.0;
 
@@ -60,7 +60,7 @@ constexpr double kSeekStepS = 5.0;
 struct ScriptedKey {
   int64_t tick = 0;
   Command command = Command::pause;
-  std::string arg;  // open_file, export_file: the path
+  std::string arg;  // open_file, export_file: the path; control: the control's name
 };
 // --keys "space,5:o,k,20:s": comma-separated items [TICK:]KEY, KEY as in commands() ("space",
 // "left", "right", ".", "k", "K", "o", ...), or open=PATH / export=PATH (paths without commas).
@@ -68,11 +68,16 @@ struct ScriptedKey {
 // not go back. Errors name the bad item.
 Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script);
 
-// What the keys g, c, t, l, n and r do to quality settings: flip the mode, the chroma or the
-// textbook levels, or switch the temporal filter, the clip limit or the denoiser off, or back on at
-// `on`'s value (eq::default_quality()'s when `on` has it off too; the denoiser: eq::kDenoiseOn).
-// Other commands: `q` unchanged.
-eq::Quality toggle_quality(Command c, const eq::Quality& q, const eq::Quality& on);
+// What a control's key does to quality settings: a choice moves to its next choice (global <->
+// clahe, keep <-> auto), a flag flips (the textbook levels), a number that 0 turns off (the temporal
+// filter, the clip limit, the denoiser) goes off, or back on at `on`'s value (eq::default_quality()'s
+// when `on` has it off too, else the control's on_value: the denoiser's eq::kDenoiseOn). An unknown
+// control: `q` unchanged.
+eq::Quality toggle_control(const std::string& control, const eq::Quality& q, const eq::Quality& on);
+
+// The controls the overlay draws, in the table's order: every live one, each with the row it
+// starts (a label) or continues, and the control it depends on.
+std::vector<eq::Control> overlay_controls();
 
 // The split view's left side from --compare: "input" (nullopt) or the look of "plain", "clahe" or
 // "default" settings (strength 1).

@@ -98,6 +98,62 @@ void status_lines(const OverlayState& s, OverlayActions& out, float wrap) {
   }
 }
 
+// One control of the table as a widget (app/player/controls.h, overlay_controls()): a choice as
+// radio buttons, a flag as a checkbox, a grid as two integer sliders, a number as a slider over
+// [0 or min, slider_max] in steps of `step`, showing "off" where 0 turns it off and `top_label` at
+// its top. True when the user changed it (then `q` holds the change).
+bool choice_widget(const eq::Control& c, eq::Quality& q) {
+  int v = static_cast<int>(c.get(q));
+  bool changed = false;
+  for (size_t i = 0; i < c.choices.size(); ++i) {
+    if (i > 0) ImGui::SameLine();
+    const std::string id = c.choices[i] + "##" + c.name;
+    changed |= ImGui::RadioButton(id.c_str(), &v, static_cast<int>(i));
+  }
+  if (changed) c.set(q, v);
+  return changed;
+}
+
+bool number_widget(const eq::Control& c, eq::Quality& q) {
+  const double v = c.get(q);
+  const float lo = c.zero_off ? 0.f : static_cast<float>(c.min);
+  const float hi = static_cast<float>(c.slider_max > 0 ? c.slider_max : c.max);
+  const bool off = c.zero_off && (v <= 0 || v < c.min);
+  const bool top = !c.top_label.empty() && v >= c.max;
+  const std::string format = off ? "off" : top ? c.top_label : c.format.empty() ? "%.2f" : c.format;
+  float f = static_cast<float>(v);
+  ImGui::SetNextItemWidth(-1);
+  if (!ImGui::SliderFloat(("##" + c.name).c_str(), &f, lo, hi, format.c_str())) return false;
+  const double per_unit = c.step > 0 ? 1 / c.step : 0;  // 100 for 0.01: round(f * 100) / 100 is 0.35, not 0.35000000000000003
+  double r = per_unit > 0 ? std::round(f * per_unit) / per_unit : f;
+  if (c.zero_off && f < c.min) r = 0;  // below the range means off
+  c.set(q, r);
+  return true;
+}
+
+bool control_widget(const eq::Control& c, eq::Quality& q) {
+  switch (c.type) {
+    case eq::ControlType::choice: return choice_widget(c, q);
+    case eq::ControlType::flag: {
+      bool on = c.on(q);
+      if (!ImGui::Checkbox((c.name + "##flag").c_str(), &on)) return false;
+      c.set(q, on ? 1 : 0);
+      return true;
+    }
+    case eq::ControlType::grid: {
+      const hist::TileGrid g = c.get_grid(q);
+      int v[2] = {g.cols, g.rows};
+      ImGui::SetNextItemWidth(-1);
+      const std::string format = c.format.empty() ? "%d" : c.format;
+      if (!ImGui::SliderInt2(("##" + c.name).c_str(), v, static_cast<int>(c.min), static_cast<int>(c.max), format.c_str())) return false;
+      c.set_grid(q, {v[0], v[1]});
+      return true;
+    }
+    case eq::ControlType::number: break;
+  }
+  return number_widget(c, q);
+}
+
 }  // namespace
 
 void Overlay::draw(const OverlayState& s, OverlayActions& out) {
@@ -227,12 +283,12 @@ void Overlay::help_panel(const OverlayState&, OverlayActions& out) {
       for (const auto& c : commands()) {
         ImGui::TableNextRow();
         ImGui::TableSetColumnIndex(0);
-        const std::string key = c.key == std::string("left") ? "\xe2\x86\x90" : c.key == std::string("right") ? "\xe2\x86\x92" : c.key;
+        const std::string key = c.key == "left" ? "\xe2\x86\x90" : c.key == "right" ? "\xe2\x86\x92" : c.key;
         if (mono_ != nullptr) ImGui::PushFont(mono_);
         ImGui::TextColored(kAmber, "%-6s", key.c_str());
         if (mono_ != nullptr) ImGui::PopFont();
         ImGui::TableSetColumnIndex(1);
-        ImGui::TextUnformatted(c.what);
+        ImGui::TextUnformatted(c.what.c_str());
       }
       ImGui::EndTable();
     }
@@ -247,76 +303,14 @@ void Overlay::help_panel(const OverlayState&, OverlayActions& out) {
 bool Overlay::quality_controls(const char* id, eq::Quality& q) {
   ImGui::PushID(id);
   bool changed = false;
-  label("Mode", true);
-  int mode = q.mode == eq::Mode::clahe ? 1 : 0;
-  changed |= ImGui::RadioButton("global", &mode, 0);
-  ImGui::SameLine();
-  changed |= ImGui::RadioButton("clahe", &mode, 1);
-  q.mode = mode == 1 ? eq::Mode::clahe : eq::Mode::global;
-  if (q.mode == eq::Mode::clahe) {
-    ImGui::SameLine();
-    int tiles[2] = {q.tiles.cols, q.tiles.rows};
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::SliderInt2("##tiles", tiles, 1, hist::kMaxTiles, "%d tiles")) {
-      q.tiles = {tiles[0], tiles[1]};
-      changed = true;
-    }
+  const std::vector<eq::Control> table = overlay_controls();
+  for (const auto& c : table) {
+    const eq::Control* needs = c.needs.empty() ? nullptr : eq::find_control(table, c.needs);
+    if (needs != nullptr && !needs->on(q)) continue;  // e.g. the tiles in global mode
+    if (!c.label.empty()) label(c.label.c_str(), true);
+    else ImGui::SameLine();
+    changed |= control_widget(c, q);
   }
-  label("Clip limit", true);
-  float clip = static_cast<float>(q.clip_limit);
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::SliderFloat("##clip", &clip, 0.f, 8.f, clip < 1 ? "off" : "%.2f x mean")) {
-    q.clip_limit = clip < 1 ? 0.0 : std::round(clip * 4) / 4;  // quarter steps; below 1 means off
-    changed = true;
-  }
-  label("Temporal", true);
-  float tau = static_cast<float>(q.temporal_s);
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::SliderFloat("##temporal", &tau, 0.f, 2.f, tau <= 0 ? "off" : "%.2f s")) {
-    q.temporal_s = std::round(tau * 100) / 100;
-    changed = true;
-  }
-  if (q.temporal_s > 0) {
-    label("Scene cut", true);
-    float cut = static_cast<float>(q.scene_cut);
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::SliderFloat("##cut", &cut, 0.f, 1.f, cut >= 1 ? "never" : "distance > %.2f")) {
-      q.scene_cut = std::round(cut * 100) / 100;
-      changed = true;
-    }
-  }
-  label("Denoise", true);
-  float sigma = static_cast<float>(q.denoise);
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::SliderFloat("##denoise", &sigma, 0.f, 12.f, sigma < 0.5f ? "off" : "noise sigma %.1f")) {
-    q.denoise = sigma < 0.5f ? 0.0 : std::round(sigma * 2) / 2;  // half levels; below 0.5 means off
-    changed = true;
-  }
-  label("Colour", true);
-  int chroma = q.chroma == eq::ChromaMode::follow ? 1 : 0;
-  changed |= ImGui::RadioButton("keep", &chroma, 0);
-  ImGui::SameLine();
-  changed |= ImGui::RadioButton("auto", &chroma, 1);
-  q.chroma = chroma == 1 ? eq::ChromaMode::follow : eq::ChromaMode::keep;
-  if (q.chroma == eq::ChromaMode::follow) {
-    ImGui::SameLine();
-    float lim = static_cast<float>(q.chroma_limit);
-    ImGui::SetNextItemWidth(-1);
-    if (ImGui::SliderFloat("##climit", &lim, 1.f, 3.f, "up to x%.2f")) {
-      q.chroma_limit = std::round(lim * 100) / 100;
-      changed = true;
-    }
-  }
-  label("Levels", true);
-  int range = static_cast<int>(q.range);
-  changed |= ImGui::RadioButton("auto##range", &range, 0);
-  ImGui::SameLine();
-  changed |= ImGui::RadioButton("limited", &range, 1);
-  ImGui::SameLine();
-  changed |= ImGui::RadioButton("full", &range, 2);
-  q.range = static_cast<eq::RangeMode>(range);
-  ImGui::SameLine();
-  changed |= ImGui::Checkbox("textbook", &q.textbook);
   if (ImGui::SmallButton("plain")) {
     const eq::Quality levels = q;  // plain keeps the levels
     q = eq::plain_quality();

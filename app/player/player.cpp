@@ -61,12 +61,6 @@ constexpr KeyBinding kKeys[] = {
     {SDLK_k, Command::next_kernel, Command::prev_kernel, true},
     {SDLK_o, Command::overlay, Command::overlay, false},
     {SDLK_b, Command::split, Command::split, false},
-    {SDLK_g, Command::mode, Command::mode, false},
-    {SDLK_c, Command::chroma, Command::chroma, false},
-    {SDLK_t, Command::temporal, Command::temporal, false},
-    {SDLK_l, Command::clip, Command::clip, false},
-    {SDLK_r, Command::textbook, Command::textbook, false},
-    {SDLK_n, Command::denoise, Command::denoise, false},
     {SDLK_p, Command::plain, Command::plain, false},
     {SDLK_v, Command::compare, Command::compare, false},
     {SDLK_w, Command::swap, Command::swap, false},
@@ -120,6 +114,7 @@ class PlayerWindow final : public Frontend {
   void on_event(const SDL_Event& e);
   void on_key(const SDL_KeyboardEvent& k);
   void run_command(Command c);
+  void toggle_control(const std::string& name);  // a control table key (controls.h)
   void apply(const OverlayActions& a);
   OverlayState state();
   Status screenshot(const std::string& path);
@@ -155,6 +150,7 @@ void PlayerWindow::run_script() {
     const ScriptedKey& k = script_[script_next_++];
     if (k.command == Command::open_file) session_.open(k.arg);
     else if (k.command == Command::export_file) session_.start_export(k.arg);
+    else if (k.command == Command::control) session_.toggle_control(k.arg);
     else run_command(k.command);
   }
 }
@@ -253,6 +249,11 @@ void PlayerWindow::on_key(const SDL_KeyboardEvent& k) {
     if (!repeat || b.repeat) run_command(shift ? b.shifted : b.command);
     return;
   }
+  // The control table's keys (g, l, t, ...).
+  const SDL_Keycode sym = k.keysym.sym;
+  const auto cmds = commands();
+  const CommandInfo* c = sym > 0 && sym < 128 ? control_key(cmds, std::string(1, static_cast<char>(sym))) : nullptr;
+  if (c != nullptr && !repeat) session_.toggle_control(c->control);
 }
 
 // The window's own commands; the rest go to the session.

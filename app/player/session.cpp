@@ -172,18 +172,17 @@ bool Session::sound_command(Command c) {
   return true;
 }
 
-// The picture-quality keys (controls.h toggle_quality) and p.
+// p (plain and back); the control table's keys go to toggle_control().
 bool Session::quality_command(Command c) {
   switch (c) {
-    case Command::mode:
-    case Command::chroma:
-    case Command::temporal:
-    case Command::denoise:
-    case Command::clip:
-    case Command::textbook: set_quality(toggle_quality(c, quality_, before_plain_.value_or(o_.eq.quality))); return true;
+    case Command::control: return true;  // with its control's name: toggle_control()
     case Command::plain: toggle_plain(); return true;
     default: return false;
   }
+}
+
+void Session::toggle_control(const std::string& name) {
+  set_quality(app::player::toggle_control(name, quality_, before_plain_.value_or(o_.eq.quality)));
 }
 
 void Session::toggle_plain() {

@@ -147,6 +147,8 @@ class Session final : public pipeline::Sink {
   // the quality keys, plain, compare, swap, sound, quit); the window's own (overlay, screenshot,
   // fullscreen, help) and the scripted ones with a path do nothing here.
   void command(Command c);
+  // A control of the control table (controls.h) by name: on / off, or its next choice, from the next frame.
+  void toggle_control(const std::string& name);
   void set_kernel(const std::string& name);
   void set_strength(float strength);
   void set_quality(const eq::Quality& q);
@@ -180,7 +182,7 @@ class Session final : public pipeline::Sink {
   void commit(Media m);
   int start(std::unique_ptr<video::Source> source);
   bool sound_command(Command c);    // mute, volume: true when `c` is one
-  bool quality_command(Command c);  // the quality keys and plain: true when `c` is one
+  bool quality_command(Command c);  // plain (and control, a no-op without its name): true when `c` is one
   void toggle_plain();
   void swap_looks();
   const std::string& target_kernel() const { return kernel_requested_.empty() ? kernel_shown_ : kernel_requested_; }

@@ -11,6 +11,7 @@
 #include "bench/lab/results.h"
 #include "core/cuda/check.h"
 #include "core/equalize/operation.h"
+#include "core/equalize/planner.h"
 #include "core/video/frame.h"
 
 namespace histeq::lab {
@@ -96,7 +97,7 @@ class CaseRun {
   // Operation k on ctx when active (as the equalizer: an operation another one did for this frame
   // sits out, e.g. the fused equalization of plain settings, its span empty).
   Status run_op(size_t k, eq::FrameContext& ctx, cudaStream_t stream) {
-    if (!ops_[k]->active(ctx)) return Status::ok();
+    if (!eq::works(*ops_[k], ctx)) return Status::ok();
     s_.ran[k] = true;
     return ops_[k]->run(ctx, stream);
   }
@@ -130,7 +131,7 @@ Status CaseRun::time_gpu(int runs, const cuda::Stream& stream) {
   for (int w = 0; w < FrameCostBench::kWarmup; ++w) {
     eq::FrameContext ctx = context(next++);
     for (auto& op : ops_)
-      if (op->active(ctx)) HISTEQ_TRY(op->run(ctx, stream.get()));
+      if (eq::works(*op, ctx)) HISTEQ_TRY(op->run(ctx, stream.get()));
   }
   while (static_cast<int>(s_.total.size()) < runs) {
     const int batch = std::min(kBatch, runs - static_cast<int>(s_.total.size()));

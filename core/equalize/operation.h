@@ -68,13 +68,19 @@ struct FrameContext {
   uint16_t* tile_luts = nullptr;     // tiles.count() LUTs of `bins` entries
   const uint32_t* tile_x = nullptr;  // luma width entries: axis_table() of the columns
   const uint32_t* tile_y = nullptr;  // luma height entries
-  bool equalized = false;           // the luma is already equalized (by the fused operation): counts and lut hold
-                                     // its histogram and LUT
 };
+
+// Where an operation stands in a frame's plan (planner.h): a filter works on the picture before the
+// equalization and runs on either path; the fused operation is the whole equalization in one launch;
+// the steps (histogram, LUT, temporal, apply) are the equalization step by step. The planner picks
+// the fused operation or the steps for each frame.
+enum class Part { filter, fused, step };
 
 class Operation {
  public:
   virtual ~Operation() = default;
+  // Its part in the plan.
+  virtual Part part() const { return Part::step; }
   // The timing row of this operation.
   virtual video::StageId stage() const = 0;
   // True when run() uses state left by the previous frame's run() (see the header comment).
@@ -84,9 +90,9 @@ class Operation {
     (void)backend, (void)slots, (void)format;
     return Status::ok();
   }
-  // Whether it works on this frame: an operation that another one has already done for this frame
-  // (the fused equalization does the histogram, the LUT and the apply in one launch) sits out,
-  // and its timing row stays empty for the frame. Asked just before its turn.
+  // Whether its controls ask for work on this frame (the denoiser at sigma 0 sits out, and its
+  // timing row stays empty for the frame). Asked just before its turn, for every frame, whether the
+  // plan runs it or not (an operation that keeps state learns here that a frame went by without it).
   virtual bool active(const FrameContext& ctx) const {
     (void)ctx;
     return true;
@@ -99,12 +105,13 @@ class Operation {
 
 using Operations = std::vector<std::unique_ptr<Operation>>;
 
-// The equalization: [denoise] -> [equalize] -> histogram -> lut -> temporal -> apply, every operation reading
-// its controls from the frame's Settings (so a live change, global <-> clahe included, takes effect
-// at the next frame with the same list):
-//   equalize   GPU, plain settings (Quality::plain()) with the fused path's kernel (kFusedKernel),
-//              samples not in the high bits: histogram, LUT and apply in one launch (fused_gpu.h);
-//              the four after it sit out (the same frames, one launch instead of three)
+// The operation list (operations.def, then registered operations: controls.h), one instance each:
+// [denoise] -> [equalize] -> histogram -> lut -> temporal -> apply, every operation reading its
+// controls from the frame's Settings (so a live change, global <-> clahe included, takes effect at
+// the next frame with the same list). Which of them work on a frame is the planner's decision
+// (planner.h) and their own active():
+//   equalize   the fused path (planner.h): histogram, LUT and apply in one launch (fused_gpu.h);
+//              the steps below sit out (the same frames, one launch instead of three)
 //   histogram  the kernel named by Settings::kernel (instances made at the first frame that asks
 //              for them and kept, one per slot); clahe: all tile histograms in one call
 //              (hist::compute_tiles) and their sum, the frame's histogram
@@ -123,7 +130,7 @@ Operations standard_operations();
 std::unique_ptr<Operation> make_denoise_operation();
 
 // The kernel whose frames the GPU equalizes in one fused launch with plain settings (the default
-// GPU kernel).
+// GPU kernel; the planner's rule, planner.h).
 constexpr const char* kFusedKernel = "method2_tuned";
 
 // The kernel the histogram stage runs for `kernel` in `mode`: itself, or in clahe mode when it has

@@ -7,9 +7,11 @@
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
 #include "core/cuda/resources.h"
+#include "core/equalize/controls.h"
 #include "core/equalize/equalize.h"
 #include "core/equalize/fused_gpu.h"
 #include "core/equalize/operation.h"
+#include "core/equalize/planner.h"
 #include "core/histogram/histogram.h"
 #include "core/image/fork_join.h"
 
@@ -30,19 +32,16 @@ FrameLevels levels_of(const FrameContext& ctx) {
 class FusedOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
+  Part part() const override { return Part::fused; }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
     fused_.clear();
-    usable_ = backend == Backend::gpu && format.sample_shift() == 0;
-    if (!usable_) return Status::ok();
+    if (!fused_usable(backend, format)) return Status::ok();
     for (int i = 0; i < slots; ++i) {
       auto f = FusedEqualizer::create();
       if (!f) return f.status();
       fused_.push_back(std::move(f.value()));
     }
     return Status::ok();
-  }
-  bool active(const FrameContext& ctx) const override {
-    return usable_ && ctx.settings->kernel == kFusedKernel && ctx.settings->quality.plain();
   }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     FusedEqualizer& fe = fused_.at(static_cast<size_t>(ctx.slot));
@@ -51,13 +50,11 @@ class FusedOp final : public Operation {
     const uint32_t w = ctx.settings->weight;
     if (ctx.luma.bytes_per_sample == 1) HISTEQ_TRY(fe.run(writable<uint8_t>(ctx.luma), w, levels, stream, out));
     else HISTEQ_TRY(fe.run(writable<uint16_t>(ctx.luma), w, levels, stream, out));
-    ctx.equalized = true;
     return Status::ok();
   }
 
  private:
   video::StageId id_ = video::stage_id("equalize");
-  bool usable_ = false;
   std::vector<FusedEqualizer> fused_;
 };
 
@@ -120,7 +117,6 @@ struct TileScratch {
 class HistogramOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
-  bool active(const FrameContext& ctx) const override { return !ctx.equalized; }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
     (void)backend, (void)format;
     kernels_.clear();
@@ -161,7 +157,6 @@ class HistogramOp final : public Operation {
 class LutOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
-  bool active(const FrameContext& ctx) const override { return !ctx.equalized; }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     const Quality& q = ctx.settings->quality;
     const bool gpu = ctx.backend == Backend::gpu;
@@ -194,7 +189,7 @@ class TemporalOp final : public Operation {
   video::StageId stage() const override { return id_; }
   bool stateful() const override { return true; }
   bool active(const FrameContext& ctx) const override {
-    if (!ctx.equalized && ctx.settings->quality.temporal_s > 0) return true;
+    if (ctx.settings->quality.temporal_s > 0) return true;
     active_ = false;  // a frame without the filter: the next one with it starts over
     return false;
   }
@@ -279,7 +274,6 @@ class TemporalOp final : public Operation {
 class ApplyOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
-  bool active(const FrameContext& ctx) const override { return !ctx.equalized; }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
     (void)slots, (void)format;
     // The CPU's apply is most of its frame time once the colour is scaled: rows over all cores, on
@@ -340,13 +334,130 @@ class ApplyOp final : public Operation {
 
 Operations standard_operations() {
   Operations ops;
-  ops.push_back(make_denoise_operation());  // denoise.h; sits out unless Quality::denoise > 0
-  ops.push_back(std::make_unique<FusedOp>());
-  ops.push_back(std::make_unique<HistogramOp>());
-  ops.push_back(std::make_unique<LutOp>());
-  ops.push_back(std::make_unique<TemporalOp>());
-  ops.push_back(std::make_unique<ApplyOp>());
+  for (const OperationInfo& o : operation_list()) ops.push_back(o.make());
   return ops;
+}
+
+template <class Op>
+std::unique_ptr<Operation> make() {
+  return std::make_unique<Op>();
+}
+
+OperationInfo equalize_operation() { return {"equalize", {}, make<FusedOp>}; }
+
+OperationInfo histogram_operation() {
+  Control mode = choice_control("mode", {"global", "clahe"});
+  mode.get = [](const Quality& q) { return q.mode == Mode::clahe ? 1.0 : 0.0; };
+  mode.set = [](Quality& q, double v) { q.mode = v != 0 ? Mode::clahe : Mode::global; };
+  mode.what = "mode";
+  mode.help = "global: one LUT a frame; clahe: a LUT per tile, interpolated (Zuiderveld's CLAHE)";
+  mode.doc = "global: one curve a frame; clahe: a curve per tile of a grid, interpolated between the tile centres";
+  mode.plain = true;
+  mode.label = "Mode";
+  mode.player_key = "g";
+  mode.key_help = "mode: global / clahe (tiles)";
+  Control tiles;
+  tiles.name = "tiles";
+  tiles.type = ControlType::grid;
+  tiles.min = 1;
+  tiles.max = hist::kMaxTiles;
+  tiles.get_grid = [](const Quality& q) { return q.tiles; };
+  tiles.set_grid = [](Quality& q, hist::TileGrid g) { q.tiles = g; };
+  tiles.get = [](const Quality& q) { return static_cast<double>(q.tiles.cols); };
+  tiles.set = [](Quality& q, double v) { q.tiles = {static_cast<int>(v), static_cast<int>(v)}; };
+  tiles.what = "tiles";
+  tiles.help = "clahe: the tile grid COLSxROWS (1..32 each)";
+  tiles.doc = "clahe: the tile grid, columns x rows (clamped to the frame's size)";
+  tiles.plain = true;
+  tiles.needs = "mode";
+  tiles.format = "%d tiles";
+  return {"histogram", {mode, tiles}, make<HistogramOp>};
+}
+
+OperationInfo lut_operation() {
+  Control clip = number_control("clip-limit", &Quality::clip_limit, 1, 64);
+  clip.key = "clip";
+  clip.zero_off = true;
+  clip.what = "clip limit";
+  clip.help = "clip the histogram at X times the mean bin count before the CDF, spreading the excess "
+              "(bounds the contrast gain, so flat regions are not stretched into noise); 0 = off";
+  clip.doc = "the histogram clipped at this many times its mean bin count before the curve, the excess spread; 0 = off";
+  clip.plain = true;
+  clip.label = "Clip limit";
+  clip.slider_max = 8;
+  clip.step = 0.25;
+  clip.format = "%.2f x mean";
+  clip.player_key = "l";
+  clip.key_help = "clip limit on / off";
+  Control range = choice_control("range", {"auto", "limited", "full"});
+  range.get = [](const Quality& q) { return static_cast<double>(static_cast<int>(q.range)); };
+  range.set = [](Quality& q, double v) { q.range = static_cast<RangeMode>(static_cast<int>(v)); };
+  range.what = "range";
+  range.help = "how the input's levels are read: auto (the video's tag; untagged = limited, as ffmpeg and players "
+               "assume), limited (luma 16..235, x4 at 10 bits) or full (0..max); the curves stay within that range";
+  range.doc = "how the input's levels are read: the video's tag (untagged: limited), limited or full range";
+  range.label = "Levels";
+  Control textbook = flag_control("textbook", &Quality::textbook);
+  textbook.what = "textbook";
+  textbook.help = "the textbook formula (cv2.equalizeHist's): levels stretched onto 0..max whatever the video's range, the "
+                  "darkest to 0 and the brightest to max; crushes the blacks and whites of limited-range video; for comparisons";
+  textbook.doc = "the classic formula's levels: stretched onto 0..max whatever the range (for comparisons)";
+  textbook.player_key = "r";
+  textbook.key_help = "levels: textbook (stretched onto 0..max) / the video's range";
+  return {"lut", {clip, range, textbook}, make<LutOp>};
+}
+
+OperationInfo temporal_operation() {
+  Control t = number_control("temporal", &Quality::temporal_s, 0, 10);
+  t.zero_off = true;
+  t.unit = "s";
+  t.what = "temporal time constant";
+  t.help = "smooth the LUT over time with this time constant in seconds (no pumping); 0 = off";
+  t.doc = "the curve through a first-order filter over time with this time constant, reset at scene cuts; 0 = off";
+  t.plain = true;
+  t.label = "Temporal";
+  t.slider_max = 2;
+  t.step = 0.01;
+  t.format = "%.2f s";
+  t.player_key = "t";
+  t.key_help = "temporal filter on / off";
+  Control cut = number_control("scene-cut", &Quality::scene_cut, 0, 1);
+  cut.key = "cut";
+  cut.what = "scene-cut threshold";
+  cut.help = "with --temporal: a histogram distance (0..1) between consecutive frames above this is a cut, "
+             "where the filter starts over (1 = never)";
+  cut.doc = "with temporal: the histogram distance between consecutive frames above which the filter starts over; 1 = never";
+  cut.plain = true;
+  cut.label = "Scene cut";
+  cut.needs = "temporal";
+  cut.step = 0.01;
+  cut.format = "distance > %.2f";
+  cut.top_label = "never";
+  return {"temporal", {t, cut}, make<TemporalOp>};
+}
+
+OperationInfo apply_operation() {
+  Control chroma = choice_control("chroma", {"keep", "auto"});
+  chroma.get = [](const Quality& q) { return q.chroma == ChromaMode::follow ? 1.0 : 0.0; };
+  chroma.set = [](Quality& q, double v) { q.chroma = v != 0 ? ChromaMode::follow : ChromaMode::keep; };
+  chroma.what = "chroma";
+  chroma.help = "auto: scale chroma with the luma gain so colours keep their saturation; keep: chroma untouched";
+  chroma.doc = "auto: chroma scaled with the luma's gain, so colours keep their saturation; keep: chroma untouched";
+  chroma.plain = true;
+  chroma.label = "Colour";
+  chroma.player_key = "c";
+  chroma.key_help = "colour: auto (keep saturation) / keep chroma";
+  Control limit = number_control("chroma-limit", &Quality::chroma_limit, 1, 4);
+  limit.key = "limit";
+  limit.what = "chroma limit";
+  limit.help = "with --chroma auto: the most chroma is scaled up (never down), 1..4";
+  limit.doc = "with chroma auto: the largest chroma gain";
+  limit.plain = true;
+  limit.needs = "chroma";
+  limit.slider_max = 3;
+  limit.step = 0.01;
+  limit.format = "up to x%.2f";
+  return {"apply", {chroma, limit}, make<ApplyOp>};
 }
 
 std::string tiles_kernel(const std::string& kernel, Mode mode, Backend backend) {

@@ -1,5 +1,7 @@
 #include "core/equalize/quality.h"
 
+#include "core/equalize/controls.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,8 +14,6 @@ std::string number(double v) {
   std::snprintf(b, sizeof(b), "%g", v);
   return b;
 }
-
-bool in_range(double v, double lo, double hi) { return v >= lo && v <= hi; }  // false for NaN
 
 }  // namespace
 
@@ -41,21 +41,7 @@ Quality default_quality() {
 }
 
 Status validate(const Quality& q) {
-  if (!(q.clip_limit == 0 || in_range(q.clip_limit, 1, 64)))
-    return HISTEQ_ERROR(Code::invalid_argument, "clip limit must be 0 (off) or 1..64, not " + number(q.clip_limit));
-  if (!in_range(q.temporal_s, 0, 10))
-    return HISTEQ_ERROR(Code::invalid_argument, "temporal time constant must be 0 (off) .. 10 s, not " + number(q.temporal_s));
-  if (!in_range(q.scene_cut, 0, 1))
-    return HISTEQ_ERROR(Code::invalid_argument, "scene-cut threshold must be 0..1, not " + number(q.scene_cut));
-  if (!in_range(q.chroma_limit, 1, 4))
-    return HISTEQ_ERROR(Code::invalid_argument, "chroma limit must be 1..4, not " + number(q.chroma_limit));
-  if (q.range != RangeMode::automatic && q.range != RangeMode::limited && q.range != RangeMode::full)
-    return HISTEQ_ERROR(Code::invalid_argument, "range must be auto, limited or full");
-  if (!(q.denoise == 0 || in_range(q.denoise, 0.5, 20)))
-    return HISTEQ_ERROR(Code::invalid_argument, "denoise must be 0 (off) or a noise sigma of 0.5..20 levels, not " + number(q.denoise));
-  if (q.tiles.cols < 1 || q.tiles.rows < 1 || q.tiles.cols > hist::kMaxTiles || q.tiles.rows > hist::kMaxTiles)
-    return HISTEQ_ERROR(Code::invalid_argument, "tiles must be 1.." + std::to_string(hist::kMaxTiles) + " per axis, not " +
-                                                    std::to_string(q.tiles.cols) + "x" + std::to_string(q.tiles.rows));
+  for (const Control& c : controls()) HISTEQ_TRY(check_control(c, q));
   return Status::ok();
 }
 
@@ -109,6 +95,7 @@ std::string describe(const Quality& q) {
   if (q.denoise > 0) s += ", denoise " + number(q.denoise);
   if (q.range != RangeMode::automatic) s += std::string(", range ") + range_name(q.range);
   if (q.textbook) s += ", textbook levels";
+  for (const auto& [name, value] : q.params) s += ", " + name + " " + number(value);
   return s;
 }
 

@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "core/cuda/status.h"
@@ -63,11 +64,19 @@ struct Quality {
   RangeMode range = RangeMode::automatic;
   bool textbook = false;
   double denoise = 0;          // 0 = off; else the noise sigma, 0.5..20 levels of 255
+  // The controls of operations outside the ones above (controls.h, param_control()): name -> value;
+  // a control at its default is absent.
+  std::map<std::string, double> params;
+
+  double param(const std::string& name, double fallback) const {
+    const auto it = params.find(name);
+    return it == params.end() ? fallback : it->second;
+  }
 
   bool operator==(const Quality& o) const noexcept {
     return mode == o.mode && tiles == o.tiles && clip_limit == o.clip_limit && temporal_s == o.temporal_s &&
            scene_cut == o.scene_cut && chroma == o.chroma && chroma_limit == o.chroma_limit && range == o.range &&
-           textbook == o.textbook && denoise == o.denoise;
+           textbook == o.textbook && denoise == o.denoise && params == o.params;
   }
   bool operator!=(const Quality& o) const noexcept { return !(*this == o); }
   // True for plain equalization: global, no clip, no temporal, chroma kept, no denoiser (whatever
@@ -86,9 +95,9 @@ Quality plain_quality();
 // The defaults of the command line and the player, chosen by the measurements of docs/quality.md.
 Quality default_quality();
 
-// Ranges: clip_limit 0 or 1..64, temporal_s 0..10, scene_cut 0..1, chroma_limit 1..4, denoise 0
-// or 0.5..20, tiles
-// 1..hist::kMaxTiles per axis. Errors name the control.
+// Every control's range (controls.h): clip_limit 0 or 1..64, temporal_s 0..10, scene_cut 0..1,
+// chroma_limit 1..4, denoise 0 or 0.5..20, tiles 1..hist::kMaxTiles per axis, and the ranges of the
+// operations' params. Errors name the control.
 Status validate(const Quality& q);
 
 // "global", "clahe"; "keep", "auto"; "auto", "limited", "full".

@@ -11,6 +11,7 @@
 #include "core/cuda/resources.h"
 #include "core/equalize/equalize.h"
 #include "core/equalize/operation.h"
+#include "core/equalize/planner.h"
 #include "core/histogram/histogram.h"
 
 namespace histeq::pipeline {
@@ -266,7 +267,7 @@ class EqualizerImpl final : public Equalizer {
   struct Slot {
     cuda::Stream stream;
     std::vector<cuda::Event> ev;  // [0] start, [1] uploaded, [2 + k] after operation k, [back] done
-    std::vector<bool> ran;        // chain 0's operation k worked on this slot's frame (Operation::active)
+    std::vector<bool> ran;        // chain 0's operation k worked on this slot's frame (the plan and Operation::active)
     cuda::Buffer counts, lut;     // device (GPU) or host (CPU)
     cuda::Buffer counts_b, lut_b; // the same for the comparison (allocated at its first frame)
     cuda::Buffer host_counts, host_lut;  // pinned, keep_histogram on the GPU
@@ -334,9 +335,10 @@ class EqualizerImpl final : public Equalizer {
   Status run_chain(Chain& c, Slot& s, eq::FrameContext& ctx, bool timed) {
     HISTEQ_TRY(prepare_chain(c));
     const cudaStream_t st = gpu() ? s.stream.get() : nullptr;
+    const eq::Plan plan = eq::plan_frame(*ctx.settings, info_.backend, fmt_);  // from this frame's settings
     for (size_t k = 0; k < c.ops.size(); ++k) {
       eq::Operation& op = *c.ops[k];
-      const bool active = op.active(ctx);
+      const bool active = op.active(ctx) && plan.runs(op.part());  // active() first: it is asked every frame
       if (timed) s.ran[k] = active;
       if (!gpu()) {
         if (!active) continue;

@@ -40,7 +40,7 @@ TEST(GpuPlayerSession, ShowsTheCpuPicturesAcrossLiveChanges) {
                          session.set_kernel(other);
                        }});
   fe.script.push_back({[&] { return fe.shown.size() == 25; }, [&] {
-                         session.command(Command::mode);  // the g key: global <-> clahe
+                         session.toggle_control("mode");  // the g key: global <-> clahe
                          changed = session.state().quality;
                        }});
   fe.script.push_back({[&] { return session.ended(); }, [&] { session.quit(); }});

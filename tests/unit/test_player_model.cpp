@@ -163,32 +163,32 @@ namespace {
 
 TEST(PlayerControls, QualityKeysToggleOneControlEach) {
   using app::player::Command;
-  using app::player::toggle_quality;
+  using app::player::toggle_control;
   const eq::Quality d = eq::default_quality();
-  eq::Quality q = toggle_quality(Command::mode, d, d);
+  eq::Quality q = toggle_control("mode", d, d);
   EXPECT_EQ(q.mode, eq::Mode::clahe);
   q.mode = d.mode;
   EXPECT_EQ(q, d) << "m changes the mode only";
-  EXPECT_EQ(toggle_quality(Command::mode, toggle_quality(Command::mode, d, d), d), d);
-  EXPECT_EQ(toggle_quality(Command::chroma, d, d).chroma, eq::ChromaMode::keep);
-  EXPECT_EQ(toggle_quality(Command::temporal, d, d).temporal_s, 0);
-  EXPECT_EQ(toggle_quality(Command::clip, d, d).clip_limit, 0);
+  EXPECT_EQ(toggle_control("mode", toggle_control("mode", d, d), d), d);
+  EXPECT_EQ(toggle_control("chroma", d, d).chroma, eq::ChromaMode::keep);
+  EXPECT_EQ(toggle_control("temporal", d, d).temporal_s, 0);
+  EXPECT_EQ(toggle_control("clip-limit", d, d).clip_limit, 0);
   // Back on at the value the user had, or at the defaults' when that was off too.
   eq::Quality custom = d;
   custom.temporal_s = 1.5;
-  EXPECT_EQ(toggle_quality(Command::temporal, toggle_quality(Command::temporal, custom, custom), custom).temporal_s, 1.5);
-  EXPECT_EQ(toggle_quality(Command::temporal, eq::plain_quality(), eq::plain_quality()).temporal_s, d.temporal_s);
-  EXPECT_TRUE(toggle_quality(Command::textbook, d, d).textbook);
-  EXPECT_EQ(toggle_quality(Command::textbook, toggle_quality(Command::textbook, d, d), d), d);
-  EXPECT_EQ(toggle_quality(Command::pause, d, d), d);
+  EXPECT_EQ(toggle_control("temporal", toggle_control("temporal", custom, custom), custom).temporal_s, 1.5);
+  EXPECT_EQ(toggle_control("temporal", eq::plain_quality(), eq::plain_quality()).temporal_s, d.temporal_s);
+  EXPECT_TRUE(toggle_control("textbook", d, d).textbook);
+  EXPECT_EQ(toggle_control("textbook", toggle_control("textbook", d, d), d), d);
+  EXPECT_EQ(toggle_control("no-such-control", d, d), d);
   // n: the denoiser, off by default, on at eq::kDenoiseOn or the user's sigma, the rest unchanged.
-  eq::Quality dn = toggle_quality(Command::denoise, d, d);
+  eq::Quality dn = toggle_control("denoise", d, d);
   EXPECT_EQ(dn.denoise, eq::kDenoiseOn);
   EXPECT_FALSE(dn.plain());
   dn.denoise = 0;
   EXPECT_EQ(dn, d);
   custom.denoise = 6;
-  EXPECT_EQ(toggle_quality(Command::denoise, toggle_quality(Command::denoise, custom, custom), custom).denoise, 6);
+  EXPECT_EQ(toggle_control("denoise", toggle_control("denoise", custom, custom), custom).denoise, 6);
   // --compare: the input or a look.
   EXPECT_FALSE(app::player::compare_look("input")->has_value());
   EXPECT_TRUE((*app::player::compare_look("plain"))->quality.plain());

@@ -143,7 +143,7 @@ TEST(PlayerSession, PausesStepsSeeksAndSwitchesLive) {
                   const auto s = session.state();
                   EXPECT_EQ(s.kernel_shown, other_kernel);
                   EXPECT_TRUE(s.kernel_requested.empty());
-                  session.command(Command::clip);  // the l key: the clip limit off
+                  session.toggle_control("clip-limit");  // the l key: the clip limit off
                   wanted = session.state().quality;
                   EXPECT_EQ(wanted.clip_limit, 0);
                   EXPECT_NE(wanted.clip_limit, o.eq.quality.clip_limit);

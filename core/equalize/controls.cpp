@@ -1,0 +1,229 @@
+#include "core/equalize/controls.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <utility>
+
+#include "core/equalize/operation.h"
+
+namespace histeq::eq {
+
+// operations.def: each line's entry function, defined in the operation's file.
+#define HISTEQ_OPERATION(name) OperationInfo name##_operation();
+#include "core/equalize/operations.def"
+#undef HISTEQ_OPERATION
+
+namespace {
+
+std::vector<OperationInfo>& list() {
+  static std::vector<OperationInfo> ops = [] {
+    std::vector<OperationInfo> v;
+#define HISTEQ_OPERATION(name) v.push_back(name##_operation());
+#include "core/equalize/operations.def"
+#undef HISTEQ_OPERATION
+    for (auto& op : v)
+      for (auto& c : op.controls) c.op = op.name;
+    return v;
+  }();
+  return ops;
+}
+
+bool in_range(double v, double lo, double hi) { return v >= lo && v <= hi; }  // false for NaN
+
+// "a, b or c"
+std::string either(const std::vector<std::string>& words) {
+  std::string s;
+  for (size_t i = 0; i < words.size(); ++i) s += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return s;
+}
+
+Status parse_number(const Control& c, const std::string& text, double& out) {
+  char* end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str() || *end != '\0')
+    return HISTEQ_ERROR(Code::invalid_argument, c.config_key() + "=" + text + ": not a number");
+  return Status::ok();
+}
+
+}  // namespace
+
+std::string control_number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof(b), "%g", v);
+  return b;
+}
+
+std::string Control::python_name() const {
+  std::string s = name;
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
+Control number_control(std::string name, double Quality::*field, double min, double max) {
+  Control c;
+  c.name = std::move(name);
+  c.type = ControlType::number;
+  c.min = min;
+  c.max = max;
+  c.get = [field](const Quality& q) { return q.*field; };
+  c.set = [field](Quality& q, double v) { q.*field = v; };
+  return c;
+}
+
+Control choice_control(std::string name, std::vector<std::string> choices) {
+  Control c;
+  c.name = std::move(name);
+  c.type = ControlType::choice;
+  c.choices = std::move(choices);
+  c.max = static_cast<double>(c.choices.size()) - 1;
+  return c;
+}
+
+Control flag_control(std::string name, bool Quality::*field) {
+  Control c;
+  c.name = std::move(name);
+  c.type = ControlType::flag;
+  c.max = 1;
+  c.get = [field](const Quality& q) { return q.*field ? 1.0 : 0.0; };
+  c.set = [field](Quality& q, double v) { q.*field = v != 0; };
+  return c;
+}
+
+Control param_control(std::string name, double fallback, double min, double max) {
+  Control c;
+  c.name = std::move(name);
+  c.type = ControlType::number;
+  c.min = min;
+  c.max = max;
+  const std::string n = c.name;
+  c.get = [n, fallback](const Quality& q) { return q.param(n, fallback); };
+  c.set = [n, fallback](Quality& q, double v) {
+    if (v == fallback) q.params.erase(n);
+    else q.params[n] = v;
+  };
+  return c;
+}
+
+const std::vector<OperationInfo>& operation_list() { return list(); }
+
+Status register_operation(OperationInfo info) {
+  if (info.name.empty() || !info.make) return HISTEQ_ERROR(Code::invalid_argument, "an operation needs a name and a maker");
+  const std::vector<Control> table = controls();
+  for (const auto& op : list())
+    if (op.name == info.name) return HISTEQ_ERROR(Code::invalid_argument, "operation '" + info.name + "' is registered already");
+  for (auto& c : info.controls) {
+    if (find_control(table, c.name) != nullptr || find_control(table, c.config_key()) != nullptr)
+      return HISTEQ_ERROR(Code::invalid_argument, "control '" + c.name + "' of operation '" + info.name + "' is taken");
+    if (!c.get || !c.set) return HISTEQ_ERROR(Code::invalid_argument, "control '" + c.name + "' has no accessors");
+    c.op = info.name;
+  }
+  list().push_back(std::move(info));
+  return Status::ok();
+}
+
+void remove_operation(const std::string& name) {
+  auto& l = list();
+  l.erase(std::remove_if(l.begin(), l.end(), [&](const OperationInfo& o) { return o.name == name; }), l.end());
+}
+
+std::vector<Control> controls() {
+  std::vector<Control> t;
+  for (const auto& op : list()) t.insert(t.end(), op.controls.begin(), op.controls.end());
+  return t;
+}
+
+const Control* find_control(const std::vector<Control>& table, const std::string& name) {
+  for (const auto& c : table)
+    if (c.name == name || c.python_name() == name || c.config_key() == name) return &c;
+  return nullptr;
+}
+
+std::string control_text(const Control& c, const Quality& q) {
+  switch (c.type) {
+    case ControlType::choice: {
+      const auto i = static_cast<size_t>(c.get(q));
+      return i < c.choices.size() ? c.choices[i] : "?";
+    }
+    case ControlType::flag: return c.on(q) ? "1" : "0";
+    case ControlType::grid: {
+      const hist::TileGrid g = c.get_grid(q);
+      return std::to_string(g.cols) + "x" + std::to_string(g.rows);
+    }
+    case ControlType::number: break;
+  }
+  return control_number(c.get(q));
+}
+
+Status set_control_text(const Control& c, Quality& q, const std::string& text) {
+  switch (c.type) {
+    case ControlType::choice: {
+      const auto it = std::find(c.choices.begin(), c.choices.end(), text);
+      if (it == c.choices.end())
+        return HISTEQ_ERROR(Code::invalid_argument, c.what + " must be " + either(c.choices) + ", not '" + text + "'");
+      c.set(q, static_cast<double>(it - c.choices.begin()));
+      return Status::ok();
+    }
+    case ControlType::flag:
+      if (text != "0" && text != "1") return HISTEQ_ERROR(Code::invalid_argument, c.config_key() + "=" + text + ": 0 or 1");
+      c.set(q, text == "1" ? 1 : 0);
+      return Status::ok();
+    case ControlType::grid: {
+      int cols = 0, rows = 0;
+      char extra = 0;
+      if (std::sscanf(text.c_str(), "%dx%d%c", &cols, &rows, &extra) != 2)
+        return HISTEQ_ERROR(Code::invalid_argument, c.what + " must be COLSxROWS (e.g. 8x8), not '" + text + "'");
+      Quality t = q;
+      c.set_grid(t, {cols, rows});
+      HISTEQ_TRY(check_control(c, t));
+      q = t;
+      return Status::ok();
+    }
+    case ControlType::number: break;
+  }
+  double v = 0;
+  HISTEQ_TRY(parse_number(c, text, v));
+  c.set(q, v);
+  return Status::ok();
+}
+
+void copy_control(const Control& c, const Quality& from, Quality& to) {
+  if (c.type == ControlType::grid) c.set_grid(to, c.get_grid(from));
+  else c.set(to, c.get(from));
+}
+
+std::string range_text(const Control& c) {
+  const std::string unit = c.unit.empty() ? "" : " " + c.unit;
+  switch (c.type) {
+    case ControlType::choice: return either(c.choices);
+    case ControlType::flag: return "0 or 1";
+    case ControlType::grid: return control_number(c.min) + ".." + control_number(c.max) + " per axis";
+    case ControlType::number: break;
+  }
+  const std::string span = control_number(c.min) + ".." + control_number(c.max) + unit;
+  if (!c.zero_off) return span;
+  return c.min == 0 ? "0 (off) .. " + control_number(c.max) + unit : "0 (off) or " + span;
+}
+
+Status check_control(const Control& c, const Quality& q) {
+  switch (c.type) {
+    case ControlType::choice: {
+      const double i = c.get(q);
+      if (in_range(i, 0, c.max) && i == static_cast<int>(i)) return Status::ok();
+      return HISTEQ_ERROR(Code::invalid_argument, c.what + " must be " + either(c.choices));
+    }
+    case ControlType::flag: return Status::ok();
+    case ControlType::grid: {
+      const hist::TileGrid g = c.get_grid(q);
+      if (in_range(g.cols, c.min, c.max) && in_range(g.rows, c.min, c.max)) return Status::ok();
+      return HISTEQ_ERROR(Code::invalid_argument, c.what + " must be " + range_text(c) + ", not " + std::to_string(g.cols) + "x" +
+                                                      std::to_string(g.rows));
+    }
+    case ControlType::number: break;
+  }
+  const double v = c.get(q);
+  if ((c.zero_off && v == 0) || in_range(v, c.min, c.max)) return Status::ok();
+  return HISTEQ_ERROR(Code::invalid_argument, c.what + " must be " + range_text(c) + ", not " + control_number(v));
+}
+
+}  // namespace histeq::eq
