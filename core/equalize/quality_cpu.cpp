@@ -204,7 +204,7 @@ Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_
     for (int v = 0; v < bins; ++v) h[v] = cdf += h[v];  // h becomes the CDF
     for (int v = 0; v < bins; ++v) {
       const uint32_t x = clamp_level(static_cast<uint32_t>(v), levels);
-      out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), h[x], static_cast<uint32_t>(total), levels, weight));
+      out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), h[x], h[levels.lo], static_cast<uint32_t>(total), levels, weight));
     }
   }
   if (mean_lut != nullptr) {

@@ -129,7 +129,7 @@ __global__ void __launch_bounds__(BLOCK) tile_lut_kernel(const uint32_t* __restr
   uint32_t h;
   const uint32_t cdf = cdf_at_level<BLOCK>(s, clipped_cdf<BLOCK>(s, counts + base, bins, clip_q8, levels, h), levels);
   if (v < bins)
-    luts[base + v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), cdf, s.total, levels, weight));
+    luts[base + v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), cdf, s.cdf_lo, s.total, levels, weight));
 }
 
 // lut.h's formula on the clipped histogram: cdf_min from the one bin lut.h's is_first_counted picks,

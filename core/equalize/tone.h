@@ -21,8 +21,9 @@
 //   the frame holds raised so that the curve's slope there is at least 1.
 // Tile LUT (Zuiderveld's mapping, OpenCV's calcLut, within the levels {lo, hi, guard} of lut.h):
 //   lut(v) = lo + round_half_up(C'(x) * (hi - lo) / N_tile), x = clamp(v, lo, hi), C' = N_tile at
-//   x >= hi, else cdf'(x); lut.h's guard, and with range-aware levels lut(v) = lo at x <= lo;
-//   blended with the identity by the strength weight as lut.h does. With the textbook levels: round_half_up(cdf'(v) * maxval / N_tile), OpenCV's. The global
+//   x >= hi, else cdf'(x); lut.h's guard; with range-aware levels from black: lo + round_half_up((C'(x)
+//   - C'(lo)) (hi - lo) / (N_tile - C'(lo))), lo at x <= lo (tile_lut_entry); blended with the
+//   identity by the strength weight as lut.h does. With the textbook levels: round_half_up(cdf'(v) * maxval / N_tile), OpenCV's. The global
 //   LUT keeps lut.h's formula (with cdf_min), on h' when clipped.
 // Bilinear interpolation (clahe apply): tile c's centre along an axis is (start_c + start_{c+1}) / 2
 //   in pixel coordinates (a pixel x covers [x, x + 1)); a pixel between the centres of tiles c and
@@ -187,18 +188,23 @@ HISTEQ_HD uint32_t shadow_floor(Terms&& terms, uint32_t total, const Levels& l) 
 // Zuiderveld's mapping within the levels (lut.h): x = clamp(v, lo, hi), C(x) = total when x >= hi
 // else cdf(x) (cdf_x = cdf(x), not read when v >= hi), e = lo + round_half_up(C(x) (hi - lo) /
 // total), lut.h's guard, blended with the raw value by the weight. An empty tile (only samples
-// that were not counted) maps every level to x. With range-aware levels (l.guard) a level at or
-// below black maps to black (lo): the clipped CDF at black is the tile's share of its darkest
-// levels (and of the clip's redistributed excess), which lifted letterbox bars and shadows at
-// black to about 18 (issue 20); the guard keeps a level above black from becoming black, this keeps
-// black from becoming a grey. (lut.h's global formula maps black to black already: C(lo) <= cdf_min.)
-HISTEQ_HD uint32_t tile_lut_entry(uint32_t v, uint32_t cdf_x, uint32_t total, const Levels& l, uint32_t weight) {
+// that were not counted) maps every level to x. With range-aware levels (l.guard) black stays
+// black: the mapping starts from black, e = lo + round_half_up((C(x) - C(lo)) (hi - lo) / (total -
+// C(lo))) (cdf_lo = C(lo)), so x <= lo maps to lo; a tile whose samples all lie at or below black
+// maps every level to x. Zuiderveld's own mapping gives a tile's black its share of the clipped
+// histogram (its samples at or below black and its part of the redistributed excess), which lifted
+// letterbox bars at 16 to about 18 (issue 20); starting from black (as lut.h's cdf_min does) keeps
+// the curve's slope (rather than snapping black alone to black, which would put the lift into the
+// one step above black and multiply the noise of shadows sitting at black). The guard keeps a level
+// above black from becoming black; this keeps black from becoming a grey.
+HISTEQ_HD uint32_t tile_lut_entry(uint32_t v, uint32_t cdf_x, uint32_t cdf_lo, uint32_t total, const Levels& l, uint32_t weight) {
   const uint32_t x = clamp_level(v, l);
-  if (total == 0) return blend_weight(v, x, weight);
-  if (l.guard && x <= l.lo) return blend_weight(v, l.lo, weight);  // black stays black
+  const uint32_t base = l.guard ? cdf_lo : 0u;
+  if (total <= base) return blend_weight(v, x, weight);
+  if (l.guard && x <= l.lo) return blend_weight(v, l.lo, weight);
   const uint32_t c = x >= l.hi ? total : cdf_x;
-  const uint64_t num = static_cast<uint64_t>(c) * (l.hi - l.lo);
-  const uint32_t e = l.lo + static_cast<uint32_t>((2 * num + total) / (2 * static_cast<uint64_t>(total)));
+  const uint64_t num = static_cast<uint64_t>(c - base) * (l.hi - l.lo), den = total - base;
+  const uint32_t e = l.lo + static_cast<uint32_t>((2 * num + den) / (2 * den));
   return blend_weight(v, guard_level(x, e, l), weight);
 }
 

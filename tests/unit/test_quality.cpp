@@ -367,8 +367,8 @@ TEST(Quality, TemporalFilterHoldsTheBrightnessFollowsFadesAndCutsAtSceneChanges)
   EXPECT_GE(eq::temporal_alpha_q16(10, 1 / 240.0), 1u);
 }
 
-// Tile LUTs within the levels: lo + round(C(x) (hi - lo) / N), x = clamp(v, lo, hi), C = N at and
-// above white, the guard, black at and below black; in limited and full range, 8 and 10 bits,
+// Tile LUTs within the levels, from black: lo + round((C(x) - C(lo)) (hi - lo) / (N - C(lo))), x =
+// clamp(v, lo, hi), C = N at and above white, the guard; in limited and full range, 8 and 10 bits,
 // clipped (with the shadow floor) or not.
 TEST(Quality, TileLutsMapWithinTheLevels) {
   for (int depth : {8, 10})
@@ -394,10 +394,12 @@ TEST(Quality, TileLutsMapWithinTheLevels) {
             ASSERT_LE(got, l.hi);
             if (clip_q8 != 0 && bins != 256) continue;  // the grouped clip: ClipLimitIsOpenCvsRedistribution
             const uint32_t x = eq::clamp_level(static_cast<uint32_t>(v), l);
-            const uint64_t c = x >= l.hi ? n2 : cdf[x];
-            int64_t want = l.lo + static_cast<int64_t>(std::floor(static_cast<long double>(c) * (l.hi - l.lo) / n2 + 0.5L));
-            if (x > l.lo && x < l.hi) want = std::clamp<int64_t>(want, l.lo + 1, l.hi - 1);
-            if (x <= l.lo) want = l.lo;  // black stays black
+            const uint64_t c = x >= l.hi ? n2 : cdf[x], base = cdf[l.lo];  // from black
+            int64_t want = x;  // everything at or below black: the identity
+            if (n2 > base) {
+              want = l.lo + static_cast<int64_t>(std::floor(static_cast<long double>(c - base) * (l.hi - l.lo) / (n2 - base) + 0.5L));
+              if (x > l.lo && x < l.hi) want = std::clamp<int64_t>(want, l.lo + 1, l.hi - 1);
+            }
             ASSERT_EQ(got, want) << "depth " << depth << " full " << full << " tile " << t << " v " << v;
           }
         }
