@@ -12,7 +12,8 @@ that depth; the older figures on an 8-bit view of 10-bit frames ((v + 2) >> 2, s
 thresholds and scales keep their meaning). OpenCV's peers equalize that 8-bit view (its
 equalizeHist is 8-bit only), scaled back << 2 for the 10-bit measures.
 
-  flicker      frame-to-frame change of the mean luma, |m(t) - m(t-1)|, p50 and p99 over the frames
+  flicker      frame-to-frame change of the mean luma (at the clip's depth, in 8-bit levels),
+               |m(t) - m(t-1)|, p50 and p99 over the frames
                that are not the first of a shot (cuts from the clip's .json), as a ratio to the
                input's; and the same for the total-variation distance between consecutive 256-bin
                luma histograms
@@ -37,13 +38,17 @@ equalizeHist is 8-bit only), scaled back << 2 for the 10-bit measures.
                mean of the input's 16x16 windows that are not constant (letterbox bars are, and
                have no detail to lose), the same windows in the output: output over input (sums
                over the windows and frames); below 1 = shadow detail lost
+  lifted black   in the same frames, the share of the input's luma samples at or below black whose
+               output is above black at 8-bit precision (the 8-bit view): black lifted to a grey
+               (letterbox bars), which the crushed figure counts as less crushed
   contrast     luma standard deviation (mean over frames), and its ratio to the input's
   time         ms per frame of the equalization: histeq's stage times (histogram .. apply, from
                its --stats-json), ffmpeg's filter by -benchmark (filtered minus unfiltered decode,
                best of 2, one filter thread), OpenCV's call (median over frames)
 
 Writes DIR/quality.csv, DIR/quality.json, DIR/quality_table.md (the table of docs/quality.md),
-DIR/crush_table.md (crushed and shadow detail, a row a clip and a column a method),
+DIR/crush_table.md (crushed, shadow detail and lifted black, a row a clip and a column a method),
+DIR/floors_table.md (issue 20's floors of every histeq configuration with the temporal filter),
 DIR/mean_luma.png (mean luma per frame, input and outputs) and with --stills DIR/stills/CLIP.png (input, plain, default, clahe and OpenCV CLAHE side by
 side). Needs numpy, matplotlib and the ffmpeg CLI.
 """
@@ -130,6 +135,12 @@ def crushed(y, black, white):
     return float(np.count_nonzero(y <= black)) / y.size, float(np.count_nonzero(y >= white)) / y.size
 
 
+def lifted_black(y, depth, black):
+    """Where a luma plane is visibly above black: above it at 8-bit precision (the 8-bit view, so a
+    10-bit sample a quarter of a level above black is not counted)."""
+    return to8(y, depth) > (black >> (depth - 8))
+
+
 def smoothed_gradient(y):
     """Gradient magnitude (central differences) of the luma smoothed by a 3x3 box (edges repeated)."""
     f = np.pad(y.astype(np.float32), 1, mode="edge")
@@ -161,9 +172,10 @@ def shadow_detail_sum(y, idx):
 
 
 def compare_files(inp, out):
-    """crushed (input, output, difference in percentage points) and shadow detail of one output
-    against its input, as quality.py measures them, at the input's depth and range; shadow detail
-    in every frame (for the short clips of tests)."""
+    """crushed (input, output, difference in percentage points), shadow detail, lifted black and
+    the flicker p99 ratio (no cuts) of one output against its input, as quality.py measures them,
+    at the input's depth and range; shadow detail and lifted black in every frame (for the short
+    clips of tests)."""
     w, h, depth, full = probe_video(inp)
     a, b = Stats(depth, full, detail_every=1), Stats(depth, full, detail_every=1)
     for i, (fi, fo) in enumerate(itertools.zip_longest(decode(inp, w, h, depth=depth), decode(out, w, h, depth=depth))):
@@ -171,8 +183,12 @@ def compare_files(inp, out):
             raise RuntimeError(f"{out} has {'more' if fi is None else 'fewer'} frames than {inp}")
         a.add_levels(i, fi[0])
         b.add_levels(i, fo[0], flat=a)
+        for st, y in ((a, fi[0]), (b, fo[0])):
+            st.mean.append(float(y.mean(dtype=np.float64)) / (1 << (depth - 8)))
     r = crush_detail(a, b)
-    r.update({"depth": depth, "full_range": full, "frames": len(a.crush)})
+    step = lambda st: float(np.percentile(np.abs(np.diff(st.mean)), 99)) if len(st.mean) > 1 else 0.0
+    r.update({"depth": depth, "full_range": full, "frames": len(a.crush),
+              "flicker_p99_ratio": step(b) / step(a) if step(a) > 0 else float("nan")})
     return r
 
 
@@ -212,19 +228,28 @@ class Stats:
         self.depth, self.full = depth, full
         self.black, self.white = levels(depth, full)
         self.crush, self.detail, self.detail_every = [], {}, detail_every
+        self.black_masks, self.lifted = {}, [0, 0]  # input: where it is black; output: [lifted, input-black samples]
 
     def add_levels(self, i, y, flat=None):
-        """crushed and shadow detail, at the frames' own depth (flat: the input's Stats, whose
-        shadow windows an output is measured in)."""
+        """crushed, shadow detail and lifted black, at the frames' own depth (flat: the input's
+        Stats, whose shadow windows and black samples an output is measured in)."""
         self.crush.append(crushed(y, self.black, self.white))
         if i % self.detail_every == 0:
             idx = shadow_windows(y) if flat is None else flat.detail[i][0]
             self.detail[i] = (idx, shadow_detail_sum(y, idx))
+            if flat is None:
+                self.black_masks[i] = np.packbits(y.ravel() <= self.black)
+            else:
+                black = np.unpackbits(flat.black_masks[i], count=y.size).astype(bool)
+                self.lifted[0] += int(np.count_nonzero(lifted_black(y, self.depth, self.black).ravel() & black))
+                self.lifted[1] += int(np.count_nonzero(black))
 
     def add(self, i, y, u, v, flat=None):
         self.add_levels(i, y, flat)
+        # The mean at the frame's own precision, in 8-bit levels: the mean of the rounded 8-bit view
+        # moves by up to 0.005 levels with the rounding alone, a tenth of the slow pans' steps.
+        self.mean.append(float(y.mean(dtype=np.float64)) / (1 << (self.depth - 8)))
         y, u, v = (to8(p, self.depth) for p in (y, u, v))
-        self.mean.append(float(y.mean()))
         self.std.append(float(y.std()))
         self.clipped.append(float(np.count_nonzero((y == 0) | (y == 255))) / y.size)
         self.hists.append(hist256(y))
@@ -274,7 +299,8 @@ def crush_detail(inp, st):
     d_out = sum(v[1] for v in st.detail.values())
     return {"crushed_pct": float(cout.sum()), "crushed_black_pct": float(cout[0]), "crushed_white_pct": float(cout[1]),
             "crushed_in_pct": float(cin.sum()), "crushed_pp": float(cout.sum() - cin.sum()),
-            "shadow_detail_ratio": float(d_out / d_in) if d_in > 0 else float("nan")}
+            "shadow_detail_ratio": float(d_out / d_in) if d_in > 0 else float("nan"),
+            "lifted_black_pct": 100.0 * st.lifted[0] / st.lifted[1] if st.lifted[1] > 0 else float("nan")}
 
 
 def measure(clip, inp, st, cuts, ref=None):
@@ -414,18 +440,19 @@ def main():
                   f"noise x{row['noise_ratio']:.2f}  clipped {row['clipped_pct']:.1f} %  contrast x{row['contrast_ratio']:.2f}  "
                   f"cut lag {row['cut_lag_frames']}  hist p99 x{row['flicker_hist_p99_ratio']:.2f}  "
                   f"crushed {row['crushed_pct']:.2f} % (input {row['crushed_in_pct']:.2f}, {row['crushed_pp']:+.2f} pp)  "
-                  f"shadow detail x{row['shadow_detail_ratio']:.2f}  "
+                  f"shadow detail x{row['shadow_detail_ratio']:.2f}  lifted black {row['lifted_black_pct']:.2f} %  "
                   f"{row.get('ms_median', float('nan')) or 0:.3f} ms", flush=True)
         still_frames[name] = stills
 
     write_results(a.out, man, rows)
     write_markdown(rows, os.path.join(a.out, "quality_table.md"))
     write_crush_markdown(rows, os.path.join(a.out, "crush_table.md"))
+    write_floors_markdown(rows, os.path.join(a.out, "floors_table.md"))
     plot(curves, os.path.join(a.out, "mean_luma.png"))
     if a.stills:
         for name, stills in still_frames.items():
             save_stills(name, stills, os.path.join(a.out, "stills", name + ".png"))
-    print(f"wrote {a.out}/quality.csv, quality.json, quality_table.md, crush_table.md, mean_luma.png" + (", stills/" if a.stills else ""))
+    print(f"wrote {a.out}/quality.csv, quality.json, quality_table.md, crush_table.md, floors_table.md, mean_luma.png" + (", stills/" if a.stills else ""))
 
 
 def measure_input(name, path, w, h, depth, full, meta, still_at, stills):
@@ -485,7 +512,7 @@ def write_results(out, man, rows):
     fields = ["clip", "method", "kind", "settings", "flicker_mean_p50", "flicker_mean_p99", "flicker_mean_p50_ratio",
               "flicker_mean_p99_ratio", "flicker_hist_p50_ratio", "flicker_hist_p99_ratio", "cut_lag_frames",
               "colourfulness_ratio", "noise_ratio", "clipped_pct", "crushed_pp", "crushed_pct", "crushed_black_pct",
-              "crushed_white_pct", "crushed_in_pct", "shadow_detail_ratio", "contrast", "contrast_ratio", "ms_median", "ms_p99",
+              "crushed_white_pct", "crushed_in_pct", "shadow_detail_ratio", "lifted_black_pct", "contrast", "contrast_ratio", "ms_median", "ms_p99",
               "time_note", "range", "bit_depth", "hist_distance_at_cuts_min", "hist_distance_within_shots_max"]
     tmp = os.path.join(out, "quality.csv.part")
     with open(tmp, "w", newline="") as f:
@@ -524,16 +551,36 @@ def write_markdown(rows, path):
 
 def write_crush_markdown(rows, path):
     """The blacks-and-shadows table of docs/quality.md: a row a clip, a column a method (the -t0
-    references left out), each cell crushed (pp over the input) / shadow detail (x the input)."""
+    references left out), each cell crushed (pp over the input) / shadow detail (x the input) /
+    lifted black (% of the input's black samples)."""
     f = lambda v, fmt: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
     methods = list(dict.fromkeys(r["method"] for r in rows if r["kind"] != "input" and not r["method"].endswith("-t0")))
     lines = ["| clip (input: % at black + white) | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
     for clip in dict.fromkeys(r["clip"] for r in rows):
         inp = next(r for r in rows if r["clip"] == clip and r["kind"] == "input")
-        cell = {r["method"]: f"{f(r['crushed_pp'], '{:+.2f}')} / {f(r['shadow_detail_ratio'], '{:.2f}')}"
+        cell = {r["method"]: f"{f(r['crushed_pp'], '{:+.2f}')} / {f(r['shadow_detail_ratio'], '{:.2f}')} / "
+                             f"{f(r.get('lifted_black_pct'), '{:.2f}')}"
                 for r in rows if r["clip"] == clip and r["kind"] != "input"}
         lines.append(f"| {clip} ({inp['crushed_black_pct']:.2f} + {inp['crushed_white_pct']:.2f}) | " +
                      " | ".join(cell.get(m, "-") for m in methods) + " |")
+    with open(path + ".part", "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    os.replace(path + ".part", path)
+
+
+def write_floors_markdown(rows, path):
+    """Issue 20's floors, a row a clip and histeq configuration with a cut-lag reference (the
+    temporal filter on): flicker p99, cut lag, colourfulness, noise, crushed, shadow detail, lifted
+    black."""
+    f = lambda v, fmt: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)
+    lines = ["| clip | method | flicker p99 (x input) | cut lag (frames) | colourfulness (x input) | noise in flat areas (x input) | "
+             "crushed (pp over input) | shadow detail (x input) | lifted black (% of input black) |", "|---" * 9 + "|"]
+    for r in rows:
+        if r["kind"] != "histeq" or "cut_lag_frames" not in r or r["method"].endswith("-t0") or r["method"] in ("plain", "textbook"):
+            continue
+        lines.append(f"| {r['clip']} | {r['method']} | {f(r['flicker_mean_p99_ratio'], '{:.2f}')} | {f(r['cut_lag_frames'], '{}')} | "
+                     f"{f(r['colourfulness_ratio'], '{:.2f}')} | {f(r['noise_ratio'], '{:.2f}')} | {f(r['crushed_pp'], '{:+.2f}')} | "
+                     f"{f(r['shadow_detail_ratio'], '{:.2f}')} | {f(r.get('lifted_black_pct'), '{:.2f}')} |")
     with open(path + ".part", "w") as fh:
         fh.write("\n".join(lines) + "\n")
     os.replace(path + ".part", path)

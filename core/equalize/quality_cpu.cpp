@@ -29,6 +29,40 @@ void clip_histogram(uint32_t* h, int bins, uint64_t total, uint32_t clip_q8) {
   for (int v = 0; v < bins; ++v) h[v] = tone::clipped_bin(h[v], static_cast<uint32_t>(v), excess, static_cast<uint32_t>(bins));
 }
 
+// Clips h in place, then raises its shadows (tone.h's shadow floor, which needs to know which level
+// groups h held before the clip); total is its sum. Returns the new sum.
+uint64_t shape_histogram(uint32_t* h, int bins, uint64_t total, uint32_t clip_q8, const Levels& l) {
+  const int g = tone::clip_group(bins);
+  bool held[kMaxBins];
+  for (int j = 0; j < bins; j += g) {
+    uint32_t sum = 0;
+    for (int k = 0; k < g; ++k) sum += h[j + k];
+    held[j / g] = sum != 0;
+  }
+  clip_histogram(h, bins, total, clip_q8);
+  uint32_t group[kMaxBins];
+  bool in[kMaxBins];
+  for (int j = 0; j < bins; j += g) {
+    uint32_t sum = 0;
+    for (int k = 0; k < g; ++k) sum += h[j + k];
+    for (int k = 0; k < g; ++k) group[j + k] = sum;
+  }
+  for (int v = 0; v < bins; ++v) in[v] = tone::in_shadows(static_cast<uint32_t>(v), held[v / g], bins, l);
+  auto terms = [&](uint32_t f) {
+    uint64_t t = 0;
+    for (int v = 0; v < bins; ++v) t += tone::floor_terms(group[v], static_cast<uint32_t>(v), in[v], f, bins);
+    return t;
+  };
+  const uint32_t f = tone::shadow_floor(terms, static_cast<uint32_t>(total), l);
+  if (f == 0) return total;
+  for (int v = 0; v < bins; ++v) {
+    const uint32_t raised = tone::floored_bin(h[v], group[v], static_cast<uint32_t>(v), in[v], f, bins);
+    total += raised - h[v];
+    h[v] = raised;
+  }
+  return total;
+}
+
 template <class T>
 Status check_host_plane(const PlaneView<T>& p) {
   if (p.memory == MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "a host plane is needed");
@@ -202,12 +236,13 @@ Status apply_colour_host(const PlaneRef& luma, const ChromaPlanes& c, const uint
 Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels, uint16_t* lut) {
   if (clip_q8 == 0) return build_lut(counts, bins, weight, levels, lut);
   HISTEQ_TRY(validate_lut_args(bins, weight));
+  HISTEQ_TRY(validate_levels(bins, levels));
   if (counts == nullptr || lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram or LUT");
   uint32_t h[kMaxBins];
   uint64_t total = 0;
   for (int v = 0; v < bins; ++v) total += h[v] = counts[v];
   if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "histogram of 2^32 samples or more");
-  clip_histogram(h, bins, total, clip_q8);
+  shape_histogram(h, bins, total, clip_q8, levels);
   return build_lut(h, bins, weight, levels, lut);
 }
 
@@ -223,12 +258,12 @@ Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_
     uint64_t total = 0;
     for (int v = 0; v < bins; ++v) total += h[v] = in[v];
     if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "tile histogram of 2^32 samples or more");
-    if (clip_q8 != 0) clip_histogram(h, bins, total, clip_q8);
+    if (clip_q8 != 0) total = shape_histogram(h, bins, total, clip_q8, levels);
     uint32_t cdf = 0;
     for (int v = 0; v < bins; ++v) h[v] = cdf += h[v];  // h becomes the CDF
     for (int v = 0; v < bins; ++v) {
       const uint32_t x = clamp_level(static_cast<uint32_t>(v), levels);
-      out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), h[x], static_cast<uint32_t>(total), levels, weight));
+      out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), h[x], h[levels.lo], static_cast<uint32_t>(total), levels, weight));
     }
   }
   if (mean_lut != nullptr) {

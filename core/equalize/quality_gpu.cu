@@ -47,20 +47,53 @@ Status check_bins(int bins) {
 template <int BLOCK>
 struct LutScratch {
   using Reduce = cub::BlockReduce<uint32_t, BLOCK>;
+  using Reduce64 = cub::BlockReduce<uint64_t, BLOCK>;
   using Scan = cub::BlockScan<uint32_t, BLOCK>;
   union {
     typename Reduce::TempStorage reduce;
+    typename Reduce64::TempStorage reduce64;
     typename Scan::TempStorage scan;
   } tmp;
+  uint64_t terms;
   uint32_t total, excess, min, cdf_lo;
   bool found;
 };
 
-// Thread v's bin of `counts` after the clip limit (unclipped when clip_q8 is 0) and its inclusive
-// CDF; s.total = the histogram's total. Every thread of the block calls it.
+// tone.h's shadow floor on thread v's clipped bin h (raw: its count before the clip); s.total
+// becomes the raised histogram's total. Group sums over the G lanes of a group (group_sum). Every
+// thread of the block calls it.
+template <int BLOCK>
+__device__ __forceinline__ uint32_t floor_bin(LutScratch<BLOCK>& s, uint32_t h, uint32_t raw, int bins, const Levels& levels) {
+  using Reduce = typename LutScratch<BLOCK>::Reduce;
+  using Reduce64 = typename LutScratch<BLOCK>::Reduce64;
+  const uint32_t v = threadIdx.x;
+  const bool mine = v < static_cast<uint32_t>(bins);
+  const int g = tone::clip_group(bins);
+  const bool held = group_sum(raw, g) != 0;
+  const uint32_t group = group_sum(h, g);
+  const bool in = mine && tone::in_shadows(v, held, bins, levels);
+  auto terms = [&](uint32_t f) {
+    const uint64_t t = Reduce64(s.tmp.reduce64).Sum(tone::floor_terms(group, v, in, f, bins));
+    if (v == 0) s.terms = t;
+    __syncthreads();
+    const uint64_t all = s.terms;
+    __syncthreads();  // read by every thread before the next round writes it
+    return all;
+  };
+  const uint32_t f = tone::shadow_floor(terms, s.total, levels);
+  if (f == 0) return h;
+  const uint32_t raised = mine ? tone::floored_bin(h, group, v, in, f, bins) : 0u;
+  const uint32_t total = Reduce(s.tmp.reduce).Sum(raised);
+  if (v == 0) s.total = total;
+  __syncthreads();
+  return raised;
+}
+
+// Thread v's bin of `counts` after the clip limit and the shadow floor (unchanged when clip_q8 is
+// 0) and its inclusive CDF; s.total = the histogram's total. Every thread of the block calls it.
 template <int BLOCK>
 __device__ __forceinline__ uint32_t clipped_cdf(LutScratch<BLOCK>& s, const uint32_t* __restrict__ counts, int bins, uint32_t clip_q8,
-                                                uint32_t& h) {
+                                                const Levels& levels, uint32_t& h) {
   using Reduce = typename LutScratch<BLOCK>::Reduce;
   using Scan = typename LutScratch<BLOCK>::Scan;
   const int v = static_cast<int>(threadIdx.x);
@@ -68,7 +101,11 @@ __device__ __forceinline__ uint32_t clipped_cdf(LutScratch<BLOCK>& s, const uint
   const uint32_t total = Reduce(s.tmp.reduce).Sum(h);
   if (v == 0) s.total = total;
   __syncthreads();
-  if (clip_q8 != 0) h = clip_bin<Reduce>(s.tmp.reduce, &s.excess, h, v, bins, s.total, clip_q8);
+  if (clip_q8 != 0) {
+    const uint32_t raw = h;
+    h = clip_bin<Reduce>(s.tmp.reduce, &s.excess, h, v, bins, s.total, clip_q8);
+    h = floor_bin<BLOCK>(s, h, raw, bins, levels);
+  }
   uint32_t cdf = 0;
   Scan(s.tmp.scan).InclusiveSum(h, cdf);
   return cdf;
@@ -91,9 +128,9 @@ __global__ void __launch_bounds__(BLOCK) tile_lut_kernel(const uint32_t* __restr
   const int v = static_cast<int>(threadIdx.x);
   const size_t base = static_cast<size_t>(blockIdx.x) * bins;
   uint32_t h;
-  const uint32_t cdf = cdf_at_level<BLOCK>(s, clipped_cdf<BLOCK>(s, counts + base, bins, clip_q8, h), levels);
+  const uint32_t cdf = cdf_at_level<BLOCK>(s, clipped_cdf<BLOCK>(s, counts + base, bins, clip_q8, levels, h), levels);
   if (v < bins)
-    luts[base + v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), cdf, s.total, levels, weight));
+    luts[base + v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), cdf, s.cdf_lo, s.total, levels, weight));
 }
 
 // lut.h's formula on the clipped histogram: cdf_min from the one bin lut.h's is_first_counted picks,
@@ -105,7 +142,7 @@ __global__ void __launch_bounds__(BLOCK) clipped_lut_kernel(const uint32_t* __re
   const int v = static_cast<int>(threadIdx.x);
   if (v == 0) s.found = false;  // ordered by clipped_cdf's barriers
   uint32_t h;
-  const uint32_t cdf = clipped_cdf<BLOCK>(s, counts, bins, clip_q8, h);
+  const uint32_t cdf = clipped_cdf<BLOCK>(s, counts, bins, clip_q8, levels, h);
   if (v < bins && is_first_counted(static_cast<uint32_t>(v), h, cdf, levels)) {
     s.min = cdf;
     s.found = true;

@@ -17,10 +17,13 @@
 //              `step` groups from group 0 (OpenCV's order)
 //   h'(v)    = kept(v) + floor((share(v / G) + v % G) / G): a group's share split evenly over its
 //              bins. The sum of h' is N again.
+//   Then, with range-aware levels, the shadow floor (below): the level groups of the dark half that
+//   the frame holds raised so that the curve's slope there is at least 1.
 // Tile LUT (Zuiderveld's mapping, OpenCV's calcLut, within the levels {lo, hi, guard} of lut.h):
 //   lut(v) = lo + round_half_up(C'(x) * (hi - lo) / N_tile), x = clamp(v, lo, hi), C' = N_tile at
-//   x >= hi, else cdf'(x); lut.h's guard; blended with the identity by the strength weight as lut.h
-//   does. With the textbook levels: round_half_up(cdf'(v) * maxval / N_tile), OpenCV's. The global
+//   x >= hi, else cdf'(x); lut.h's guard; with range-aware levels from black: lo + round_half_up((C'(x)
+//   - C'(lo)) (hi - lo) / (N_tile - C'(lo))), lo at x <= lo (tile_lut_entry); blended with the
+//   identity by the strength weight as lut.h does. With the textbook levels: round_half_up(cdf'(v) * maxval / N_tile), OpenCV's. The global
 //   LUT keeps lut.h's formula (with cdf_min), on h' when clipped.
 // Bilinear interpolation (clahe apply): tile c's centre along an axis is (start_c + start_{c+1}) / 2
 //   in pixel coordinates (a pixel x covers [x, x + 1)); a pixel between the centres of tiles c and
@@ -106,18 +109,103 @@ HISTEQ_HD uint32_t clipped_bin(uint32_t kept, uint32_t v, uint32_t excess, uint3
   return kept + (share + v % g) / g;
 }
 
+// --- shadow floor -------------------------------------------------------------------------------
+
+// With the clip limit on and range-aware levels (l.guard; never with the textbook levels), the
+// clipped histogram's level groups in the shadows that the frame holds are raised to a floor, so
+// that the curve's slope there is at least 1: a level step in the input's darkest part never maps
+// to a smaller step in the output (issue 20: the clip bounds the slope from above; in a bright
+// picture the sparse dark half got a slope of 0.6-0.75 and its texture was flattened). At 8-bit
+// resolution, as the clip: G = clip_group(bins) bins a group, g(j) = group j's clipped count.
+//   region   = the groups j the frame holds (a count before the clip) with lo < j G and (j + 1) G <=
+//              mid, mid = lo + (hi - lo) / 2: the dark half of the range above black. Levels the
+//              frame does not hold are not raised, so they take no room from those it does (a dim
+//              picture's empty levels above its mass), and its darkest level still goes to black
+//   F        = the least integer with F (hi - lo) >= N + A(F), A(F) = sum over the region of
+//              d(j) = max(0, G F - g(j)), N = the clipped histogram's total: the raised histogram's
+//              total is N + A(F), so a raised group's step of the CDF, G F at least, gives an output
+//              step of G levels at least (one of 8 bits) in both mappings (lut.h's, whose
+//              denominator N' - cdf_min is smaller still, and the tile mapping's N'), and rounding
+//              keeps a step >= G a step >= G
+//   h''(v)   = h'(v) + floor((d(j) + v % G) / G) in the region (d(j) split evenly over the group's
+//              bins, as the clip's shares are), h'(v) elsewhere
+// F is found by Newton's method from below on phi(F) = F (hi - lo) - A(F), which is concave and
+// increasing (the region's bins are fewer than (hi - lo) / 2): from F, no F' below F + ceil((N -
+// phi(F)) / (hi - lo - G k)), k = the region's groups with g <= G F, can qualify, so the steps
+// never pass the least one, and every step moves F up. None (F = 0) when hi - lo < 2, N = 0 or
+// N >= 2^30 (so that N + A(F) <= 2 N + hi - lo stays within 32 bits).
+HISTEQ_HD uint32_t shadow_end(const Levels& l) { return l.lo + (l.hi - l.lo) / 2; }
+
+// Whether bin v's group is in the region, `held` telling whether the frame holds the group.
+HISTEQ_HD bool in_shadows(uint32_t v, bool held, int bins, const Levels& l) {
+  const uint32_t g = static_cast<uint32_t>(clip_group(bins)), first = v - v % g;
+  return held && first > l.lo && first + g <= shadow_end(l);
+}
+
+// d(j) for the group of clipped count `group` (0 outside the region) and floor f.
+HISTEQ_HD uint32_t floor_deficit(uint32_t group, bool in, uint32_t f, int bins) {
+  const uint64_t want = static_cast<uint64_t>(f) * static_cast<uint64_t>(clip_group(bins));
+  return in && want > group ? static_cast<uint32_t>(want - group) : 0u;
+}
+
+// What bin v (in the region or not, its group's clipped count `group`) adds to A(F) << 16 and to G k:
+// its part of d(j), and G on the group's first bin when g <= G F (A(F) < 2^31 and G k <= 512:
+// the sum of these keeps both apart).
+HISTEQ_HD uint64_t floor_terms(uint32_t group, uint32_t v, bool in, uint32_t f, int bins) {
+  if (!in) return 0;
+  const uint32_t g = static_cast<uint32_t>(clip_group(bins));
+  const uint64_t share = (floor_deficit(group, in, f, bins) + v % g) / g;
+  const bool counts = v % g == 0 && static_cast<uint64_t>(group) <= static_cast<uint64_t>(f) * g;
+  return share << 16 | (counts ? g : 0u);
+}
+
+// h''(v) of a bin of the clipped histogram (count h, its group's count `group`).
+HISTEQ_HD uint32_t floored_bin(uint32_t h, uint32_t group, uint32_t v, bool in, uint32_t f, int bins) {
+  return h + static_cast<uint32_t>(floor_terms(group, v, in, f, bins) >> 16);
+}
+
+// F, given `terms(f)`: the sum of floor_terms over the bins for that f (on the GPU a block reduction
+// every thread calls with the same f: the loop's branches are the same for the whole block).
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable
+#endif
+template <class Terms>
+HISTEQ_HD uint32_t shadow_floor(Terms&& terms, uint32_t total, const Levels& l) {
+  const uint32_t range = l.hi - l.lo;
+  if (!l.guard || range < 2 || total == 0 || total >= (1u << 30)) return 0;
+  uint64_t f = (total + range - 1) / range;
+  for (;;) {
+    const uint64_t t = terms(static_cast<uint32_t>(f));
+    const uint64_t deficit = t >> 16, gk = t & 0xFFFFu;
+    const int64_t phi = static_cast<int64_t>(f * range) - static_cast<int64_t>(deficit);
+    if (phi >= static_cast<int64_t>(total)) return static_cast<uint32_t>(f);
+    const uint64_t slope = range - gk;  // > range / 2: G k <= the region's bins < range / 2
+    f += (static_cast<uint64_t>(static_cast<int64_t>(total) - phi) + slope - 1) / slope;
+  }
+}
+
 // --- tile LUTs ----------------------------------------------------------------------------------
 
 // Zuiderveld's mapping within the levels (lut.h): x = clamp(v, lo, hi), C(x) = total when x >= hi
 // else cdf(x) (cdf_x = cdf(x), not read when v >= hi), e = lo + round_half_up(C(x) (hi - lo) /
 // total), lut.h's guard, blended with the raw value by the weight. An empty tile (only samples
-// that were not counted) maps every level to x.
-HISTEQ_HD uint32_t tile_lut_entry(uint32_t v, uint32_t cdf_x, uint32_t total, const Levels& l, uint32_t weight) {
+// that were not counted) maps every level to x. With range-aware levels (l.guard) black stays
+// black: the mapping starts from black, e = lo + round_half_up((C(x) - C(lo)) (hi - lo) / (total -
+// C(lo))) (cdf_lo = C(lo)), so x <= lo maps to lo; a tile whose samples all lie at or below black
+// maps every level to x. Zuiderveld's own mapping gives a tile's black its share of the clipped
+// histogram (its samples at or below black and its part of the redistributed excess), which lifted
+// letterbox bars at 16 to about 18 (issue 20); starting from black (as lut.h's cdf_min does) keeps
+// the curve's slope (rather than snapping black alone to black, which would put the lift into the
+// one step above black and multiply the noise of shadows sitting at black). The guard keeps a level
+// above black from becoming black; this keeps black from becoming a grey.
+HISTEQ_HD uint32_t tile_lut_entry(uint32_t v, uint32_t cdf_x, uint32_t cdf_lo, uint32_t total, const Levels& l, uint32_t weight) {
   const uint32_t x = clamp_level(v, l);
-  if (total == 0) return blend_weight(v, x, weight);
+  const uint32_t base = l.guard ? cdf_lo : 0u;
+  if (total <= base) return blend_weight(v, x, weight);
+  if (l.guard && x <= l.lo) return blend_weight(v, l.lo, weight);
   const uint32_t c = x >= l.hi ? total : cdf_x;
-  const uint64_t num = static_cast<uint64_t>(c) * (l.hi - l.lo);
-  const uint32_t e = l.lo + static_cast<uint32_t>((2 * num + total) / (2 * static_cast<uint64_t>(total)));
+  const uint64_t num = static_cast<uint64_t>(c - base) * (l.hi - l.lo), den = total - base;
+  const uint32_t e = l.lo + static_cast<uint32_t>((2 * num + den) / (2 * den));
   return blend_weight(v, guard_level(x, e, l), weight);
 }
 

@@ -156,6 +156,65 @@ std::vector<eq::Levels> all_levels(int bins) {
   return {eq::nominal_levels(depth, false, false), eq::nominal_levels(depth, true, false), eq::nominal_levels(depth, false, true)};
 }
 
+// Histograms the shadow floor and the black rule act on (issue 20): bright pictures whose dark half
+// is sparse (from black, from above black, with samples below black), letterbox bars at black
+// beside a dim picture, and a dark picture (no floor needed).
+std::vector<std::vector<uint32_t>> shadow_histograms(int bins, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const int s = bins / 256;
+  std::vector<std::vector<uint32_t>> hs;
+  for (int t = 0; t < 24; ++t) {
+    std::vector<uint32_t> h(bins, 0);
+    const int start = (t % 4 == 0 ? 0 : t % 4 == 1 ? 16 : t % 4 == 2 ? 30 : 60) * s;
+    for (int v = start; v < bins; ++v) {
+      const bool bright = v >= (100 + 10 * (t % 5)) * s;
+      h[v] = bright ? 500 + rng() % (t < 12 ? 2000 : 200000) : rng() % (t % 3 == 0 ? 3 : 60);
+    }
+    if (t % 6 == 5) {  // bars at black beside a dim picture
+      std::fill(h.begin(), h.end(), 0u);
+      h[16 * s] = 40000 + rng() % 9000;
+      for (int v = 17 * s; v < 50 * s; ++v) h[v] = rng() % 300;
+    }
+    hs.push_back(h);
+  }
+  return hs;
+}
+
+// The shadow floor (its search: a block reduction a step) and black at black in the tile LUTs give
+// the CPU's LUTs on the histograms they act on, at every depth, range and weight.
+TEST_F(GpuQualityFunctions, ShadowFloorAndBlackMatchCpu) {
+  REQUIRE_GPU();
+  const cudaStream_t s = stream.get();
+  for (int bins : {256, 1024}) {
+    const auto hs = shadow_histograms(bins, static_cast<uint32_t>(bins) + 5);
+    std::vector<uint32_t> all;
+    for (const auto& h : hs) all.insert(all.end(), h.begin(), h.end());
+    const int tiles = static_cast<int>(hs.size());
+    for (uint32_t clip : {0u, 282u, 384u})
+      for (const eq::Levels& lv : all_levels(bins))
+        for (uint32_t w : {eq::kWeightOne, eq::kWeightOne / 3}) {
+          for (const auto& h : hs) {
+            std::vector<uint16_t> cpu(bins);
+            ASSERT_OK(eq::build_lut_clipped(h.data(), bins, w, clip, lv, cpu.data()));
+            cuda::Buffer dh = upload(h, s);
+            auto dl = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
+            ASSERT_OK(eq::build_lut_clipped_gpu(static_cast<uint32_t*>(dh.data()), bins, w, clip, lv, static_cast<uint16_t*>(dl->data()), s));
+            ASSERT_EQ(download<uint16_t>(*dl, bins, s), cpu) << "bins " << bins << " clip " << clip << " levels " << lv.lo << ".." << lv.hi;
+          }
+          std::vector<uint16_t> luts(all.size()), mean(bins);
+          ASSERT_OK(eq::build_tile_luts(all.data(), tiles, bins, w, clip, lv, luts.data(), mean.data()));
+          cuda::Buffer da = upload(all, s);
+          auto dl = cuda::Buffer::allocate(MemoryKind::device, all.size() * 2);
+          auto dm = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
+          ASSERT_OK(eq::build_tile_luts_gpu(static_cast<uint32_t*>(da.data()), tiles, bins, w, clip, lv,
+                                            static_cast<uint16_t*>(dl->data()), static_cast<uint16_t*>(dm->data()), s));
+          ASSERT_EQ(download<uint16_t>(*dl, all.size(), s), luts) << "tile LUTs, bins " << bins << " clip " << clip << " levels "
+                                                                  << lv.lo << ".." << lv.hi;
+          ASSERT_EQ(download<uint16_t>(*dm, bins, s), mean);
+        }
+  }
+}
+
 TEST_F(GpuQualityFunctions, ClippedAndTileLutsMatchCpu) {
   REQUIRE_GPU();
   const cudaStream_t s = stream.get();

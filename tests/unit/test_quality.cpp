@@ -57,6 +57,35 @@ std::vector<std::vector<uint32_t>> some_histograms(int bins) {
   return hs;
 }
 
+// tone.h's shadow floor written from its definition for 256 bins (G = 1; the oracle for its Newton
+// search): the region the levels v that `raw` (the histogram before the clip) holds with lo < v <
+// mid; F the least integer with F (hi - lo) >= N + sum over the region of max(0, F - h(v)), by
+// bisection; h raised to F over the region.
+std::vector<uint32_t> floor_reference(std::vector<uint32_t> h, const std::vector<uint32_t>& raw, const eq::Levels& l) {
+  const uint64_t n = std::accumulate(h.begin(), h.end(), uint64_t{0});
+  const uint32_t range = l.hi - l.lo, mid = l.lo + range / 2;
+  if (!l.guard || range < 2 || n == 0) return h;
+  auto enough = [&](uint64_t f) {
+    uint64_t need = n;
+    for (uint32_t v = l.lo + 1; v < mid; ++v) need += raw[v] != 0 && f > h[v] ? f - h[v] : 0;
+    return f * range >= need;
+  };
+  uint64_t a = 0, b = 2 * n / range + 2;  // enough(b): the region holds fewer than range / 2 bins
+  while (b - a > 1) (enough((a + b) / 2) ? b : a) = (a + b) / 2;
+  for (uint32_t v = l.lo + 1; v < mid; ++v)
+    if (raw[v] != 0) h[v] = std::max<uint32_t>(h[v], static_cast<uint32_t>(b));
+  return h;
+}
+
+// A bright picture's histogram (issue 20's cut clip): most samples in the bright half, its dark half
+// sparse but every level present, a few samples below black.
+std::vector<uint32_t> bright_picture(int bins) {
+  std::vector<uint32_t> h(bins);
+  const int s = bins / 256;
+  for (int v = 0; v < bins; ++v) h[v] = v < 12 * s ? 3 : v < 128 * s ? 40 + (v * 7) % 13 : 900 + (v * 31) % 200;
+  return h;
+}
+
 TEST(Quality, ClipLimitIsOpenCvsRedistribution) {
   for (int bins : {2, 64, 256, 512, 1024}) {
     const int g = tone::clip_group(bins);
@@ -338,8 +367,9 @@ TEST(Quality, TemporalFilterHoldsTheBrightnessFollowsFadesAndCutsAtSceneChanges)
   EXPECT_GE(eq::temporal_alpha_q16(10, 1 / 240.0), 1u);
 }
 
-// Tile LUTs within the levels: lo + round(C(x) (hi - lo) / N), x = clamp(v, lo, hi), C = N at and
-// above white, the guard; in limited and full range, 8 and 10 bits, clipped or not.
+// Tile LUTs within the levels, from black: lo + round((C(x) - C(lo)) (hi - lo) / (N - C(lo))), x =
+// clamp(v, lo, hi), C = N at and above white, the guard; in limited and full range, 8 and 10 bits,
+// clipped (with the shadow floor) or not.
 TEST(Quality, TileLutsMapWithinTheLevels) {
   for (int depth : {8, 10})
     for (bool full : {false, true})
@@ -354,7 +384,8 @@ TEST(Quality, TileLutsMapWithinTheLevels) {
         for (int t = 0; t < tiles; ++t) {
           std::vector<uint32_t> h(counts.begin() + t * bins, counts.begin() + (t + 1) * bins);
           const uint64_t n = std::accumulate(h.begin(), h.end(), uint64_t{0});
-          if (clip_q8 != 0 && bins == 256) h = opencv_clip(h, tone::clip_count(clip_q8, n, bins));
+          if (clip_q8 != 0 && bins == 256) h = floor_reference(opencv_clip(h, tone::clip_count(clip_q8, n, bins)), h, l);
+          const uint64_t n2 = std::accumulate(h.begin(), h.end(), uint64_t{0});
           std::vector<uint64_t> cdf(bins);
           std::partial_sum(h.begin(), h.end(), cdf.begin());
           for (int v = 0; v < bins; ++v) {
@@ -363,13 +394,106 @@ TEST(Quality, TileLutsMapWithinTheLevels) {
             ASSERT_LE(got, l.hi);
             if (clip_q8 != 0 && bins != 256) continue;  // the grouped clip: ClipLimitIsOpenCvsRedistribution
             const uint32_t x = eq::clamp_level(static_cast<uint32_t>(v), l);
-            const uint64_t c = x >= l.hi ? n : cdf[x];
-            int64_t want = l.lo + static_cast<int64_t>(std::floor(static_cast<long double>(c) * (l.hi - l.lo) / n + 0.5L));
-            if (x > l.lo && x < l.hi) want = std::clamp<int64_t>(want, l.lo + 1, l.hi - 1);
+            const uint64_t c = x >= l.hi ? n2 : cdf[x], base = cdf[l.lo];  // from black
+            int64_t want = x;  // everything at or below black: the identity
+            if (n2 > base) {
+              want = l.lo + static_cast<int64_t>(std::floor(static_cast<long double>(c - base) * (l.hi - l.lo) / (n2 - base) + 0.5L));
+              if (x > l.lo && x < l.hi) want = std::clamp<int64_t>(want, l.lo + 1, l.hi - 1);
+            }
             ASSERT_EQ(got, want) << "depth " << depth << " full " << full << " tile " << t << " v " << v;
           }
         }
       }
+}
+
+// The shadow floor (issue 20): with the clip limit and range-aware levels, a level step in the dark
+// half of the range that the frame holds never maps to a smaller step (at 8-bit resolution: a step
+// of 4 levels at 10 bits never maps to fewer than 4), in the global LUT (above the darkest level
+// the frame holds, which the guard may lift by one) and in the tile LUTs; on a bright picture whose
+// sparse shadows the clipped curve compressed (slope 0.6-0.75), and on assorted histograms. The
+// floor found by the search is the least that qualifies (the oracle finds it from its definition);
+// levels the frame does not hold are not raised (a dim picture's curve is the clipped one); and the
+// textbook levels have no floor.
+TEST(Quality, TheShadowFloorKeepsEveryShadowStep) {
+  for (int depth : {8, 10})
+    for (bool full : {false, true}) {
+      const int bins = 1 << depth, g = bins / 256;
+      const eq::Levels l = eq::nominal_levels(depth, full, false);
+      const uint32_t mid = tone::shadow_end(l);
+      auto hs = some_histograms(bins);
+      hs.insert(hs.begin(), bright_picture(bins));
+      for (size_t k = 0; k < hs.size(); ++k) {
+        const auto& h = hs[k];
+        uint32_t x0 = l.hi;
+        for (uint32_t v = 0; v < l.hi; ++v)
+          if (h[v] != 0) x0 = std::min(x0, std::max(v, l.lo));
+        std::vector<uint16_t> global(bins), tile(bins), mean(bins);
+        ASSERT_OK(eq::build_lut_clipped(h.data(), bins, eq::kWeightOne, 282, l, global.data()));
+        ASSERT_OK(eq::build_tile_luts(h.data(), 1, bins, eq::kWeightOne, 282, l, tile.data(), mean.data()));
+        for (uint32_t first = l.lo + g; first + g <= mid; first += g) {
+          if (std::accumulate(h.begin() + first, h.begin() + first + g, 0u) == 0) continue;  // not held
+          const uint32_t last = first + g - 1;
+          ASSERT_GE(tile[last], tile[first - 1] + g) << "depth " << depth << " full " << full << " histogram " << k << " v " << first;
+          if (first - 1 > x0)
+            ASSERT_GE(global[last], global[first - 1] + g) << "depth " << depth << " full " << full << " histogram " << k << " v " << first;
+        }
+        if (bins == 256) {  // the search's floor is the oracle's: the tile LUT of the oracle's histogram
+          const uint64_t n = std::accumulate(h.begin(), h.end(), uint64_t{0});
+          const auto want = floor_reference(opencv_clip(h, tone::clip_count(282, n, bins)), h, l);
+          std::vector<uint16_t> ref(bins), ref_mean(bins);
+          ASSERT_OK(eq::build_tile_luts(want.data(), 1, bins, eq::kWeightOne, 0, l, ref.data(), ref_mean.data()));
+          ASSERT_EQ(tile, ref) << "full " << full << " histogram " << k;
+        }
+      }
+    }
+  // A dim picture (levels 30..80 only): its clipped curve, unchanged by the floor.
+  std::vector<uint32_t> dim(256, 0);
+  for (int v = 30; v <= 80; ++v) dim[v] = 500 + static_cast<uint32_t>(v * 37 % 200);
+  const eq::Levels limited = eq::nominal_levels(8, false, false);
+  std::vector<uint16_t> got(256), want(256), want_mean(256);
+  ASSERT_OK(eq::build_tile_luts(dim.data(), 1, 256, eq::kWeightOne, 282, limited, got.data(), want_mean.data()));
+  const auto clipped = opencv_clip(dim, tone::clip_count(282, std::accumulate(dim.begin(), dim.end(), uint64_t{0}), 256));
+  ASSERT_OK(eq::build_tile_luts(clipped.data(), 1, 256, eq::kWeightOne, 0, limited, want.data(), want_mean.data()));
+  EXPECT_EQ(got, want);
+  // The textbook levels: no floor (the bright picture's clipped curve keeps its shallow shadows).
+  const auto h = bright_picture(256);
+  std::vector<uint16_t> lut(256);
+  ASSERT_OK(eq::build_lut_clipped(h.data(), 256, eq::kWeightOne, 282, eq::textbook_levels(255), lut.data()));
+  int flat = 0;
+  for (int v = 13; v < 127; ++v) flat += lut[v] == lut[v - 1];
+  EXPECT_GT(flat, 20);
+}
+
+// CLAHE keeps black at black (issue 20: its tile LUTs lifted letterbox bars at 16 to about 18): with
+// range-aware levels every tile maps every level at or below black to black, clipped or not, 8 and
+// 10 bits, limited and full range, whatever share of the tile sits at black; the textbook levels
+// keep Zuiderveld's (OpenCV's) lift.
+TEST(Quality, ClaheKeepsBlackAtBlack) {
+  for (int depth : {8, 10})
+    for (bool full : {false, true})
+      for (uint32_t clip_q8 : {0u, 282u}) {
+        const int bins = 1 << depth;
+        const eq::Levels l = eq::nominal_levels(depth, full, false);
+        std::vector<uint32_t> counts;
+        for (const auto& h : some_histograms(bins)) counts.insert(counts.end(), h.begin(), h.end());
+        for (int t = 0; t < 4; ++t) {  // letterbox tiles: bars at black beside a dim picture
+          std::vector<uint32_t> h(bins, 0);
+          h[l.lo] = 1000u * static_cast<uint32_t>(t + 1);
+          for (uint32_t v = l.lo + 1; v < l.lo + 20u * (bins / 256); ++v) h[v] = 30;
+          counts.insert(counts.end(), h.begin(), h.end());
+        }
+        const int tiles = static_cast<int>(counts.size()) / bins;
+        std::vector<uint16_t> luts(counts.size()), mean(bins);
+        ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, clip_q8, l, luts.data(), mean.data()));
+        for (int t = 0; t < tiles; ++t)
+          for (uint32_t v = 0; v <= l.lo; ++v) ASSERT_EQ(luts[static_cast<size_t>(t) * bins + v], l.lo) << "tile " << t << " v " << v;
+      }
+  std::vector<uint32_t> bars(256, 0);
+  bars[16] = 5000;
+  for (int v = 17; v < 40; ++v) bars[v] = 30;
+  std::vector<uint16_t> lut(256), mean(256);
+  ASSERT_OK(eq::build_tile_luts(bars.data(), 1, 256, eq::kWeightOne, 0, eq::textbook_levels(255), lut.data(), mean.data()));
+  EXPECT_GT(lut[16], 200);
 }
 
 // The brightness hold bends the curve anchored at black and white (issue 20): at the most offset
@@ -699,8 +823,18 @@ TEST(QualityPipeline, EveryModeStaysWithinTheNominalRange) {
             }
             // Global curves stretch onto the whole range: the darkest level to black, the
             // brightest to white, or to one level inside when the input had no level at the end
-            // (the guard); clahe's tiles lift black by the share of their samples at or below it
-            // (Zuiderveld's mapping).
+            // (the guard); with range-aware levels every mode keeps a sample at or below black
+            // at black (with the textbook levels clahe's tiles lift it by their share of samples
+            // at or below it: Zuiderveld's mapping).
+            const int idx = static_cast<int>(&f - run->frames.data());
+            for (int y = 0; !textbook && y < fmt.height; ++y)
+              for (int x = 0; x < fmt.width; ++x) {
+                const size_t i = static_cast<size_t>(y) * fmt.width + x;
+                const uint32_t out = (depth > 8 ? reinterpret_cast<const uint16_t*>(f.planes[0].data())[i] : f.planes[0][i]) >> shift;
+                if ((noise(0, x, y, idx) >> shift) <= l.lo) {
+                  ASSERT_EQ(out, l.lo) << fmt.describe() << " " << eq::describe(q);
+                }
+              }
             EXPECT_GE(lo, l.lo) << fmt.describe() << " " << eq::describe(q);
             EXPECT_LE(hi, l.hi) << fmt.describe() << " " << eq::describe(q);
             if (q.mode == eq::Mode::global) {
