@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# One device call after a merge: the GPU tests, memcheck on the quality kernels, the kernel and
+# equalization benchmarks, the cost of the quality controls, and the CPU path's frame rate with
+# the defaults against --plain on all cores and on two. Needs the static binaries of
+# bench/prepare_device.sh packed as .carry/bin.tgz (histeq, histeq_gpu_tests). Writes to $OUT.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" /tmp/hb
+tar xzf .carry/bin.tgz -C /tmp/hb
+H=/tmp/hb/histeq T=/tmp/hb/histeq_gpu_tests
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/device.txt"
+nproc >> "$OUT/device.txt"
+rc=0
+step() { echo "== $*" >&2; "$@" || { echo "FAILED($?): $*" >&2; rc=$((rc + 1)); }; }
+step timeout 240 $T --gtest_brief=1 --gtest_filter='-Matrix/*' > "$OUT/gpu_tests.txt" 2>&1
+tail -5 "$OUT/gpu_tests.txt" >&2
+step timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_brief=1 \
+  --gtest_filter='GpuQualityFunctions.*:GpuAgents*' > "$OUT/memcheck.txt" 2>&1
+tail -3 "$OUT/memcheck.txt" >&2
+step timeout 120 $H bench --quick -k method2_tuned,cub,block_atomic,global_atomic --csv "$OUT/kernels.csv" > "$OUT/kernels.txt" 2>&1
+step timeout 120 $H bench --equalize --sizes 1080p,4k --csv "$OUT/equalize.csv" > "$OUT/equalize.txt" 2>&1
+step timeout 120 $H quality --bench --sizes 1080p,4k --runs 200 --csv "$OUT/quality_bench.csv" > "$OUT/quality_bench.txt" 2>&1
+step timeout 60 $H quality --bench --cpu --sizes 1080p --runs 30 --csv "$OUT/quality_bench_cpu.csv" > "$OUT/quality_bench_cpu.txt" 2>&1
+for cores in all 2; do
+  pin=(); [ "$cores" = 2 ] && pin=(taskset -c 0,1)
+  for look in plain default chroma_keep; do
+    o=(); [ "$look" = plain ] && o=(--plain); [ "$look" = chroma_keep ] && o=(--chroma keep)
+    for r in 1 2 3; do
+      "${pin[@]}" timeout 60 $H play --headless --cpu --max-speed --duration 10 "${o[@]}" > /tmp/p.txt 2>&1
+      fps=$(grep -o "[0-9.]* fps;" /tmp/p.txt | head -1 | cut -d' ' -f1)
+      echo "$cores,$look,$r,$fps" >> "$OUT/cpu_play.csv"
+    done
+  done
+done
+cat "$OUT/cpu_play.csv" >&2
+exit $rc
