@@ -29,6 +29,8 @@ __global__ void count_frame(uint32_t* state, uint8_t* luma) {
 class DeviceCounter final : public eq::Operation {
  public:
   video::StageId stage() const override { return video::stage_id("counter"); }
+  // Not a step of the equalization: it runs on the fused path too (the planner, planner.h).
+  eq::Part part() const override { return eq::Part::filter; }
   bool stateful() const override { return true; }
   Status prepare(Backend, int, const video::FrameFormat&) override {
     auto b = cuda::DeviceArray<uint32_t>::allocate(2);
