@@ -5,15 +5,17 @@
 # bench/prepare_device.sh packed as .carry/bin.tgz (histeq, histeq_gpu_tests). Writes to $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/out}
-mkdir -p "$OUT" /tmp/hb
+FINAL=${OUT:-/tmp/out}
+OUT=/tmp/device_check  # everything here, packed into $FINAL/device_check.tgz at the end (a call returns few files)
+rm -rf "$OUT"
+mkdir -p "$OUT" "$FINAL" /tmp/hb
 tar xzf .carry/bin.tgz -C /tmp/hb
 H=/tmp/hb/histeq T=/tmp/hb/histeq_gpu_tests
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader > "$OUT/device.txt"
 nproc >> "$OUT/device.txt"
 rc=0
 step() { echo "== $*" >&2; "$@" || { echo "FAILED($?): $*" >&2; rc=$((rc + 1)); }; }
-step timeout 240 $T --gtest_brief=1 --gtest_filter='-Matrix/*' > "$OUT/gpu_tests.txt" 2>&1
+step timeout 240 $T --gtest_brief=1 --gtest_filter="${GPU_TESTS:--Matrix/*}" > "$OUT/gpu_tests.txt" 2>&1
 tail -5 "$OUT/gpu_tests.txt" >&2
 step timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_brief=1 \
   --gtest_filter='GpuQualityFunctions.*:GpuAgents*' > "$OUT/memcheck.txt" 2>&1
@@ -34,4 +36,5 @@ for cores in all 2; do
   done
 done
 cat "$OUT/cpu_play.csv" >&2
+tar czf "$FINAL/device_check.tgz" -C "$OUT" .
 exit $rc
