@@ -186,7 +186,7 @@ class ProgressShow {
     show(p, false);
   }
   // The final figures, whatever the period.
-  void final() { show(latest_, true); }
+  void show_final() { show(latest_, true); }
   // Ends the live line, when there is one.
   void close() const {
     if (live_line_) std::fprintf(stderr, "\n");
@@ -338,7 +338,7 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   set_signal_cleanup((*ex)->temp_path());
   auto rep = (*ex)->run(stop, &stats, [&](const pipeline::ExportProgress& p) { progress.update(p); });
   set_signal_cleanup("");
-  if (rep) progress.final();
+  if (rep) progress.show_final();
   progress.close();
   if (!rep) {
     const bool interrupted = rep.status().code() == Code::cancelled;
