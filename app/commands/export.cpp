@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "app/commands/commands.h"
 #include "app/common/names.h"
@@ -131,40 +132,28 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
 
 namespace {
 
-int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, const std::vector<std::string>& argv) {
+// Writes --report for the one file (when asked); 0, or fail()'s code when it cannot be written.
+int report_one(const ExportCliOptions& o, const std::vector<std::string>& argv, Clock::time_point t_start,
+               const pipeline::BatchFileResult& r) {
+  if (o.report.empty()) return 0;
+  const Status s = write_export_report(o.report, argv, {r}, std::chrono::duration<double>(Clock::now() - t_start).count(), 1);
+  return s ? 0 : fail(s.to_string());
+}
 
-  const std::atomic<bool>& stop = install_stop_signals();
-  const std::string& input = o.inputs.front();
-  const auto t_start = Clock::now();
-  auto report = [&](const pipeline::BatchFileResult& r) -> int {
-    if (o.report.empty()) return 0;
-    const Status s = write_export_report(o.report, argv, {r}, std::chrono::duration<double>(Clock::now() - t_start).count(), 1);
-    return s ? 0 : fail(s.to_string());
-  };
-  forward_ffmpeg_log(o.verbose);
-  const ProgressMode mode = progress_mode(o.progress);
+// The output of -n that exists: says so, as the progress mode wants, and gives the message; none when
+// there is nothing to skip.
+std::optional<std::string> skipped_existing(const ExportCliOptions& o, ProgressMode mode) {
   struct stat existing {};
-  if (o.skip_existing && ::lstat(o.output.c_str(), &existing) == 0) {
-    const std::string msg = o.output + ": exists; skipped (-n)";
-    if (mode == ProgressMode::json) print_json(named({{"event", "skipped"}, {"message", msg}}, "output", o.output));
-    else if (mode != ProgressMode::none) std::fprintf(stderr, "histeq: %s\n", terminal_safe(msg).c_str());
-    return report(single_result(o, pipeline::BatchOutcome::skipped, msg));
-  }
-  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
-  pipeline::ExportOptions eo = export_options(o, range);
-  eo.input = input;
-  eo.output = o.output;
-  if (!o.devices.empty()) eo.pipeline.equalizer.device = o.devices.front();
-  const auto open_t0 = Clock::now();
-  auto ex = pipeline::Exporter::open(eo);
-  const double open_s = std::chrono::duration<double>(Clock::now() - open_t0).count();
-  if (!ex) {
-    if (mode == ProgressMode::json) print_json(named({{"event", "error"}, {"message", ex.status().to_string()}}, "input", input));
-    const int code = fail(ex.status().to_string());
-    (void)report(single_result(o, pipeline::BatchOutcome::failed, ex.status().to_string()));
-    return code;
-  }
-  const pipeline::ExportPlan& plan = (*ex)->plan();
+  if (!o.skip_existing || ::lstat(o.output.c_str(), &existing) != 0) return std::nullopt;
+  const std::string msg = o.output + ": exists; skipped (-n)";
+  if (mode == ProgressMode::json) print_json(named({{"event", "skipped"}, {"message", msg}}, "output", o.output));
+  else if (mode != ProgressMode::none) std::fprintf(stderr, "histeq: %s\n", terminal_safe(msg).c_str());
+  return msg;
+}
+
+// The plan's notes, then what is read, how, and into what: a JSON "start" event or the header lines.
+void announce_plan(const ExportCliOptions& o, const video::TimeRange& range, const pipeline::ExportPlan& plan, ProgressMode mode) {
+  const std::string& input = o.inputs.front();
   for (const auto& n : plan.notes) std::fprintf(stderr, "histeq: note: %s\n", n.c_str());
   if (mode == ProgressMode::json) {
     print_json(named(named({{"event", "start"},
@@ -183,78 +172,88 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
       std::fprintf(stderr, "  from %s to %s (%s)\n", video::format_time(range.start_s).c_str(),
                    range.end_s > 0 ? video::format_time(range.end_s).c_str() : "the end", video::format_time(plan.duration_s).c_str());
   }
+}
 
-  // Progress: %, fps and ETA from the frame count when the container gives it, else from the duration.
-  const int64_t total_hint = plan.frames_hint;
-  auto last = Clock::now();  // the first line after one period, once the figures mean something
-  const auto period = mode == ProgressMode::live ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000);
-  bool live_line = false;
-  pipeline::ExportProgress latest;
-  auto show = [&](const pipeline::ExportProgress& p, bool force) {
-    if (mode == ProgressMode::none) return;
+// Progress: %, fps and ETA from the frame count when the container gives it, else from the duration;
+// a JSON line, a line a second, or one live line redrawn four times a second.
+class ProgressShow {
+ public:
+  ProgressShow(const pipeline::ExportPlan& plan, ProgressMode mode)
+      : plan_(plan), mode_(mode), period_(mode == ProgressMode::live ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000)) {}
+
+  void update(const pipeline::ExportProgress& p) {
+    latest_ = p;
+    show(p, false);
+  }
+  // The final figures, whatever the period.
+  void show_final() { show(latest_, true); }
+  // Ends the live line, when there is one.
+  void close() const {
+    if (live_line_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  void show(const pipeline::ExportProgress& p, bool force) {
+    if (mode_ == ProgressMode::none) return;
     const auto now = Clock::now();
-    if (!force && now - last < period) return;
-    last = now;
+    if (!force && now - last_ < period_) return;
+    last_ = now;
+    const int64_t total_hint = plan_.frames_hint;
     const double fps = p.elapsed_s > 0 ? p.frames / p.elapsed_s : 0;
     // The container's count and duration are estimates (joined MPEG-TS parts, a missing index):
     // once the frames pass them, the total is unknown rather than over 100%.
     const int64_t total = total_hint > 0 && p.frames <= total_hint ? total_hint : 0;
     double frac = -1;
     if (total > 0) frac = std::min(1.0, static_cast<double>(p.frames) / total);
-    else if (total_hint <= 0 && plan.duration_s > 0 && p.media_s <= plan.duration_s) frac = p.media_s / plan.duration_s;
+    else if (total_hint <= 0 && plan_.duration_s > 0 && p.media_s <= plan_.duration_s) frac = p.media_s / plan_.duration_s;
     const double eta = frac > 0 ? p.elapsed_s * (1 - frac) / frac : NAN;
     const double speed = p.elapsed_s > 0 ? p.media_s / p.elapsed_s : 0;
-    if (mode == ProgressMode::json) {
-      json j = {{"event", "progress"}, {"frame", p.frames}, {"fps", std::round(fps * 10) / 10}, {"speed", std::round(speed * 100) / 100},
-                {"media_s", p.media_s}, {"elapsed_s", p.elapsed_s}};
-      if (total > 0) j["frames_expected"] = total;
-      if (frac >= 0) {
-        j["percent"] = std::round(frac * 1000) / 10;
-        j["eta_s"] = std::round(eta * 10) / 10;
-      }
-      print_json(j);
-      return;
+    if (mode_ == ProgressMode::json) print_json_line(p, total, frac, eta, fps, speed);
+    else print_text_line(p, total, frac, eta, fps, speed);
+  }
+
+  static void print_json_line(const pipeline::ExportProgress& p, int64_t total, double frac, double eta, double fps, double speed) {
+    json j = {{"event", "progress"}, {"frame", p.frames}, {"fps", std::round(fps * 10) / 10}, {"speed", std::round(speed * 100) / 100},
+              {"media_s", p.media_s}, {"elapsed_s", p.elapsed_s}};
+    if (total > 0) j["frames_expected"] = total;
+    if (frac >= 0) {
+      j["percent"] = std::round(frac * 1000) / 10;
+      j["eta_s"] = std::round(eta * 10) / 10;
     }
+    print_json(j);
+  }
+
+  void print_text_line(const pipeline::ExportProgress& p, int64_t total, double frac, double eta, double fps, double speed) {
     char b[200];
     std::snprintf(b, sizeof(b), "histeq: frame %lld%s%s  %.1f fps  %.2fx  ETA %s", static_cast<long long>(p.frames),
                   total > 0 ? ("/" + std::to_string(total)).c_str() : "",
                   frac >= 0 ? (" (" + std::to_string(static_cast<int>(frac * 1000) / 10) + "." +
                                std::to_string(static_cast<int>(frac * 1000) % 10) + "%)").c_str() : "",
                   fps, speed, frac > 0 ? clock_string(eta).c_str() : "?");
-    if (mode == ProgressMode::live) {
+    if (mode_ == ProgressMode::live) {
       std::fprintf(stderr, "\r%s\033[K", b);
-      live_line = true;
+      live_line_ = true;
     } else {
       std::fprintf(stderr, "%s\n", b);
     }
     std::fflush(stderr);
-  };
-  auto progress = [&](const pipeline::ExportProgress& p) {
-    latest = p;
-    show(p, false);
-  };
-
-  pipeline::RunStats stats(600, !o.stats_json.empty());
-  set_signal_cleanup((*ex)->temp_path());
-  auto rep = (*ex)->run(stop, &stats, progress);
-  set_signal_cleanup("");
-  if (rep) show(latest, true);  // the final figures, whatever the period
-  if (live_line) std::fprintf(stderr, "\n");
-  if (!rep) {
-    const bool interrupted = rep.status().code() == Code::cancelled;
-    const std::string msg = interrupted ? o.output + ": interrupted; nothing written" : rep.status().to_string();
-    if (mode == ProgressMode::json)
-      print_json(named({{"event", interrupted ? "interrupted" : "error"}, {"message", msg}}, "input", input));
-    const int code = fail(msg, interrupted ? stop_exit_code() : 1);
-    (void)report(single_result(o, interrupted ? pipeline::BatchOutcome::cancelled : pipeline::BatchOutcome::failed, msg));
-    return code;
   }
-  const pipeline::ExportReport& r = rep.value();
+
+  const pipeline::ExportPlan& plan_;
+  const ProgressMode mode_;
+  const std::chrono::milliseconds period_;
+  Clock::time_point last_ = Clock::now();  // the first line after one period, once the figures mean something
+  bool live_line_ = false;
+  pipeline::ExportProgress latest_;
+};
+
+// The damaged-input line, then the JSON "done" event or the "wrote" line.
+void announce_done(const ExportCliOptions& o, const pipeline::ExportReport& r, double open_s, ProgressMode mode) {
   const auto& sc = r.source;
   if (sc.corrupt_packets > 0 || sc.damaged_frames > 0 || sc.repaired_timestamps > 0) {
     std::fprintf(stderr, "histeq: %s: damaged input decoded past: %lld corrupt packets skipped, %lld damaged frames kept "
                          "(concealed by the decoder), %lld timestamps repaired\n",
-                 escape_name(input).c_str(), static_cast<long long>(sc.corrupt_packets), static_cast<long long>(sc.damaged_frames),
+                 escape_name(o.inputs.front()).c_str(), static_cast<long long>(sc.corrupt_packets), static_cast<long long>(sc.damaged_frames),
                  static_cast<long long>(sc.repaired_timestamps));
   }
   if (mode == ProgressMode::json) {
@@ -273,25 +272,31 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
                  static_cast<long long>(r.frames_in), static_cast<long long>(r.frames_out),
                  static_cast<long long>(r.copied_packets), r.elapsed_s, r.elapsed_s > 0 ? r.frames_out / r.elapsed_s : 0.0);
   }
-  if (!o.stats_json.empty()) {
-    video::SourceInfo si;
-    si.name = input;
-    si.description = plan.input_description;
-    si.format = plan.format;
-    Status js = write_stats_json(o.stats_json, argv, si, plan.equalizer, stats, plan.stages, r.elapsed_s,
-                                 {{"frames_in", r.frames_in},
-                                  {"frames_out", r.frames_out},
-                                  {"corrupt_packets", sc.corrupt_packets},
-                                  {"damaged_frames", sc.damaged_frames},
-                                  {"repaired_timestamps", sc.repaired_timestamps}});
-    if (!js) return fail(js.to_string());
-  }
+}
+
+Status write_one_stats(const ExportCliOptions& o, const std::vector<std::string>& argv, const pipeline::ExportPlan& plan,
+                       const pipeline::RunStats& stats, const pipeline::ExportReport& r) {
+  const auto& sc = r.source;
+  video::SourceInfo si;
+  si.name = o.inputs.front();
+  si.description = plan.input_description;
+  si.format = plan.format;
+  return write_stats_json(o.stats_json, argv, si, plan.equalizer, stats, plan.stages, r.elapsed_s,
+                          {{"frames_in", r.frames_in},
+                           {"frames_out", r.frames_out},
+                           {"corrupt_packets", sc.corrupt_packets},
+                           {"damaged_frames", sc.damaged_frames},
+                           {"repaired_timestamps", sc.repaired_timestamps}});
+}
+
+// The finished export's --report entry: failed when the encoder dropped frames.
+pipeline::BatchFileResult finished_result(const ExportCliOptions& o, const pipeline::ExportPlan& plan, const pipeline::ExportReport& r) {
   pipeline::BatchFileResult result = single_result(o, pipeline::BatchOutcome::ok, "");
   result.notes = plan.notes;
   result.frames_in = r.frames_in;
   result.frames_out = r.frames_out;
   result.frames_expected = plan.frames_hint;
-  result.source = sc;
+  result.source = r.source;
   result.elapsed_s = r.elapsed_s;
   struct stat st {};
   if (::stat(o.output.c_str(), &st) == 0) result.output_bytes = static_cast<int64_t>(st.st_size);
@@ -299,10 +304,63 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
     result.outcome = pipeline::BatchOutcome::failed;
     result.message = o.output + ": " + std::to_string(r.frames_in) + " frames in but " + std::to_string(r.frames_out) +
                      " out (the encoder dropped frames)";
-    (void)report(result);
+  }
+  return result;
+}
+
+int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, const std::vector<std::string>& argv) {
+  const std::atomic<bool>& stop = install_stop_signals();
+  const std::string& input = o.inputs.front();
+  const auto t_start = Clock::now();
+  forward_ffmpeg_log(o.verbose);
+  const ProgressMode mode = progress_mode(o.progress);
+  if (const auto skipped = skipped_existing(o, mode))
+    return report_one(o, argv, t_start, single_result(o, pipeline::BatchOutcome::skipped, *skipped));
+  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
+  pipeline::ExportOptions eo = export_options(o, range);
+  eo.input = input;
+  eo.output = o.output;
+  if (!o.devices.empty()) eo.pipeline.equalizer.device = o.devices.front();
+  const auto open_t0 = Clock::now();
+  auto ex = pipeline::Exporter::open(eo);
+  const double open_s = std::chrono::duration<double>(Clock::now() - open_t0).count();
+  if (!ex) {
+    if (mode == ProgressMode::json) print_json(named({{"event", "error"}, {"message", ex.status().to_string()}}, "input", input));
+    const int code = fail(ex.status().to_string());
+    (void)report_one(o, argv, t_start, single_result(o, pipeline::BatchOutcome::failed, ex.status().to_string()));
+    return code;
+  }
+  const pipeline::ExportPlan& plan = (*ex)->plan();
+  announce_plan(o, range, plan, mode);
+
+  ProgressShow progress(plan, mode);
+  pipeline::RunStats stats(600, !o.stats_json.empty());
+  set_signal_cleanup((*ex)->temp_path());
+  auto rep = (*ex)->run(stop, &stats, [&](const pipeline::ExportProgress& p) { progress.update(p); });
+  set_signal_cleanup("");
+  if (rep) progress.show_final();
+  progress.close();
+  if (!rep) {
+    const bool interrupted = rep.status().code() == Code::cancelled;
+    const std::string msg = interrupted ? o.output + ": interrupted; nothing written" : rep.status().to_string();
+    if (mode == ProgressMode::json)
+      print_json(named({{"event", interrupted ? "interrupted" : "error"}, {"message", msg}}, "input", input));
+    const int code = fail(msg, interrupted ? stop_exit_code() : 1);
+    (void)report_one(o, argv, t_start, single_result(o, interrupted ? pipeline::BatchOutcome::cancelled : pipeline::BatchOutcome::failed, msg));
+    return code;
+  }
+  const pipeline::ExportReport& r = rep.value();
+  announce_done(o, r, open_s, mode);
+  if (!o.stats_json.empty()) {
+    const Status js = write_one_stats(o, argv, plan, stats, r);
+    if (!js) return fail(js.to_string());
+  }
+  const pipeline::BatchFileResult result = finished_result(o, plan, r);
+  if (result.outcome == pipeline::BatchOutcome::failed) {
+    (void)report_one(o, argv, t_start, result);
     return fail(result.message);
   }
-  return report(result);
+  return report_one(o, argv, t_start, result);
 }
 
 }  // namespace

@@ -203,57 +203,73 @@ class Board {
     const auto period = mode_ == Mode::live ? std::chrono::milliseconds(250) : std::chrono::milliseconds(1000);
     if (!force && now - last_ < period) return;
     last_ = now;
+    Totals t;
+    totals(t.done, t.expected, t.running);
+    t.elapsed = std::chrono::duration<double>(now - t0_).count();
+    t.frac = t.expected > 0 ? std::min(1.0, static_cast<double>(t.done) / static_cast<double>(t.expected)) : -1;
+    t.eta = t.frac > 0 ? t.elapsed * (1 - t.frac) / t.frac : NAN;
+    if (mode_ == Mode::json) show_json(t);
+    else show_text(t);
+  }
+
+  // The whole batch's figures at one tick.
+  struct Totals {
     int64_t done = 0, expected = 0;
     int running = 0;
-    totals(done, expected, running);
-    const double elapsed = std::chrono::duration<double>(now - t0_).count();
-    const double frac = expected > 0 ? std::min(1.0, static_cast<double>(done) / static_cast<double>(expected)) : -1;
-    const double eta = frac > 0 ? elapsed * (1 - frac) / frac : NAN;
-    if (mode_ == Mode::json) {
-      for (size_t i = 0; i < files_.size(); ++i) {
-        const File& f = files_[i];
-        if (!f.running) continue;
-        json j = item_json({{"event", "progress"}, {"index", i}, {"frame", f.frames}, {"media_s", f.media_s},
-                  {"elapsed_s", f.elapsed_s}, {"fps", f.elapsed_s > 0 ? std::round(f.frames / f.elapsed_s * 10) / 10 : 0.0}},
-                           items_[i], false);
-        if (f.expected > 0) {
-          const double p = std::min(1.0, static_cast<double>(f.frames) / static_cast<double>(f.expected));
-          j["frames_expected"] = f.expected;
-          j["percent"] = std::round(p * 1000) / 10;
-          if (p > 0) j["eta_s"] = std::round(f.elapsed_s * (1 - p) / p * 10) / 10;
-        }
-        emit(j);
-      }
-      json t = {{"event", "total"}, {"files_total", files_.size()}, {"files_done", ok_}, {"files_failed", failed_}, {"files_skipped", skipped_},
-                {"files_running", running}, {"frames", done}, {"frames_expected", expected}, {"elapsed_s", std::round(elapsed * 10) / 10}};
-      if (frac >= 0) t["percent"] = std::round(frac * 1000) / 10;
-      if (frac > 0) t["eta_s"] = std::round(eta * 10) / 10;
-      emit(t);
-      return;
-    }
-    std::vector<std::string> lines;
+    double elapsed = 0, frac = -1, eta = NAN;
+  };
+
+  // A "progress" event for each running file, then the "total" event.
+  void show_json(const Totals& tt) {
     for (size_t i = 0; i < files_.size(); ++i) {
       const File& f = files_[i];
       if (!f.running) continue;
-      char b[256];
-      const double fps = f.elapsed_s > 0 ? f.frames / f.elapsed_s : 0;
+      json j = item_json({{"event", "progress"}, {"index", i}, {"frame", f.frames}, {"media_s", f.media_s},
+                {"elapsed_s", f.elapsed_s}, {"fps", f.elapsed_s > 0 ? std::round(f.frames / f.elapsed_s * 10) / 10 : 0.0}},
+                         items_[i], false);
       if (f.expected > 0) {
         const double p = std::min(1.0, static_cast<double>(f.frames) / static_cast<double>(f.expected));
-        std::snprintf(b, sizeof(b), "%s%s: frame %lld/%lld (%.1f%%)  %.1f fps  ETA %s", tag(i).c_str(),
-                      escape_name(std::filesystem::path(items_[i].input).filename()).c_str(), static_cast<long long>(f.frames),
-                      static_cast<long long>(f.expected), p * 100, fps, p > 0 ? clock_string(f.elapsed_s * (1 - p) / p).c_str() : "?");
-      } else {
-        std::snprintf(b, sizeof(b), "%s%s: frame %lld  %.1f fps", tag(i).c_str(), escape_name(std::filesystem::path(items_[i].input).filename()).c_str(),
-                      static_cast<long long>(f.frames), fps);
+        j["frames_expected"] = f.expected;
+        j["percent"] = std::round(p * 1000) / 10;
+        if (p > 0) j["eta_s"] = std::round(f.elapsed_s * (1 - p) / p * 10) / 10;
       }
-      lines.push_back(b);
+      emit(j);
     }
+    json t = {{"event", "total"}, {"files_total", files_.size()}, {"files_done", ok_}, {"files_failed", failed_}, {"files_skipped", skipped_},
+              {"files_running", tt.running}, {"frames", tt.done}, {"frames_expected", tt.expected}, {"elapsed_s", std::round(tt.elapsed * 10) / 10}};
+    if (tt.frac >= 0) t["percent"] = std::round(tt.frac * 1000) / 10;
+    if (tt.frac > 0) t["eta_s"] = std::round(tt.eta * 10) / 10;
+    emit(t);
+  }
+
+  // The line of running file i.
+  std::string file_line(size_t i) const {
+    const File& f = files_[i];
+    char b[256];
+    const double fps = f.elapsed_s > 0 ? f.frames / f.elapsed_s : 0;
+    if (f.expected > 0) {
+      const double p = std::min(1.0, static_cast<double>(f.frames) / static_cast<double>(f.expected));
+      std::snprintf(b, sizeof(b), "%s%s: frame %lld/%lld (%.1f%%)  %.1f fps  ETA %s", tag(i).c_str(),
+                    escape_name(std::filesystem::path(items_[i].input).filename()).c_str(), static_cast<long long>(f.frames),
+                    static_cast<long long>(f.expected), p * 100, fps, p > 0 ? clock_string(f.elapsed_s * (1 - p) / p).c_str() : "?");
+    } else {
+      std::snprintf(b, sizeof(b), "%s%s: frame %lld  %.1f fps", tag(i).c_str(), escape_name(std::filesystem::path(items_[i].input).filename()).c_str(),
+                    static_cast<long long>(f.frames), fps);
+    }
+    return b;
+  }
+
+  // A line for each running file and the total line: a block redrawn in place (live), or printed.
+  void show_text(const Totals& tt) {
+    std::vector<std::string> lines;
+    for (size_t i = 0; i < files_.size(); ++i)
+      if (files_[i].running) lines.push_back(file_line(i));
     char t[256];
     std::snprintf(t, sizeof(t), "total: %d of %zu files written%s, %lld/%lld frames%s, %s elapsed, ETA %s", ok_, files_.size(),
-                  failed_ > 0 ? (", " + std::to_string(failed_) + " failed").c_str() : "", static_cast<long long>(done),
-                  static_cast<long long>(expected), frac >= 0 ? (" (" + std::to_string(static_cast<int>(frac * 1000) / 10) + "." +
-                                                                 std::to_string(static_cast<int>(frac * 1000) % 10) + "%)").c_str() : "",
-                  clock_string(elapsed).c_str(), frac > 0 ? clock_string(eta).c_str() : "?");
+                  failed_ > 0 ? (", " + std::to_string(failed_) + " failed").c_str() : "", static_cast<long long>(tt.done),
+                  static_cast<long long>(tt.expected), tt.frac >= 0 ? (" (" + std::to_string(static_cast<int>(tt.frac * 1000) / 10) + "." +
+                                                                       std::to_string(static_cast<int>(tt.frac * 1000) % 10) + "%)").c_str() : "",
+                  clock_string(tt.elapsed).c_str(), tt.frac > 0 ? clock_string(tt.eta).c_str() : "?");
     lines.push_back(t);
     if (mode_ == Mode::live) {
       clear_block();
@@ -357,19 +373,17 @@ pipeline::Existing existing_policy(const ExportCliOptions& o) {
   return o.skip_existing ? pipeline::Existing::skip : pipeline::Existing::fail;
 }
 
-}  // namespace
 
-int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, const std::vector<std::string>& argv) {
-  const std::atomic<bool>& stop = install_stop_signals();
-  forward_ffmpeg_log(o.verbose);
-  if (!o.stats_json.empty()) return fail("--stats-json records one export: give one input file (or use --report for a batch)", 2);
-  namespace fs = std::filesystem;
+namespace fs = std::filesystem;
+
+// The batch's files (all, or the --index one) into `items`; 0, or fail()'s code.
+int plan_items(const ExportCliOptions& o, std::vector<pipeline::BatchItem>& items) {
   std::error_code ec;
   if (fs::exists(o.output, ec) && !fs::is_directory(o.output, ec))
     return fail(o.output + ": is a file; a batch writes into a folder (give -o DIR/)", 2);
   auto planned = pipeline::plan_batch(o.inputs, o.output, o.ext);
   if (!planned) return fail(planned.status().message(), planned.status().code() == Code::not_found ? 1 : 2);
-  std::vector<pipeline::BatchItem> items = std::move(planned.value());
+  items = std::move(planned.value());
   if (o.index >= 0) {
     if (static_cast<size_t>(o.index) >= items.size())
       return fail("--index " + std::to_string(o.index) + ": the batch has " + std::to_string(items.size()) + " files (0.." +
@@ -377,13 +391,13 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
                   2);
     items = {items[static_cast<size_t>(o.index)]};
   }
-  if (o.list) {
-    for (const auto& it : items) std::printf("%s\t%s\n", escape_name(it.input).c_str(), escape_name(it.output).c_str());
-    return 0;
-  }
+  return 0;
+}
 
-  const bool gpu = uses_gpu(o.eq);
-  std::vector<int> devices = o.devices;
+// --device checked against the equalizer and the machine (default: every GPU) into `devices`; 0, or
+// fail()'s code.
+int pick_devices(const ExportCliOptions& o, bool gpu, std::vector<int>& devices) {
+  devices = o.devices;
   if (!devices.empty() && !gpu)
     return fail("--device: " + std::string(cuda::have_device() ? "the equalizer runs on the CPU here (--cpu or a CPU kernel)"
                                                                  : "no CUDA device is available"),
@@ -393,32 +407,33 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
   for (int d : devices)
     if (d >= cuda::device_count())
       return fail("--device " + std::to_string(d) + ": this machine has " + std::to_string(cuda::device_count()) + " CUDA devices", 2);
-  const pipeline::JobPlan jp = pipeline::plan_jobs(o.jobs, gpu, devices, pipeline::usable_cores(), items.size());
+  return 0;
+}
 
-  if (!fs::is_directory(o.output, ec) && !fs::create_directories(o.output, ec) && ec)
-    return fail(o.output + ": cannot create the folder: " + ec.message());
-
-  const Mode mode = progress_mode(o.progress);
-
+// What the batch does: the JSON "batch" event or the first line.
+void announce_batch(const ExportCliOptions& o, size_t files, const pipeline::JobPlan& jp, bool gpu, Mode mode) {
   std::string devs;
   for (int d : jp.devices) devs += (devs.empty() ? "" : ",") + std::to_string(d);
   if (mode == Mode::json) {
-    json b = {{"event", "batch"}, {"files", items.size()}, {"jobs", jp.jobs}, {"encoder_threads", jp.encoder_threads},
+    json b = {{"event", "batch"}, {"files", files}, {"jobs", jp.jobs}, {"encoder_threads", jp.encoder_threads},
               {"devices", jp.devices}};
     put_name(b, "output_dir", o.output);
     std::printf("%s\n", dump_json(b).c_str());
     std::fflush(stdout);
   } else if (mode != Mode::none) {
-    std::fprintf(stderr, "histeq: exporting %zu file%s to %s with %d job%s (encoder threads: %s)%s\n", items.size(),
-                 items.size() == 1 ? "" : "s", escape_name(o.output).c_str(), jp.jobs, jp.jobs == 1 ? "" : "s",
+    std::fprintf(stderr, "histeq: exporting %zu file%s to %s with %d job%s (encoder threads: %s)%s\n", files,
+                 files == 1 ? "" : "s", escape_name(o.output).c_str(), jp.jobs, jp.jobs == 1 ? "" : "s",
                  jp.encoder_threads > 0 ? std::to_string(jp.encoder_threads).c_str() : "the encoder's choice",
                  gpu ? (", GPU " + devs).c_str() : ", CPU equalizer");
   }
+}
 
-  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
+// The files exported on `jp`'s jobs, each one's temporary output removed on a signal while it is
+// written, the board kept up to date.
+std::vector<pipeline::BatchFileResult> export_items(const ExportCliOptions& o, const video::TimeRange& range,
+                                                    const std::vector<pipeline::BatchItem>& items, const pipeline::JobPlan& jp,
+                                                    const std::atomic<bool>& stop, Board& board) {
   const pipeline::ExportOptions base = export_options(o, range);
-
-  Board board(mode, items);
   std::vector<int> slots(items.size(), -1);
   pipeline::BatchCallbacks cb;
   cb.started = [&](size_t i, const pipeline::ExportPlan& plan, const std::string& temp) {
@@ -431,8 +446,38 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
     slots[i] = -1;
     board.finished(i, r);
   };
+  return pipeline::run_batch(items, base, jp, stop, cb, existing_policy(o));
+}
+
+}  // namespace
+
+int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, const std::vector<std::string>& argv) {
+  const std::atomic<bool>& stop = install_stop_signals();
+  forward_ffmpeg_log(o.verbose);
+  if (!o.stats_json.empty()) return fail("--stats-json records one export: give one input file (or use --report for a batch)", 2);
+  std::vector<pipeline::BatchItem> items;
+  if (const int rc = plan_items(o, items)) return rc;
+  if (o.list) {
+    for (const auto& it : items) std::printf("%s\t%s\n", escape_name(it.input).c_str(), escape_name(it.output).c_str());
+    return 0;
+  }
+
+  const bool gpu = uses_gpu(o.eq);
+  std::vector<int> devices;
+  if (const int rc = pick_devices(o, gpu, devices)) return rc;
+  const pipeline::JobPlan jp = pipeline::plan_jobs(o.jobs, gpu, devices, pipeline::usable_cores(), items.size());
+
+  std::error_code ec;
+  if (!fs::is_directory(o.output, ec) && !fs::create_directories(o.output, ec) && ec)
+    return fail(o.output + ": cannot create the folder: " + ec.message());
+
+  const Mode mode = progress_mode(o.progress);
+  announce_batch(o, items.size(), jp, gpu, mode);
+
+  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
+  Board board(mode, items);
   const auto t0 = Clock::now();
-  const std::vector<pipeline::BatchFileResult> results = pipeline::run_batch(items, base, jp, stop, cb, existing_policy(o));
+  const std::vector<pipeline::BatchFileResult> results = export_items(o, range, items, jp, stop, board);
   board.close();
   const double elapsed = seconds_since(t0);
 

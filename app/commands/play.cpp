@@ -109,6 +109,133 @@ static Status seek_to_start(const PlayOptions& o, video::Source& source, pipelin
   return pipe.seek(source, o.range.start_s);
 }
 
+namespace {
+
+// The options that only the window takes, and the ones out of range; 0, or fail()'s code.
+int check_window_options(const PlayOptions& o) {
+  if (!o.screenshot.empty() && o.frames <= 0) return fail("--screenshot needs --frames N (the frame to capture)", 2);
+  if (o.frames < 0) return fail("--frames must be >= 1", 2);
+  if (o.switch_every < 1) return fail("--switch-every must be >= 1", 2);
+  if (auto k = player::parse_key_script(o.keys); !k) return fail(k.status().to_string(), 2);
+  return 0;
+}
+
+// --kernel-sequence: the kernels switched live, as the window's k key does, into `sequence`; the
+// pipeline starts on the first. 0, or fail()'s code.
+int start_kernel_sequence(const PlayOptions& o, pipeline::Pipeline& pipe, const video::SourceInfo& info, std::vector<std::string>& sequence) {
+  if (o.kernel_sequence.empty()) return 0;
+  const pipeline::EqualizerInfo& eq = pipe.equalizer();
+  auto seq = player::parse_kernel_sequence(o.kernel_sequence, player::usable_kernels(player::kernel_menu(eq.backend, info.format)));
+  if (!seq) return fail(seq.status().to_string(), 2);
+  sequence = std::move(seq.value());
+  if (sequence.front() != eq.kernel)
+    if (Status ks = pipe.set_kernel(sequence.front()); !ks) return fail(ks.to_string());
+  return 0;
+}
+
+std::string play_counters(int64_t frames, double secs, const pipeline::RunStats& stats, pipeline::Pipeline& pipe, video::Source& source) {
+  return counters_line(frames, secs, stats, pipe.counters().dropped_source, source.counters());
+}
+
+// Called for each frame presented: the --kernel-sequence switches, and the table of the last second.
+class HeadlessTicker {
+ public:
+  HeadlessTicker(const PlayOptions& o, const std::vector<std::string>& sequence, pipeline::Pipeline& pipe, video::Source& source,
+                 const pipeline::RunStats& stats)
+      : o_(o), sequence_(sequence), pipe_(pipe), source_(source), stats_(stats) {}
+
+  void tick() {
+    ++consumed_;
+    if (!sequence_.empty() && consumed_ % o_.switch_every == 0) {
+      const std::string& next = sequence_[static_cast<size_t>(consumed_ / o_.switch_every) % sequence_.size()];
+      if (Status ks = pipe_.set_kernel(next); !ks) std::fprintf(stderr, "histeq: %s\n", ks.to_string().c_str());
+    }
+    if (o_.quiet) return;
+    const auto now = Clock::now();
+    if (now - last_print_ < std::chrono::seconds(1)) return;
+    const double secs = std::chrono::duration<double>(now - last_print_).count();
+    const int64_t frames = stats_.frames() + 1;  // this frame is added right after the sink returns
+    std::printf("[%6.1f s] %s\n%s", std::chrono::duration<double>(now - t0).count(),
+                play_counters(frames - frames_at_last_, secs, stats_, pipe_, source_).c_str(),
+                format_stage_table(stats_.window(), pipe_.stages(), true).c_str());
+    std::fflush(stdout);
+    last_print_ = now;
+    frames_at_last_ = frames;
+  }
+
+  const Clock::time_point t0 = Clock::now();
+
+ private:
+  const PlayOptions& o_;
+  const std::vector<std::string>& sequence_;
+  pipeline::Pipeline& pipe_;
+  video::Source& source_;
+  const pipeline::RunStats& stats_;
+  Clock::time_point last_print_ = t0;
+  int64_t frames_at_last_ = 0;
+  int64_t consumed_ = 0;
+};
+
+// The summary after a headless run (and --stats-json); 0, or fail()'s code. A stop (Ctrl-C) is the
+// normal way to end playback.
+int report_headless(const PlayOptions& o, const std::vector<std::string>& argv, video::Source& source, pipeline::Pipeline& pipe,
+                    const pipeline::RunStats& stats, const Status& s, double wall) {
+  const video::SourceInfo& info = source.info();
+  const bool interrupted = s.code() == Code::cancelled;
+  if (!s && !interrupted) return fail(s.to_string());
+  // A live stream that stopped or ended by itself: said in one line; the run's figures follow.
+  if (s.is_ok() && !source.end_note().empty()) std::fprintf(stderr, "histeq: %s: %s\n", info.name.c_str(), source.end_note().c_str());
+
+  std::printf("histeq play: %s%.2f s: %s\n%s", interrupted ? "interrupted after " : "done in ", wall,
+              play_counters(stats.frames(), wall, stats, pipe, source).c_str(), format_stage_table(stats.total(), pipe.stages(), false).c_str());
+  std::fflush(stdout);
+  if (!o.stats_json.empty()) {
+    const auto sc = source.counters();
+    const auto pc = pipe.counters();
+    Status js = write_stats_json(o.stats_json, argv, info, pipe.equalizer(), stats, pipe.stages(), wall,
+                                 {{"dropped_source", pc.dropped_source},
+                                  {"corrupt_packets", sc.corrupt_packets},
+                                  {"damaged_frames", sc.damaged_frames},
+                                  {"repaired_timestamps", sc.repaired_timestamps}});
+    if (!js) return fail(js.to_string());
+  }
+  return 0;
+}
+
+// No window: frames presented on schedule (or as fast as possible) without being drawn.
+int play_headless(const PlayOptions& o, const std::vector<std::string>& argv, pipeline::OpenedSource& opened, video::Source& source,
+                  const std::atomic<bool>& stop) {
+  const video::SourceInfo& info = source.info();
+  pipeline::PipelineOptions po;
+  po.equalizer = o.eq;
+  po.equalizer.download = false;  // nothing reads the host frame after equalizing: it stays on the GPU
+  po.max_seconds = o.range.end_s;
+  auto pipe = pipeline::Pipeline::create(po, info);
+  if (!pipe) return fail(pipe.status().to_string());
+  if (Status ss = seek_to_start(o, source, **pipe); !ss) return fail(ss.to_string());
+  std::vector<std::string> sequence;
+  if (const int rc = start_kernel_sequence(o, **pipe, info, sequence)) return rc;
+
+  const double fps = info.frame_rate.valid() ? info.frame_rate.value() : 30.0;
+  const bool realtime = !o.max_speed;
+  std::printf("histeq play: %s\n  decoded by %s\n  -> %s; %s, headless\n", info.description.c_str(), info.decoder.c_str(),
+              describe_equalizer((*pipe)->equalizer()).c_str(), realtime ? "at the source's rate" : "as fast as possible");
+  if (!info.decode_note.empty() && video::parse_hwdec(o.hwdec).value() != video::HwDecode::none && !o.eq.cpu && cuda::have_device())
+    std::fprintf(stderr, "histeq: note: %s\n", info.decode_note.c_str());
+  std::fflush(stdout);
+
+  // The per-second table covers the frames of the last second (at least 30).
+  pipeline::RunStats stats(static_cast<size_t>(std::max(30.0, std::ceil(fps))), !o.stats_json.empty());
+  HeadlessTicker ticker(o, sequence, **pipe, source, stats);
+  auto sink = open_presenter(opened, realtime, fps, [&ticker] { ticker.tick(); });
+  if (!sink) return fail(sink.status().to_string());
+  Status s = (*pipe)->run(source, **sink, stop, &stats);
+  const double wall = std::chrono::duration<double>(Clock::now() - ticker.t0).count();
+  return report_headless(o, argv, source, **pipe, stats, s, wall);
+}
+
+}  // namespace
+
 int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
   const std::atomic<bool>& stop = install_stop_signals();
   forward_ffmpeg_log(opts.verbose);
@@ -116,10 +243,7 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
   if (Status rs = parse_play_range(o); !rs) return fail(rs.message(), 2);
   auto request = play_source_request(o);
   if (!request) return fail(request.status().to_string(), 2);  // an input and --webcam, a bad --size
-  if (!o.screenshot.empty() && o.frames <= 0) return fail("--screenshot needs --frames N (the frame to capture)", 2);
-  if (o.frames < 0) return fail("--frames must be >= 1", 2);
-  if (o.switch_every < 1) return fail("--switch-every must be >= 1", 2);
-  if (auto k = player::parse_key_script(o.keys); !k) return fail(k.status().to_string(), 2);
+  if (const int rc = check_window_options(o)) return rc;
   const bool window_only = o.frames > 0 || !o.screenshot.empty() || !o.keys.empty();
 
   const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
@@ -140,82 +264,7 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
     if (window_only) return fail("--frames, --screenshot and --keys need the player window: " + why);
     std::fprintf(stderr, "histeq: note: no player window (%s); playing headless\n", why.c_str());
   }
-  const video::SourceInfo& info = source->info();
-
-  pipeline::PipelineOptions po;
-  po.equalizer = o.eq;
-  po.equalizer.download = false;  // nothing reads the host frame after equalizing: it stays on the GPU
-  po.max_seconds = o.range.end_s;
-  auto pipe = pipeline::Pipeline::create(po, info);
-  if (!pipe) return fail(pipe.status().to_string());
-  if (Status ss = seek_to_start(o, *source, **pipe); !ss) return fail(ss.to_string());
-  const pipeline::EqualizerInfo& eq = (*pipe)->equalizer();
-  std::vector<std::string> sequence;  // --kernel-sequence: switched live, as the window's k key does
-  if (!o.kernel_sequence.empty()) {
-    auto seq = player::parse_kernel_sequence(o.kernel_sequence, player::usable_kernels(player::kernel_menu(eq.backend, info.format)));
-    if (!seq) return fail(seq.status().to_string(), 2);
-    sequence = std::move(seq.value());
-    if (sequence.front() != eq.kernel)
-      if (Status ks = (*pipe)->set_kernel(sequence.front()); !ks) return fail(ks.to_string());
-  }
-
-  const double fps = info.frame_rate.valid() ? info.frame_rate.value() : 30.0;
-  const bool realtime = !o.max_speed;
-  std::printf("histeq play: %s\n  decoded by %s\n  -> %s; %s, headless\n", info.description.c_str(), info.decoder.c_str(),
-              describe_equalizer(eq).c_str(), realtime ? "at the source's rate" : "as fast as possible");
-  if (!info.decode_note.empty() && video::parse_hwdec(o.hwdec).value() != video::HwDecode::none && !o.eq.cpu && cuda::have_device())
-    std::fprintf(stderr, "histeq: note: %s\n", info.decode_note.c_str());
-  std::fflush(stdout);
-
-  // The per-second table covers the frames of the last second (at least 30).
-  pipeline::RunStats stats(static_cast<size_t>(std::max(30.0, std::ceil(fps))), !o.stats_json.empty());
-  const auto t0 = Clock::now();
-  auto last_print = t0;
-  int64_t frames_at_last = 0;
-  auto counters = [&](int64_t frames, double secs) {
-    return counters_line(frames, secs, stats, (*pipe)->counters().dropped_source, source->counters());
-  };
-  int64_t consumed = 0;
-  auto tick = [&] {
-    ++consumed;
-    if (!sequence.empty() && consumed % o.switch_every == 0) {
-      const std::string& next = sequence[static_cast<size_t>(consumed / o.switch_every) % sequence.size()];
-      if (Status ks = (*pipe)->set_kernel(next); !ks) std::fprintf(stderr, "histeq: %s\n", ks.to_string().c_str());
-    }
-    if (o.quiet) return;
-    const auto now = Clock::now();
-    if (now - last_print < std::chrono::seconds(1)) return;
-    const double secs = std::chrono::duration<double>(now - last_print).count();
-    const int64_t frames = stats.frames() + 1;  // this frame is added right after the sink returns
-    std::printf("[%6.1f s] %s\n%s", std::chrono::duration<double>(now - t0).count(),
-                counters(frames - frames_at_last, secs).c_str(), format_stage_table(stats.window(), (*pipe)->stages(), true).c_str());
-    std::fflush(stdout);
-    last_print = now;
-    frames_at_last = frames;
-  };
-  auto sink = open_presenter(*opened, realtime, fps, tick);
-  if (!sink) return fail(sink.status().to_string());
-  Status s = (*pipe)->run(*source, **sink, stop, &stats);
-  const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
-  const bool interrupted = s.code() == Code::cancelled;
-  if (!s && !interrupted) return fail(s.to_string());
-  // A live stream that stopped or ended by itself: said in one line; the run's figures follow.
-  if (s.is_ok() && !source->end_note().empty()) std::fprintf(stderr, "histeq: %s: %s\n", info.name.c_str(), source->end_note().c_str());
-
-  std::printf("histeq play: %s%.2f s: %s\n%s", interrupted ? "interrupted after " : "done in ", wall,
-              counters(stats.frames(), wall).c_str(), format_stage_table(stats.total(), (*pipe)->stages(), false).c_str());
-  std::fflush(stdout);
-  if (!o.stats_json.empty()) {
-    const auto sc = source->counters();
-    const auto pc = (*pipe)->counters();
-    Status js = write_stats_json(o.stats_json, argv, info, eq, stats, (*pipe)->stages(), wall,
-                                 {{"dropped_source", pc.dropped_source},
-                                  {"corrupt_packets", sc.corrupt_packets},
-                                  {"damaged_frames", sc.damaged_frames},
-                                  {"repaired_timestamps", sc.repaired_timestamps}});
-    if (!js) return fail(js.to_string());
-  }
-  return 0;  // a stop (Ctrl-C) is the normal way to end playback
+  return play_headless(o, argv, *opened, *source, stop);
 }
 
 }  // namespace histeq::app

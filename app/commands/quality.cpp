@@ -58,17 +58,23 @@ void add_quality_command(CLI::App& app, QualityCliOptions& o) {
   q->add_option("--csv", o.csv, "--bench: write the results as CSV");
 }
 
-int run_quality(const QualityCliOptions& o) {
-  if (o.bench) return run_quality_bench(o);
-  if (o.clips.empty()) return fail("give one or more clips (or --bench)", 2);
-  std::vector<std::pair<std::string, eq::Quality>> configs;
-  for (const auto& c : o.configs) {
+namespace {
+
+using Configs = std::vector<std::pair<std::string, eq::Quality>>;
+
+Result<Configs> parse_configs(const std::vector<std::string>& specs) {
+  Configs configs;
+  for (const auto& c : specs) {
     auto q = quality_config(c);
-    if (!q) return fail(q.status().message(), 2);
+    if (!q) return q.status();
     configs.emplace_back(c.substr(0, c.find(':')), *q);
   }
-  // Each configuration with the temporal filter is measured against itself without it (the cut
-  // lag): that one is run too, unless the list has it.
+  return configs;
+}
+
+// Each configuration with the temporal filter is measured against itself without it (the cut lag):
+// that one is added to `configs` too, unless the list has it. Gives each such configuration's reference.
+std::map<std::string, std::string> add_references(Configs& configs) {
   std::map<std::string, std::string> reference;
   for (size_t i = 0, n = configs.size(); i < n; ++i) {
     if (configs[i].second.temporal_s <= 0) continue;
@@ -87,71 +93,79 @@ int run_quality(const QualityCliOptions& o) {
       reference[configs[i].first] = same->first;
     }
   }
-  std::error_code ec;
-  fs::create_directories(fs::path(o.out) / "runs", ec);
-  if (ec) return fail(o.out + ": " + ec.message());
-  const std::atomic<bool>& stop = install_stop_signals();
+  return reference;
+}
 
+// The equalization's own time per frame: its operations' stages (no decode, copies or encode).
+nlohmann::json equalize_ms(const pipeline::RunStats& stats) {
+  const std::vector<video::StageId> eq_stages = {video::stage_id("denoise"), video::stage_id("histogram"), video::stage_id("lut"),
+                                                 video::stage_id("temporal"), video::stage_id("apply")};
+  nlohmann::json ms = nlohmann::json::array();
+  for (const auto& r : stats.records()) {
+    double t = 0;
+    for (auto s : eq_stages)
+      if (r.timing.has(s)) t += r.timing.get(s);
+    ms.push_back(t);
+  }
+  return ms;
+}
+
+struct QualityRun {
+  const QualityCliOptions& o;
+  const std::atomic<bool>& stop;
+  std::map<std::string, std::string> reference;
   nlohmann::json man;
-  std::string cmd;
-  for (const auto& a : o.argv) cmd += (cmd.empty() ? "" : " ") + a;
-  man["command"] = cmd;
-  man["clips"] = nlohmann::json::array();
-  man["runs"] = nlohmann::json::array();
-  for (const auto& clip : o.clips) {
-    pipeline::SourceRequest request;
-    request.input = clip;
-    auto src = pipeline::open_source(request);
-    if (!src) return fail(src.status().to_string());
-    const video::SourceInfo& info = src->source->info();
-    const std::string name = fs::path(clip).stem().string();
-    const fs::path meta = fs::path(clip).replace_extension(".json");
-    man["clips"].push_back({{"name", name}, {"path", fs::absolute(clip).string()},
-                            {"meta", fs::exists(meta) ? fs::absolute(meta).string() : ""},
-                            {"width", info.format.width}, {"height", info.format.height}, {"bit_depth", info.format.bit_depth},
-                            {"frames", info.frames_hint}});
-    for (const auto& [cname, q] : configs) {
-      pipeline::ExportOptions eo;
-      eo.input = clip;
-      eo.output = (fs::path(o.out) / "runs" / (name + "." + cname + ".mkv")).string();
-      eo.overwrite = true;
-      eo.codec = "ffv1";
-      eo.pipeline.equalizer = o.eq;
-      eo.pipeline.equalizer.quality = q;
-      auto ex = pipeline::Exporter::open(eo);
-      if (!ex) return fail(ex.status().to_string());
-      pipeline::RunStats stats(600, true);
-      set_signal_cleanup((*ex)->temp_path());
-      auto rep = (*ex)->run(stop, &stats, [](const pipeline::ExportProgress&) {});
-      set_signal_cleanup("");
-      if (!rep) return fail(rep.status().code() == Code::cancelled ? "interrupted" : rep.status().to_string());
-      // The equalization's own time per frame: its operations' stages (no decode, copies or encode).
-      const std::vector<video::StageId> eq_stages = {video::stage_id("denoise"), video::stage_id("histogram"), video::stage_id("lut"),
-                                                     video::stage_id("temporal"), video::stage_id("apply")};
-      nlohmann::json ms = nlohmann::json::array();
-      for (const auto& r : stats.records()) {
-        double t = 0;
-        for (auto s : eq_stages)
-          if (r.timing.has(s)) t += r.timing.get(s);
-        ms.push_back(t);
-      }
-      const auto& pe = (*ex)->plan().equalizer;
-      man["device"] = describe_equalizer(pe);
-      man["runs"].push_back({{"clip", name}, {"config", cname}, {"quality", eq::describe(q)}, {"output", fs::absolute(eo.output).string()},
-                             {"ms", ms}, {"reference", reference.count(cname) ? reference[cname] : ""},
+};
+
+// One clip through one configuration into DIR/runs (lossless FFV1), its entry added to the manifest.
+// 0, or fail()'s code.
+int run_config(QualityRun& run, const std::string& clip, const std::string& name, const std::string& cname, const eq::Quality& q) {
+  pipeline::ExportOptions eo;
+  eo.input = clip;
+  eo.output = (fs::path(run.o.out) / "runs" / (name + "." + cname + ".mkv")).string();
+  eo.overwrite = true;
+  eo.codec = "ffv1";
+  eo.pipeline.equalizer = run.o.eq;
+  eo.pipeline.equalizer.quality = q;
+  auto ex = pipeline::Exporter::open(eo);
+  if (!ex) return fail(ex.status().to_string());
+  pipeline::RunStats stats(600, true);
+  set_signal_cleanup((*ex)->temp_path());
+  auto rep = (*ex)->run(run.stop, &stats, [](const pipeline::ExportProgress&) {});
+  set_signal_cleanup("");
+  if (!rep) return fail(rep.status().code() == Code::cancelled ? "interrupted" : rep.status().to_string());
+  const auto& pe = (*ex)->plan().equalizer;
+  run.man["device"] = describe_equalizer(pe);
+  run.man["runs"].push_back({{"clip", name}, {"config", cname}, {"quality", eq::describe(q)}, {"output", fs::absolute(eo.output).string()},
+                             {"ms", equalize_ms(stats)}, {"reference", run.reference.count(cname) ? run.reference[cname] : ""},
                              {"time_note", std::string("histeq ") + (pe.backend == Backend::gpu ? "GPU" : "CPU") + " stage times, " +
                                                pe.kernel}});
-      std::printf("histeq quality: %s %-10s %s: %lld frames, %.1f s\n", name.c_str(), cname.c_str(), eq::describe(q).c_str(),
-                  static_cast<long long>(rep->frames_out), rep->elapsed_s);
-      std::fflush(stdout);
-    }
-  }
-  const std::string manifest = (fs::path(o.out) / "histeq_runs.json").string();
-  if (Status s = lab::write_file(manifest, [&](std::ostream& f) { f << man.dump(1) << '\n'; }); !s) return fail(s.to_string());
-  if (o.no_metrics) {
-    std::printf("histeq quality: wrote %s\n", manifest.c_str());
-    return 0;
-  }
+  std::printf("histeq quality: %s %-10s %s: %lld frames, %.1f s\n", name.c_str(), cname.c_str(), eq::describe(q).c_str(),
+              static_cast<long long>(rep->frames_out), rep->elapsed_s);
+  std::fflush(stdout);
+  return 0;
+}
+
+// One clip through every configuration; 0, or fail()'s code.
+int run_clip(QualityRun& run, const Configs& configs, const std::string& clip) {
+  pipeline::SourceRequest request;
+  request.input = clip;
+  auto src = pipeline::open_source(request);
+  if (!src) return fail(src.status().to_string());
+  const video::SourceInfo& info = src->source->info();
+  const std::string name = fs::path(clip).stem().string();
+  const fs::path meta = fs::path(clip).replace_extension(".json");
+  run.man["clips"].push_back({{"name", name}, {"path", fs::absolute(clip).string()},
+                              {"meta", fs::exists(meta) ? fs::absolute(meta).string() : ""},
+                              {"width", info.format.width}, {"height", info.format.height}, {"bit_depth", info.format.bit_depth},
+                              {"frames", info.frames_hint}});
+  for (const auto& [cname, q] : configs)
+    if (const int rc = run_config(run, clip, name, cname, q)) return rc;
+  return 0;
+}
+
+// bench/quality.py (or --script) on the manifest: the peers, the metrics and the plot.
+int run_metrics(const QualityCliOptions& o, const std::string& manifest) {
   const std::string script = o.script.empty() ? std::string(HISTEQ_SOURCE_DIR) + "/bench/quality.py" : o.script;
   if (!fs::exists(script)) return fail(script + ": the metrics script is missing (give --script, or --no-metrics)");
   auto quote = [](const std::string& s) {
@@ -166,6 +180,35 @@ int run_quality(const QualityCliOptions& o) {
   const int rc = std::system(run.c_str());
   if (rc != 0) return fail("the metrics script failed (" + run + ")");
   return 0;
+}
+
+}  // namespace
+
+int run_quality(const QualityCliOptions& o) {
+  if (o.bench) return run_quality_bench(o);
+  if (o.clips.empty()) return fail("give one or more clips (or --bench)", 2);
+  auto configs = parse_configs(o.configs);
+  if (!configs) return fail(configs.status().message(), 2);
+  std::map<std::string, std::string> reference = add_references(*configs);
+  std::error_code ec;
+  fs::create_directories(fs::path(o.out) / "runs", ec);
+  if (ec) return fail(o.out + ": " + ec.message());
+  QualityRun run{o, install_stop_signals(), std::move(reference), nlohmann::json{}};
+
+  std::string cmd;
+  for (const auto& a : o.argv) cmd += (cmd.empty() ? "" : " ") + a;
+  run.man["command"] = cmd;
+  run.man["clips"] = nlohmann::json::array();
+  run.man["runs"] = nlohmann::json::array();
+  for (const auto& clip : o.clips)
+    if (const int rc = run_clip(run, *configs, clip)) return rc;
+  const std::string manifest = (fs::path(o.out) / "histeq_runs.json").string();
+  if (Status s = lab::write_file(manifest, [&](std::ostream& f) { f << run.man.dump(1) << '\n'; }); !s) return fail(s.to_string());
+  if (o.no_metrics) {
+    std::printf("histeq quality: wrote %s\n", manifest.c_str());
+    return 0;
+  }
+  return run_metrics(o, manifest);
 }
 
 }  // namespace histeq::app

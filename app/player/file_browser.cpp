@@ -90,39 +90,8 @@ std::optional<std::string> FileBrowser::draw() {
   ImGui::Checkbox("Only videos", &only_video_);
   if (!error_.empty()) ImGui::TextColored(ImVec4(0.95f, 0.35f, 0.3f, 1), "%s", error_.c_str());
 
-  const float footer = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
-  if (ImGui::BeginTable("files", 2, ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter,
-                        ImVec2(0, -footer))) {
-    ImGui::TableSetupScrollFreeze(0, 1);
-    ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_WidthStretch);
-    ImGui::TableSetupColumn("Size", ImGuiTableColumnFlags_WidthFixed, 80);
-    ImGui::TableHeadersRow();
-    for (int i = 0; i < static_cast<int>(entries_.size()); ++i) {
-      const Entry& e = entries_[static_cast<size_t>(i)];
-      if (only_video_ && !e.dir && !e.video) continue;
-      ImGui::TableNextRow();
-      ImGui::TableSetColumnIndex(0);
-      const std::string label = (e.dir ? e.name + "/" : e.name) + "##" + std::to_string(i);
-      const ImVec4 col = e.dir ? ImVec4(0.55f, 0.75f, 1.f, 1) : e.video ? ImVec4(1, 1, 1, 1) : ImVec4(0.6f, 0.6f, 0.6f, 1);
-      ImGui::PushStyleColor(ImGuiCol_Text, col);
-      if (ImGui::Selectable(label.c_str(), selected_ == i, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick)) {
-        selected_ = i;
-        if (ImGui::IsMouseDoubleClicked(0)) go = fs::path(dir_) / e.name;
-      }
-      ImGui::PopStyleColor();
-      ImGui::TableSetColumnIndex(1);
-      if (!e.dir) ImGui::TextDisabled("%s", human_size(e.bytes).c_str());
-    }
-    ImGui::EndTable();
-  }
-  const bool can_open = selected_ >= 0 && selected_ < static_cast<int>(entries_.size());
-  ImGui::BeginDisabled(!can_open);
-  if (ImGui::Button("Open", ImVec2(90, 0)) && can_open) go = fs::path(dir_) / entries_[static_cast<size_t>(selected_)].name;
-  ImGui::EndDisabled();
-  ImGui::SameLine();
-  if (ImGui::Button("Cancel", ImVec2(90, 0))) open_ = false;
-  ImGui::SameLine();
-  ImGui::TextDisabled("or drop a file on the window");
+  if (auto clicked = draw_entries()) go = fs::path(*clicked);
+  if (auto pressed = draw_buttons()) go = fs::path(*pressed);
   ImGui::End();
   if (go) {
     std::error_code ec;
@@ -134,6 +103,48 @@ std::optional<std::string> FileBrowser::draw() {
     }
   }
   return chosen;
+}
+
+std::optional<std::string> FileBrowser::draw_entries() {
+  std::optional<std::string> go;
+  const float footer = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().ItemSpacing.y;
+  if (!ImGui::BeginTable("files", 2, ImGuiTableFlags_ScrollY | ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersOuter, ImVec2(0, -footer)))
+    return go;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("Name", ImGuiTableColumnFlags_WidthStretch);
+  ImGui::TableSetupColumn("Size", ImGuiTableColumnFlags_WidthFixed, 80);
+  ImGui::TableHeadersRow();
+  for (int i = 0; i < static_cast<int>(entries_.size()); ++i) {
+    const Entry& e = entries_[static_cast<size_t>(i)];
+    if (only_video_ && !e.dir && !e.video) continue;
+    ImGui::TableNextRow();
+    ImGui::TableSetColumnIndex(0);
+    const std::string label = (e.dir ? e.name + "/" : e.name) + "##" + std::to_string(i);
+    const ImVec4 col = e.dir ? ImVec4(0.55f, 0.75f, 1.f, 1) : e.video ? ImVec4(1, 1, 1, 1) : ImVec4(0.6f, 0.6f, 0.6f, 1);
+    ImGui::PushStyleColor(ImGuiCol_Text, col);
+    if (ImGui::Selectable(label.c_str(), selected_ == i, ImGuiSelectableFlags_SpanAllColumns | ImGuiSelectableFlags_AllowDoubleClick)) {
+      selected_ = i;
+      if (ImGui::IsMouseDoubleClicked(0)) go = (fs::path(dir_) / e.name).string();
+    }
+    ImGui::PopStyleColor();
+    ImGui::TableSetColumnIndex(1);
+    if (!e.dir) ImGui::TextDisabled("%s", human_size(e.bytes).c_str());
+  }
+  ImGui::EndTable();
+  return go;
+}
+
+std::optional<std::string> FileBrowser::draw_buttons() {
+  std::optional<std::string> go;
+  const bool can_open = selected_ >= 0 && selected_ < static_cast<int>(entries_.size());
+  ImGui::BeginDisabled(!can_open);
+  if (ImGui::Button("Open", ImVec2(90, 0)) && can_open) go = (fs::path(dir_) / entries_[static_cast<size_t>(selected_)].name).string();
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel", ImVec2(90, 0))) open_ = false;
+  ImGui::SameLine();
+  ImGui::TextDisabled("or drop a file on the window");
+  return go;
 }
 
 }  // namespace histeq::app::player

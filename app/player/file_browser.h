@@ -26,6 +26,10 @@ class FileBrowser {
     unsigned long long bytes = 0;
   };
   void list(const std::string& dir);
+  // The folder's table; gives the path of the entry double-clicked.
+  std::optional<std::string> draw_entries();
+  // The Open and Cancel row; gives the selected entry's path when Open is pressed.
+  std::optional<std::string> draw_buttons();
 
   bool open_ = false, only_video_ = false;
   std::string dir_, error_;

@@ -66,12 +66,53 @@ void apply_style() {
   c[ImGuiCol_TableRowBgAlt] = ImVec4(1.f, 1.f, 1.f, 0.03f);
 }
 
+bool have_display() {
+  const char* x11 = std::getenv("DISPLAY");
+  const char* wl = std::getenv("WAYLAND_DISPLAY");
+  return (x11 != nullptr && *x11 != 0) || (wl != nullptr && *wl != 0);
+}
+
+// The window's size when --window does not give it: the video's aspect, as large as 80% of the screen
+// (`mode`, null when unknown) allows, never smaller than 960x540.
+void fit_to_screen(const WindowOptions& o, const SDL_DisplayMode* mode, int& width, int& height) {
+  const double aspect = o.video_height > 0 ? static_cast<double>(o.video_width) / o.video_height : 16.0 / 9.0;
+  const int max_w = mode != nullptr ? mode->w * 8 / 10 : 1280, max_h = mode != nullptr ? mode->h * 8 / 10 : 720;
+  width = std::min(o.video_width, max_w);
+  height = static_cast<int>(width / aspect);
+  if (height > max_h) {
+    height = max_h;
+    width = static_cast<int>(height * aspect);
+  }
+  width = std::max(width, std::min(960, mode != nullptr ? mode->w : 960));
+  height = std::max(height, std::min(540, mode != nullptr ? mode->h : 540));
+}
+
+// The text font (DejaVu Sans, or the built-in one scaled) into ImGui's atlas; gives the monospace
+// font for the tables (the text font when none is installed).
+ImFont* load_fonts(ImGuiIO& io) {
+  const char* sans = find_font({"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/TTF/DejaVuSans.ttf",
+                                "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf"});
+  const char* mono = find_font({"/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/TTF/DejaVuSansMono.ttf",
+                                "/usr/share/fonts/truetype/liberation2/LiberationMono-Regular.ttf"});
+  ImFontConfig cfg;
+  cfg.OversampleH = 2;
+  cfg.OversampleV = 2;
+  // Latin-1, σ, dashes to the ellipsis (• included), arrows, minus, ≤ ≥, ▶.
+  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x03C3, 0x03C3, 0x2013, 0x2026, 0x2190, 0x2193, 0x2212, 0x2212,
+                                   0x2264, 0x2265, 0x25B6, 0x25B6, 0};
+  if (sans == nullptr || io.Fonts->AddFontFromFileTTF(sans, 15.f, &cfg, ranges) == nullptr) {
+    ImFontConfig def;
+    def.SizePixels = 15.f;  // the built-in 13 px bitmap font, scaled: readable, if not pretty
+    io.Fonts->AddFontDefault(&def);
+  }
+  ImFont* mono_font = mono != nullptr ? io.Fonts->AddFontFromFileTTF(mono, 14.f, &cfg, ranges) : nullptr;
+  return mono_font != nullptr ? mono_font : io.Fonts->Fonts[0];
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Window>> Window::open(const WindowOptions& o) {
-  const char* x11 = std::getenv("DISPLAY");
-  const char* wl = std::getenv("WAYLAND_DISPLAY");
-  if ((x11 == nullptr || *x11 == 0) && (wl == nullptr || *wl == 0))
+  if (!have_display())
     return HISTEQ_ERROR(Code::unsupported, "no display: DISPLAY and WAYLAND_DISPLAY are not set");
   if (SDL_Init(SDL_INIT_VIDEO | SDL_INIT_TIMER) != 0)
     return HISTEQ_ERROR(Code::unsupported, std::string("no display: SDL cannot start its video: ") + SDL_GetError());
@@ -88,19 +129,7 @@ Result<std::unique_ptr<Window>> Window::open(const WindowOptions& o) {
   int width = o.width, height = o.height;
   SDL_DisplayMode mode{};
   const bool have_mode = SDL_GetDesktopDisplayMode(0, &mode) == 0 && mode.w > 0 && mode.h > 0;
-  if (width <= 0 || height <= 0) {
-    // The video's aspect, as large as 80% of the screen allows, never smaller than 960x540.
-    const double aspect = o.video_height > 0 ? static_cast<double>(o.video_width) / o.video_height : 16.0 / 9.0;
-    const int max_w = have_mode ? mode.w * 8 / 10 : 1280, max_h = have_mode ? mode.h * 8 / 10 : 720;
-    width = std::min(o.video_width, max_w);
-    height = static_cast<int>(width / aspect);
-    if (height > max_h) {
-      height = max_h;
-      width = static_cast<int>(height * aspect);
-    }
-    width = std::max(width, std::min(960, have_mode ? mode.w : 960));
-    height = std::max(height, std::min(540, have_mode ? mode.h : 540));
-  }
+  if (width <= 0 || height <= 0) fit_to_screen(o, have_mode ? &mode : nullptr, width, height);
   if (have_mode && mode.refresh_rate > 0) w->refresh_hz_ = mode.refresh_rate;
   const Uint32 flags = SDL_WINDOW_OPENGL | SDL_WINDOW_RESIZABLE | SDL_WINDOW_ALLOW_HIGHDPI |
                        (o.fullscreen ? SDL_WINDOW_FULLSCREEN_DESKTOP : 0);
@@ -127,23 +156,7 @@ Result<std::unique_ptr<Window>> Window::open(const WindowOptions& o) {
   w->gl_backend_ = ImGui_ImplOpenGL3_Init("#version 330 core");
   if (!w->sdl_backend_ || !w->gl_backend_) return HISTEQ_ERROR(Code::unsupported, "Dear ImGui's SDL2/OpenGL3 backends did not start");
 
-  const char* sans = find_font({"/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "/usr/share/fonts/TTF/DejaVuSans.ttf",
-                                "/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf"});
-  const char* mono = find_font({"/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", "/usr/share/fonts/TTF/DejaVuSansMono.ttf",
-                                "/usr/share/fonts/truetype/liberation2/LiberationMono-Regular.ttf"});
-  ImFontConfig cfg;
-  cfg.OversampleH = 2;
-  cfg.OversampleV = 2;
-  // Latin-1, σ, dashes to the ellipsis (• included), arrows, minus, ≤ ≥, ▶.
-  static const ImWchar ranges[] = {0x0020, 0x00FF, 0x03C3, 0x03C3, 0x2013, 0x2026, 0x2190, 0x2193, 0x2212, 0x2212,
-                                   0x2264, 0x2265, 0x25B6, 0x25B6, 0};
-  if (sans == nullptr || io.Fonts->AddFontFromFileTTF(sans, 15.f, &cfg, ranges) == nullptr) {
-    ImFontConfig def;
-    def.SizePixels = 15.f;  // the built-in 13 px bitmap font, scaled: readable, if not pretty
-    io.Fonts->AddFontDefault(&def);
-  }
-  w->mono_ = mono != nullptr ? io.Fonts->AddFontFromFileTTF(mono, 14.f, &cfg, ranges) : nullptr;
-  if (w->mono_ == nullptr) w->mono_ = io.Fonts->Fonts[0];
+  w->mono_ = load_fonts(io);
   return w;
 }
 
