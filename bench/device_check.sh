@@ -17,6 +17,15 @@ rc=0
 step() { echo "== $*" >&2; "$@" || { echo "FAILED($?): $*" >&2; rc=$((rc + 1)); }; }
 step timeout 240 $T --gtest_brief=1 --gtest_filter="${GPU_TESTS:--Matrix/*}" > "$OUT/gpu_tests.txt" 2>&1
 tail -5 "$OUT/gpu_tests.txt" >&2
+# The GL tests (EGL, CUDA-GL interop) with the loaders of .carry/gl (prepare_device.sh), when carried.
+if [ -x /tmp/hb/histeq_gl_tests ] && [ -d .carry/gl ]; then
+  for f in .carry/gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+  [ -f /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json ] &&
+    export __EGL_VENDOR_LIBRARY_FILENAMES=/usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json
+  step timeout 120 /tmp/hb/histeq_gl_tests --gtest_brief=1 > "$OUT/gl_tests.txt" 2>&1
+  tail -4 "$OUT/gl_tests.txt" >&2
+fi
 step timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_brief=1 \
   --gtest_filter='GpuQualityFunctions.*:GpuAgents*' > "$OUT/memcheck.txt" 2>&1
 tail -3 "$OUT/memcheck.txt" >&2
