@@ -781,6 +781,25 @@ TEST(QualityPipeline, EveryModeRunsOn8And10BitPlanarAndNv12) {
 // Random frames (every level, sub-black and super-white included) in every mode: the output stays
 // within the nominal range, luma and (chroma follow) chroma; the textbook levels still reach 0
 // and max.
+// Sample i of plane p of a frame copy, at the stored depth, shifted down to the bit depth.
+uint32_t copied_sample(const FrameCopy& f, size_t p, size_t i, int depth, int shift) {
+  return (depth > 8 ? reinterpret_cast<const uint16_t*>(f.planes[p].data())[i] : f.planes[p][i]) >> shift;
+}
+
+// With range-aware levels every mode keeps a sample at or below black at black (with the textbook
+// levels clahe's tiles lift it by their share of samples at or below it: Zuiderveld's mapping).
+void expect_black_stays_black(const FrameCopy& f, const video::FrameFormat& fmt, const Painter& in, int index, const eq::Levels& l,
+                              const std::string& what) {
+  const int shift = fmt.sample_shift();
+  for (int y = 0; y < fmt.height; ++y)
+    for (int x = 0; x < fmt.width; ++x) {
+      const uint32_t out = copied_sample(f, 0, static_cast<size_t>(y) * fmt.width + x, fmt.bit_depth, shift);
+      if ((in(0, x, y, index) >> shift) <= l.lo) {
+        ASSERT_EQ(out, l.lo) << what;
+      }
+    }
+}
+
 TEST(QualityPipeline, EveryModeStaysWithinTheNominalRange) {
   eq::Quality clahe = eq::default_quality();
   clahe.mode = eq::Mode::clahe;
@@ -812,7 +831,7 @@ TEST(QualityPipeline, EveryModeStaysWithinTheNominalRange) {
             for (size_t p = 0; p < f.planes.size(); ++p) {
               const size_t n = f.planes[p].size() / (depth > 8 ? 2 : 1);
               for (size_t i = 0; i < n; ++i) {
-                const uint32_t v = (depth > 8 ? reinterpret_cast<const uint16_t*>(f.planes[p].data())[i] : f.planes[p][i]) >> shift;
+                const uint32_t v = copied_sample(f, p, i, depth, shift);
                 if (p == 0) {
                   lo = std::min(lo, v);
                   hi = std::max(hi, v);
@@ -823,18 +842,9 @@ TEST(QualityPipeline, EveryModeStaysWithinTheNominalRange) {
             }
             // Global curves stretch onto the whole range: the darkest level to black, the
             // brightest to white, or to one level inside when the input had no level at the end
-            // (the guard); with range-aware levels every mode keeps a sample at or below black
-            // at black (with the textbook levels clahe's tiles lift it by their share of samples
-            // at or below it: Zuiderveld's mapping).
-            const int idx = static_cast<int>(&f - run->frames.data());
-            for (int y = 0; !textbook && y < fmt.height; ++y)
-              for (int x = 0; x < fmt.width; ++x) {
-                const size_t i = static_cast<size_t>(y) * fmt.width + x;
-                const uint32_t out = (depth > 8 ? reinterpret_cast<const uint16_t*>(f.planes[0].data())[i] : f.planes[0][i]) >> shift;
-                if ((noise(0, x, y, idx) >> shift) <= l.lo) {
-                  ASSERT_EQ(out, l.lo) << fmt.describe() << " " << eq::describe(q);
-                }
-              }
+            // (the guard).
+            if (!textbook)
+              expect_black_stays_black(f, fmt, noise, static_cast<int>(&f - run->frames.data()), l, fmt.describe() + " " + eq::describe(q));
             EXPECT_GE(lo, l.lo) << fmt.describe() << " " << eq::describe(q);
             EXPECT_LE(hi, l.hi) << fmt.describe() << " " << eq::describe(q);
             if (q.mode == eq::Mode::global) {
