@@ -182,36 +182,41 @@ std::vector<std::vector<uint32_t>> shadow_histograms(int bins, uint32_t seed) {
 
 // The shadow floor (its search: a block reduction a step) and black at black in the tile LUTs give
 // the CPU's LUTs on the histograms they act on, at every depth, range and weight.
+// The global LUT of each histogram, then all of them as tiles with the mean LUT: the GPU's against
+// the CPU's.
+void expect_luts_match_cpu(const std::vector<std::vector<uint32_t>>& hs, int bins, uint32_t w, uint32_t clip, const eq::Levels& lv,
+                           cudaStream_t s) {
+  for (const auto& h : hs) {
+    std::vector<uint16_t> cpu(bins);
+    ASSERT_OK(eq::build_lut_clipped(h.data(), bins, w, clip, lv, cpu.data()));
+    cuda::Buffer dh = upload(h, s);
+    auto dl = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
+    ASSERT_OK(eq::build_lut_clipped_gpu(static_cast<uint32_t*>(dh.data()), bins, w, clip, lv, static_cast<uint16_t*>(dl->data()), s));
+    ASSERT_EQ(download<uint16_t>(*dl, bins, s), cpu) << "bins " << bins << " clip " << clip << " weight " << w << " levels " << lv.lo
+                                                   << ".." << lv.hi;
+  }
+  std::vector<uint32_t> all;
+  for (const auto& h : hs) all.insert(all.end(), h.begin(), h.end());
+  const int tiles = static_cast<int>(hs.size());
+  std::vector<uint16_t> luts(all.size()), mean(bins);
+  ASSERT_OK(eq::build_tile_luts(all.data(), tiles, bins, w, clip, lv, luts.data(), mean.data()));
+  cuda::Buffer da = upload(all, s);
+  auto dl = cuda::Buffer::allocate(MemoryKind::device, all.size() * 2);
+  auto dm = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
+  ASSERT_OK(eq::build_tile_luts_gpu(static_cast<uint32_t*>(da.data()), tiles, bins, w, clip, lv, static_cast<uint16_t*>(dl->data()),
+                                    static_cast<uint16_t*>(dm->data()), s));
+  ASSERT_EQ(download<uint16_t>(*dl, all.size(), s), luts) << "tile LUTs, bins " << bins << " clip " << clip << " levels " << lv.lo
+                                                          << ".." << lv.hi;
+  ASSERT_EQ(download<uint16_t>(*dm, bins, s), mean);
+}
+
 TEST_F(GpuQualityFunctions, ShadowFloorAndBlackMatchCpu) {
   REQUIRE_GPU();
-  const cudaStream_t s = stream.get();
   for (int bins : {256, 1024}) {
     const auto hs = shadow_histograms(bins, static_cast<uint32_t>(bins) + 5);
-    std::vector<uint32_t> all;
-    for (const auto& h : hs) all.insert(all.end(), h.begin(), h.end());
-    const int tiles = static_cast<int>(hs.size());
     for (uint32_t clip : {0u, 282u, 384u})
       for (const eq::Levels& lv : all_levels(bins))
-        for (uint32_t w : {eq::kWeightOne, eq::kWeightOne / 3}) {
-          for (const auto& h : hs) {
-            std::vector<uint16_t> cpu(bins);
-            ASSERT_OK(eq::build_lut_clipped(h.data(), bins, w, clip, lv, cpu.data()));
-            cuda::Buffer dh = upload(h, s);
-            auto dl = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
-            ASSERT_OK(eq::build_lut_clipped_gpu(static_cast<uint32_t*>(dh.data()), bins, w, clip, lv, static_cast<uint16_t*>(dl->data()), s));
-            ASSERT_EQ(download<uint16_t>(*dl, bins, s), cpu) << "bins " << bins << " clip " << clip << " levels " << lv.lo << ".." << lv.hi;
-          }
-          std::vector<uint16_t> luts(all.size()), mean(bins);
-          ASSERT_OK(eq::build_tile_luts(all.data(), tiles, bins, w, clip, lv, luts.data(), mean.data()));
-          cuda::Buffer da = upload(all, s);
-          auto dl = cuda::Buffer::allocate(MemoryKind::device, all.size() * 2);
-          auto dm = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
-          ASSERT_OK(eq::build_tile_luts_gpu(static_cast<uint32_t*>(da.data()), tiles, bins, w, clip, lv,
-                                            static_cast<uint16_t*>(dl->data()), static_cast<uint16_t*>(dm->data()), s));
-          ASSERT_EQ(download<uint16_t>(*dl, all.size(), s), luts) << "tile LUTs, bins " << bins << " clip " << clip << " levels "
-                                                                  << lv.lo << ".." << lv.hi;
-          ASSERT_EQ(download<uint16_t>(*dm, bins, s), mean);
-        }
+        for (uint32_t w : {eq::kWeightOne, eq::kWeightOne / 3}) ASSERT_NO_FATAL_FAILURE(expect_luts_match_cpu(hs, bins, w, clip, lv, stream.get()));
   }
 }
 
@@ -223,30 +228,11 @@ TEST_F(GpuQualityFunctions, ClippedAndTileLutsMatchCpu) {
     for (uint32_t clip : {0u, 256u, 300u, 512u, 1024u, 16384u})
     for (const eq::Levels& lv : all_levels(bins)) {
       for (uint32_t w : {eq::kWeightOne, eq::kWeightOne / 3}) {
-        // Global LUTs, one histogram at a time.
-        for (const auto& h : hs) {
-          std::vector<uint16_t> cpu(bins);
-          ASSERT_OK(eq::build_lut_clipped(h.data(), bins, w, clip, lv, cpu.data()));
-          cuda::Buffer dh = upload(h, s);
-          auto dl = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
-          ASSERT_OK(eq::build_lut_clipped_gpu(static_cast<uint32_t*>(dh.data()), bins, w, clip, lv, static_cast<uint16_t*>(dl->data()), s));
-          ASSERT_EQ(download<uint16_t>(*dl, bins, s), cpu) << "bins " << bins << " clip " << clip << " weight " << w << " levels "
-                                                         << lv.lo << ".." << lv.hi;
-        }
-        // Tile LUTs and their mean, all 35 histograms as tiles.
+        ASSERT_NO_FATAL_FAILURE(expect_luts_match_cpu(hs, bins, w, clip, lv, s));
         std::vector<uint32_t> all;
         for (const auto& h : hs) all.insert(all.end(), h.begin(), h.end());
         const int tiles = static_cast<int>(hs.size());
-        std::vector<uint16_t> luts(all.size()), mean(bins);
-        ASSERT_OK(eq::build_tile_luts(all.data(), tiles, bins, w, clip, lv, luts.data(), mean.data()));
         cuda::Buffer da = upload(all, s);
-        auto dl = cuda::Buffer::allocate(MemoryKind::device, all.size() * 2);
-        auto dm = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
-        ASSERT_OK(eq::build_tile_luts_gpu(static_cast<uint32_t*>(da.data()), tiles, bins, w, clip, lv,
-                                          static_cast<uint16_t*>(dl->data()), static_cast<uint16_t*>(dm->data()), s));
-        ASSERT_EQ(download<uint16_t>(*dl, all.size(), s), luts) << "tile LUTs, bins " << bins << " clip " << clip << " levels "
-                                                                << lv.lo << ".." << lv.hi;
-        ASSERT_EQ(download<uint16_t>(*dm, bins, s), mean);
         std::vector<uint32_t> sum(bins);
         ASSERT_OK(eq::sum_tiles(all.data(), tiles, bins, sum.data()));
         auto ds = cuda::Buffer::allocate(MemoryKind::device, bins * 4);

@@ -57,6 +57,13 @@ std::vector<std::vector<uint32_t>> some_histograms(int bins) {
   return hs;
 }
 
+// The histograms one after the other, as tile histograms.
+std::vector<uint32_t> concatenated(const std::vector<std::vector<uint32_t>>& hs) {
+  std::vector<uint32_t> all;
+  for (const auto& h : hs) all.insert(all.end(), h.begin(), h.end());
+  return all;
+}
+
 // tone.h's shadow floor written from its definition for 256 bins (G = 1; the oracle for its Newton
 // search): the region the levels v that `raw` (the histogram before the clip) holds with lo < v <
 // mid; F the least integer with F (hi - lo) >= N + sum over the region of max(0, F - h(v)), by
@@ -469,13 +476,12 @@ TEST(Quality, TheShadowFloorKeepsEveryShadowStep) {
 // 10 bits, limited and full range, whatever share of the tile sits at black; the textbook levels
 // keep Zuiderveld's (OpenCV's) lift.
 TEST(Quality, ClaheKeepsBlackAtBlack) {
-  for (int depth : {8, 10})
-    for (bool full : {false, true})
+  for (bool full : {false, true})
+    for (int depth : {8, 10})
       for (uint32_t clip_q8 : {0u, 282u}) {
         const int bins = 1 << depth;
         const eq::Levels l = eq::nominal_levels(depth, full, false);
-        std::vector<uint32_t> counts;
-        for (const auto& h : some_histograms(bins)) counts.insert(counts.end(), h.begin(), h.end());
+        std::vector<uint32_t> counts = concatenated(some_histograms(bins));
         for (int t = 0; t < 4; ++t) {  // letterbox tiles: bars at black beside a dim picture
           std::vector<uint32_t> h(bins, 0);
           h[l.lo] = 1000u * static_cast<uint32_t>(t + 1);
