@@ -94,6 +94,8 @@ void remove_operation(const std::string& name);
 std::vector<Control> controls();
 // The control named `name` (its name, its Python name or its configuration key), or nullptr.
 const Control* find_control(const std::vector<Control>& table, const std::string& name);
+// Not on a temporary table (`find_control(controls(), ...)`): the pointer would outlive it.
+const Control* find_control(std::vector<Control>&& table, const std::string& name) = delete;
 
 // The text form ("clahe", "1.1", "8x8", "1"/"0") and the setter from it; errors name the control
 // ("mode must be global or clahe, not 'x'", "clip=x: not a number").

@@ -14,7 +14,10 @@
 namespace histeq::test {
 namespace {
 
-void set(eq::Quality& q, const char* control, double v) { eq::find_control(eq::controls(), control)->set(q, v); }
+void set(eq::Quality& q, const char* control, double v) {
+  const std::vector<eq::Control> table = eq::controls();
+  eq::find_control(table, control)->set(q, v);
+}
 
 TEST(GpuExampleOperation, GainAndOffsetMatchCpuOnBothPathsLive) {
   REQUIRE_GPU();

@@ -152,7 +152,8 @@ TEST(ControlTable, EveryQualityFieldIsBoundOnce) {
 }
 
 TEST(ControlTable, TextAndNumberFormsRoundTrip) {
-  for (const auto& c : eq::controls()) {
+  const std::vector<eq::Control> table = eq::controls();
+  for (const auto& c : table) {
     std::vector<std::string> texts;
     if (c.type == eq::ControlType::choice) texts = c.choices;
     if (c.type == eq::ControlType::flag) texts = {"0", "1"};
@@ -168,8 +169,8 @@ TEST(ControlTable, TextAndNumberFormsRoundTrip) {
         EXPECT_EQ(r, q) << c.name << "=" << t << ": the number form";
       }
     }
-    EXPECT_EQ(eq::find_control(eq::controls(), c.python_name())->name, c.name);
-    EXPECT_EQ(eq::find_control(eq::controls(), c.config_key())->name, c.name);
+    EXPECT_EQ(eq::find_control(table, c.python_name())->name, c.name);
+    EXPECT_EQ(eq::find_control(table, c.config_key())->name, c.name);
   }
 }
 
@@ -191,11 +192,12 @@ TEST(ControlTable, ValuesOutsideTheRangeAreRefusedNamingTheControl) {
     }
   }
   eq::Quality q = eq::default_quality();
-  const auto* tiles = eq::find_control(eq::controls(), "tiles");
+  const std::vector<eq::Control> table = eq::controls();  // find_control's pointers point into it
+  const auto* tiles = eq::find_control(table, "tiles");
   EXPECT_FALSE(eq::set_control_text(*tiles, q, "0x8").is_ok());
   EXPECT_FALSE(eq::set_control_text(*tiles, q, "8").is_ok());
-  EXPECT_EQ(eq::set_control_text(*eq::find_control(eq::controls(), "clip"), q, "x").message(), "clip=x: not a number");
-  EXPECT_EQ(eq::set_control_text(*eq::find_control(eq::controls(), "mode"), q, "local").message(),
+  EXPECT_EQ(eq::set_control_text(*eq::find_control(table, "clip"), q, "x").message(), "clip=x: not a number");
+  EXPECT_EQ(eq::set_control_text(*eq::find_control(table, "mode"), q, "local").message(),
             "mode must be global or clahe, not 'local'");
 }
 
@@ -342,15 +344,17 @@ TEST_F(RegisteredOperation, ReachesEveryFrontEnd) {
   const std::string md = app::controls_markdown();
   EXPECT_NE(md.find("| `--test-gain` | `test-gain` | test-gain | 0.25..4 | 1 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| `--test-offset` |"), std::string::npos);
-  EXPECT_EQ(eq::find_control(eq::controls(), "test_offset")->python_name(), "test_offset");
+  const std::vector<eq::Control> table = eq::controls();
+  EXPECT_EQ(eq::find_control(table, "test_offset")->python_name(), "test_offset");
 }
 
 TEST_F(RegisteredOperation, ItsControlsChangeTheFrames) {
   const video::FrameFormat fmt{96, 64, 8, 1, 1};
+  const std::vector<eq::Control> table = eq::controls();  // with the registered operation's controls
   auto run = [&](double gain, double offset, const std::string& kernel) {
     eq::Quality q = eq::plain_quality();
-    eq::find_control(eq::controls(), "test-gain")->set(q, gain);
-    eq::find_control(eq::controls(), "test-offset")->set(q, offset);
+    eq::find_control(table, "test-gain")->set(q, gain);
+    eq::find_control(table, "test-offset")->set(q, offset);
     pipeline::EqualizerOptions o = test::cpu_options(q);
     o.strength = 0;  // the equalization blended away: the frames show the operation itself
     if (!kernel.empty()) o.kernel = kernel;
