@@ -77,7 +77,10 @@ int main(int argc, char** argv) try {
   add_quality_command(app, quality);
 
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> args = ffmpeg_spellings(argc, argv);  // -an, -sn, -map (issue 17)
+    std::vector<char*> args_c;
+    for (std::string& a : args) args_c.push_back(a.data());
+    app.parse(argc, args_c.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {

@@ -72,7 +72,7 @@ struct ExportCliOptions {
   bool resume = false;               // --resume: a batch's complete outputs skipped, the rest (re)done
   pipeline::EqualizerOptions eq;  // eq.quality comes from `quality`
   QualityArgs quality;
-  std::string codec = "libx264";
+  std::string codec;                 // "": follows the input and the container (video::default_encoder)
   int crf = -1;
   std::string preset;
   std::string hwdec = "auto";        // --hwdec auto|nvdec|none (none with --cpu unless named)
@@ -87,7 +87,21 @@ struct ExportCliOptions {
   std::string ext;                   // the outputs' extension (default: each input's)
   int index = -1;                    // --index I: only the I-th file of the batch (a job array's task)
   bool list = false;                 // --list: print the batch's files and outputs, export nothing
+  // Streams and encoder control (issue 17), as given; parse_encode_args() checks them.
+  std::vector<std::string> maps;     // -map, ffmpeg's subset
+  bool no_audio = false, no_subtitles = false;  // -an, -sn
+  std::string audio_codec;           // --audio-codec: "" (copy where the container holds it), copy, an encoder
+  std::string bitrate;               // --bitrate 4M
+  std::vector<std::string> encoder_opts;  // --encoder-opt KEY=VALUE
+  std::string pix_fmt;               // --pix-fmt
+  int gop = 0;                       // --gop
+  std::string tag;                   // --tag hvc1
 };
+// The streams and encoder options of `o` into `eo`; a usage error (exit 2) when one is malformed.
+Status parse_encode_args(const ExportCliOptions& o, pipeline::ExportOptions& eo);
+// ffmpeg's one-dash spellings -an, -sn and -map rewritten as CLI11 takes them (--an, --sn, --map),
+// up to a "--"; argv[0] and everything else as they are.
+std::vector<std::string> ffmpeg_spellings(int argc, char** argv);
 void add_export_command(CLI::App& app, ExportCliOptions& opts);
 int run_export(const ExportCliOptions& opts, const std::vector<std::string>& argv);
 // What a single export and a batch share: the progress display asked for (auto: live on a terminal,

@@ -42,6 +42,67 @@ bool is_folder(const std::string& p) {
 
 }  // namespace
 
+namespace {
+
+// Issue 17: the streams written and the encoder's settings, in ffmpeg's spelling where it has one
+// (-an, -sn and -map are rewritten to --an, --sn, --map before parsing: ffmpeg_spellings()).
+void add_encode_options(CLI::App* e, ExportCliOptions& o) {
+  e->add_option("--map", o.maps, "-map: the input's streams to write, ffmpeg's subset: 0 (all), 0:a, 0:s, 0:a:1 (the second audio), "
+                                 "0:3 (stream 3), -0:s (remove), 0:a:2? (if there is one); the equalized video is always written")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  e->add_flag("--an", o.no_audio, "-an: no audio streams");
+  e->add_flag("--sn", o.no_subtitles, "-sn: no subtitle streams");
+  e->add_option("--audio-codec", o.audio_codec, "copy, or an audio encoder (libopus, aac, ...); default: copy where the container "
+                                                "holds the codec, else the container's usual audio codec (with a note)");
+  e->add_option("--bitrate", o.bitrate, "video bit rate, e.g. 4M or 2500k (the encoder's -b:v)");
+  e->add_option("--encoder-opt", o.encoder_opts, "KEY=VALUE: one of the encoder's options (repeatable), e.g. tune=film, "
+                                                 "x265-params=aq-mode=3; an unknown key is an error")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  e->add_option("--pix-fmt", o.pix_fmt, "the encoded pixel format, e.g. yuv420p, yuv420p10le, yuv444p (one the encoder takes)");
+  e->add_option("--gop", o.gop, "at most this many frames from one key frame to the next (the encoder's -g)")->check(CLI::PositiveNumber);
+  e->add_option("--tag", o.tag, "the video's codec tag, e.g. hvc1 (HEVC in MP4 for Apple players)");
+}
+
+}  // namespace
+
+std::vector<std::string> ffmpeg_spellings(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i)
+    if (args[i] == "-an" || args[i] == "-sn" || args[i] == "-map") args[i] = "-" + args[i];
+  return args;
+}
+
+Status parse_encode_args(const ExportCliOptions& o, pipeline::ExportOptions& eo) {
+  video::StreamChoice& sc = eo.streams;
+  for (const std::string& m : o.maps) {
+    auto map = video::parse_stream_map(m);
+    if (!map) return map.status();
+    sc.maps.push_back(*map);
+  }
+  sc.no_audio = o.no_audio;
+  sc.no_subtitles = o.no_subtitles;
+  sc.audio_codec = o.audio_codec;
+  video::EncoderControl& ec = eo.encoder_control;
+  if (!o.bitrate.empty()) {
+    auto b = video::parse_bit_rate(o.bitrate);
+    if (!b) return b.status();
+    ec.bit_rate = *b;
+  }
+  for (const std::string& kv : o.encoder_opts) {
+    auto p = video::parse_encoder_option(kv);
+    if (!p) return p.status();
+    ec.options.push_back(*p);
+  }
+  if (!o.tag.empty() && o.tag.size() != 4)
+    return HISTEQ_ERROR(Code::invalid_argument, "--tag " + o.tag + ": a codec tag is four characters (hvc1, avc1, ...)");
+  ec.pix_fmt = o.pix_fmt;
+  ec.gop = o.gop;
+  ec.tag = o.tag;
+  return Status::ok();
+}
+
 void add_export_command(CLI::App& app, ExportCliOptions& o) {
   CLI::App* e = app.add_subcommand("export", "equalize every frame of a video into a new file (audio and subtitles copied); "
                                              "several files or a folder into -o DIR/");
@@ -59,7 +120,8 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
       ->capture_default_str();
   e->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
   add_quality_options(e, o.quality);
-  e->add_option("-c,--codec", o.codec, "video encoder (any FFmpeg encoder: libx264, ffv1, mpeg4, ...)")->capture_default_str();
+  e->add_option("-c,--codec", o.codec, "video encoder (any FFmpeg encoder: libx264, libx265, ffv1, ...; default: the input's own "
+                                      "where this FFmpeg has an encoder and the container holds it, else libx264, else the container's)");
   e->add_option("--crf", o.crf, "constant rate factor (libx264: 0-51; default: the encoder's, 23 for libx264)");
   e->add_option("--preset", o.preset, "encoder preset (libx264: ultrafast ... veryslow; default: the encoder's, medium)");
   e->add_option("--progress", o.progress, "auto (a live line on a terminal), plain (a line per second), json (JSON lines on stdout), none")
@@ -80,6 +142,7 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("--ext", o.ext, "a batch's output extension, e.g. mkv (default: each input's own)");
   e->add_option("--index", o.index, "export only the I-th file (from 0) of the batch, in its listed order: one task of a job array")
       ->check(CLI::NonNegativeNumber);
+  add_encode_options(e, o);
   e->add_flag("--list", o.list, "print the batch's inputs and outputs (one pair a line, tab-separated, names escaped: "
                                 "\\\\ for a backslash, \\xNN for a control byte or one that is not UTF-8) and export nothing");
 }
@@ -115,6 +178,7 @@ pipeline::ExportOptions export_options(const ExportCliOptions& o, const video::T
   eo.range = range;
   eo.pipeline.equalizer = o.eq;
   eo.hwdec = hwdec_for(o.hwdec, o.eq);
+  (void)parse_encode_args(o, eo);  // checked by run_export, before any work
   return eo;
 }
 
@@ -122,6 +186,8 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   auto range = video::parse_time_range(o.start, o.duration, o.end);
   if (!range) return fail(range.status().message(), 2);
   if (o.skip_existing + o.overwrite + o.resume > 1) return fail("-y, -n and --resume exclude one another: give one", 2);
+  pipeline::ExportOptions checked;
+  if (const Status s = parse_encode_args(o, checked); !s) return fail(s.message(), 2);
   const bool batch = o.inputs.size() > 1 || is_folder(o.inputs.front()) || (!o.output.empty() && o.output.back() == '/') ||
                      o.index >= 0 || o.list;
   if (batch) return run_export_batch(o, *range, argv);

@@ -92,7 +92,8 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   OutputRequest out;
   out.path = opts.output;
   out.overwrite = opts.overwrite;
-  out.encoder = {opts.codec, opts.crf, opts.preset, opts.encoder_threads};
+  out.encoder = {opts.codec, opts.crf, opts.preset, opts.encoder_threads, opts.encoder_control};
+  out.streams = opts.streams;
   out.range = opts.range;
   out.on_frame = [&m](int64_t frames, double time_s) {
     if (m.progress) m.progress({frames, time_s - m.opts.range.start_s, now_s() - m.t0});

@@ -19,6 +19,7 @@
 
 #include "core/cuda/status.h"
 #include "core/pipeline/pipeline.h"
+#include "core/video/encode_options.h"
 #include "core/video/hw_decode.h"
 #include "core/video/media_time.h"
 #include "core/video/source.h"
@@ -28,7 +29,7 @@ namespace histeq::pipeline {
 struct ExportOptions {
   std::string input, output;
   bool overwrite = false;     // replace an existing output
-  std::string codec = "libx264";
+  std::string codec;          // "": follows the input and the container (video::default_encoder: h264 -> libx264, ...)
   int crf = -1;               // -1: the encoder's default
   std::string preset;         // "": the encoder's default
   video::HwDecode hwdec = video::HwDecode::none;  // NVDEC: frames decoded on the GPU (video/hw_decode.h)
@@ -39,6 +40,8 @@ struct ExportOptions {
   // VideoWriter). Untrimmed: every frame, audio and subtitles copied.
   video::TimeRange range;
   PipelineOptions pipeline;   // kernel, --cpu, strength, passthrough, queue depth, device
+  video::EncoderControl encoder_control;  // --bitrate, --encoder-opt, --pix-fmt, --gop, --tag
+  video::StreamChoice streams;            // -map, -an, -sn, --audio-codec
 };
 
 struct ExportPlan {

@@ -102,9 +102,17 @@ Result<std::unique_ptr<OutputSink>> FileSink::open(const OutputRequest& r, video
   // the source into the layout chosen for the encoder.
   const video::FrameFormat& decoded = src.info().format;
   const bool gpu_frames = decoded.layout == video::PlaneLayout::semi_planar;
-  Result<video::FrameFormat> fmt = gpu_frames && video::encoder_takes(r.encoder.codec, decoded)
+  std::string codec = r.encoder.codec;
+  if (codec.empty()) {
+    auto c = video::default_encoder(r.path, src.native().codec_name, notes);
+    if (!c) return c.status();
+    codec = *c;
+  }
+  const std::string& pix_fmt = r.encoder.control.pix_fmt;
+  Result<video::FrameFormat> fmt = !pix_fmt.empty() ? video::format_for_pix_fmt(codec, pix_fmt, src.native())
+                                   : gpu_frames && video::encoder_takes(codec, decoded)
                                        ? Result<video::FrameFormat>(decoded)
-                                       : video::choose_format(r.encoder.codec, src.native(), notes);
+                                       : video::choose_format(codec, src.native(), notes);
   if (!fmt) return fmt.status();
   if (!gpu_frames) HISTEQ_TRY(src.set_output_format(*fmt));
   auto temp = make_temp_file(r.path);
@@ -114,7 +122,9 @@ Result<std::unique_ptr<OutputSink>> FileSink::open(const OutputRequest& r, video
   video::WriterOptions wo;
   wo.path = r.path;
   wo.temp_path = s->temp_;
-  wo.codec = r.encoder.codec;
+  wo.codec = codec;
+  wo.control = r.encoder.control;
+  wo.streams = r.streams;
   wo.crf = r.encoder.crf;
   wo.preset = r.encoder.preset;
   wo.threads = r.encoder.threads;

@@ -27,6 +27,7 @@
 #include "core/cuda/status.h"
 #include "core/pipeline/pipeline.h"
 #include "core/pipeline/source_factory.h"
+#include "core/video/encode_options.h"
 #include "core/video/media_time.h"
 
 namespace histeq::pipeline {
@@ -63,10 +64,11 @@ class OutputSink : public Sink {
 
 // What the encoder of a file output is told.
 struct EncoderRequest {
-  std::string codec = "libx264";
+  std::string codec;     // "": follows the input and the container (video::default_encoder)
   int crf = -1;          // -1: the encoder's default
   std::string preset;    // "": the encoder's default
   int threads = 0;       // 0: the encoder's choice
+  video::EncoderControl control;  // --bitrate, --encoder-opt, --pix-fmt, --gop, --tag (issue 17)
 };
 
 // Each delivered frame, on the pipeline's sink thread, in order. The frame is a host frame (the
@@ -78,6 +80,7 @@ struct OutputRequest {
   std::string path;          // a file: its extension picks the container; "" with a callback
   bool overwrite = false;    // a file: replace one that exists
   EncoderRequest encoder;
+  video::StreamChoice streams;  // a file: the input's other streams to write, and how (-map, -an, -sn, --audio-codec)
   // A trimmed export's range (VideoWriter: timestamps from 0 at its start, audio cut to it).
   video::TimeRange range;
   FrameCallback callback;    // a library callback: the frames go here, nothing is written

@@ -1,5 +1,7 @@
 #include "core/video/audio_cut.h"
 
+#include "core/video/stream_plan.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -12,15 +14,6 @@ extern "C" {
 
 namespace histeq::video::detail {
 namespace {
-
-// The first encoder of `id` that is not experimental and that the container can hold.
-const AVCodec* usable_encoder(AVCodecID id, const AVOutputFormat* ofmt) {
-  if (id == AV_CODEC_ID_NONE || avformat_query_codec(ofmt, id, FF_COMPLIANCE_NORMAL) != 1) return nullptr;
-  void* it = nullptr;
-  while (const AVCodec* c = av_codec_iterate(&it))
-    if (av_codec_is_encoder(c) && c->id == id && !(c->capabilities & AV_CODEC_CAP_EXPERIMENTAL)) return c;
-  return nullptr;
-}
 
 int nearest_rate(const AVCodec* c, int rate) {
   if (c->supported_samplerates == nullptr) return rate;
@@ -64,7 +57,7 @@ void pick_layout(const AVCodec* c, const AVChannelLayout& in, AVChannelLayout* o
 }  // namespace
 
 Result<std::unique_ptr<AudioCut>> AudioCut::create(const AVStream* in, AVFormatContext* oc, double start_s, double end_s, LogScope& log,
-                                                   const std::string& name, std::string& note) {
+                                                   const std::string& name, std::string& note, const AVCodec* codec, bool cut) {
   std::unique_ptr<AudioCut> a(new AudioCut());
   a->name_ = name;
   a->log_ = &log;
@@ -76,8 +69,9 @@ Result<std::unique_ptr<AudioCut>> AudioCut::create(const AVStream* in, AVFormatC
   a->dec_ = std::move(dec.value());
 
   const AVCodecID in_id = in->codecpar->codec_id;
-  const AVCodec* codec = usable_encoder(in_id, oc->oformat);
-  const bool same = codec != nullptr;
+  const bool forced = codec != nullptr;
+  if (codec == nullptr) codec = usable_encoder(in_id, oc->oformat);
+  const bool same = forced || codec != nullptr;
   if (codec == nullptr) codec = usable_encoder(oc->oformat->audio_codec, oc->oformat);
   if (codec == nullptr)
     return HISTEQ_ERROR(Code::unsupported, name + ": cannot be cut: this FFmpeg cannot encode " + avcodec_get_name(in_id) +
@@ -97,7 +91,7 @@ Result<std::unique_ptr<AudioCut>> AudioCut::create(const AVStream* in, AVFormatC
   {
     const LogScope::Active active(log);
     if (int r = avcodec_open2(e, codec, nullptr); r < 0)
-      return HISTEQ_ERROR(Code::unsupported, name + ": cannot open the " + codec->name + " encoder to cut it: " + log.describe_failure(r));
+      return HISTEQ_ERROR(Code::unsupported, name + ": cannot open the " + codec->name + " encoder" + (cut ? " to cut it" : "") + ": " + log.describe_failure(r));
   }
   a->rate_ = e->sample_rate;
   AudioTarget t;
@@ -122,7 +116,7 @@ Result<std::unique_ptr<AudioCut>> AudioCut::create(const AVStream* in, AVFormatC
   if (a->fifo_ == nullptr || !a->frame_ || !a->pkt_) return HISTEQ_ERROR(Code::out_of_memory, name + ": out of memory");
   char rate[32];
   std::snprintf(rate, sizeof(rate), "%.4g kHz", e->sample_rate / 1000.0);
-  note = name + " (" + describe_audio(in->codecpar) + ") is cut to the sample and encoded again with " + codec->name +
+  note = name + " (" + describe_audio(in->codecpar) + ") is " + (cut ? "cut to the sample and " : "") + "encoded again with " + codec->name +
          (same ? "" : std::string(" (this FFmpeg cannot encode ") + avcodec_get_name(in_id) + " into " + oc->oformat->name + ")") +
          (e->bit_rate > 0 ? " at " + std::to_string(e->bit_rate / 1000) + " kb/s" : std::string()) + ", " + rate;
   return a;

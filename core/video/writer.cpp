@@ -10,6 +10,7 @@
 #include "core/cuda/device.h"
 #include "core/video/audio_cut.h"
 #include "core/video/av_util.h"
+#include "core/video/stream_plan.h"
 
 extern "C" {
 #include <libavutil/opt.h>
@@ -90,6 +91,64 @@ Result<FrameFormat> choose_format(const std::string& codec, const NativeVideo& n
                                              ") in any layout histeq produces; try --codec libx264 or ffv1");
 }
 
+namespace {
+
+// The encoder `name` when this FFmpeg has it and the container holds its codec.
+const AVCodec* encoder_for(const char* name, const AVOutputFormat* of) {
+  const AVCodec* c = avcodec_find_encoder_by_name(name);
+  return c != nullptr && detail::container_holds(of, c->id) ? c : nullptr;
+}
+
+}  // namespace
+
+Result<std::string> default_encoder(const std::string& path, const std::string& input_codec, std::vector<std::string>& notes) {
+  const AVOutputFormat* of = av_guess_format(nullptr, path.c_str(), nullptr);
+  if (of == nullptr) return std::string("libx264");  // the writer says why the name is no container
+  static const char* const kFollow[][2] = {{"h264", "libx264"}, {"hevc", "libx265"}, {"vp9", "libvpx-vp9"}, {"vp8", "libvpx"}};
+  // A raw container (yuv4mpegpipe, rawvideo) takes its own raw frames only.
+  if (of->video_codec == AV_CODEC_ID_WRAPPED_AVFRAME || of->video_codec == AV_CODEC_ID_RAWVIDEO)
+    if (const AVCodec* raw = avcodec_find_encoder(of->video_codec)) return std::string(raw->name);
+  std::string missed;  // the input's encoder, which this FFmpeg or the container lacks
+  for (const auto& f : kFollow) {
+    if (input_codec != f[0]) continue;
+    if (encoder_for(f[1], of) != nullptr) return std::string(f[1]);
+    missed = f[1];
+  }
+  const AVCodec* c = encoder_for("libx264", of);
+  if (c == nullptr) c = avcodec_find_encoder(of->video_codec);  // the container's own
+  if (c == nullptr)
+    return HISTEQ_ERROR(Code::unsupported, path + ": this FFmpeg has no encoder for the " + of->name + " container's video; name one with -c");
+  if (!missed.empty()) {
+    const bool have = avcodec_find_encoder_by_name(missed.c_str()) != nullptr;
+    notes.push_back("the input is " + input_codec + ", but " +
+                    (have ? std::string("the ") + of->name + " container cannot hold it" : "this FFmpeg has no " + missed + " encoder") +
+                    ": the video is encoded with " + c->name);
+  } else if (std::string(c->name) != "libx264") {
+    notes.push_back(std::string("the ") + of->name + " container cannot hold H.264: the video is encoded with " + c->name);
+  }
+  return std::string(c->name);
+}
+
+Result<FrameFormat> format_for_pix_fmt(const std::string& codec, const std::string& name, const NativeVideo& native) {
+  const AVPixelFormat pf = av_get_pix_fmt(name.c_str());
+  if (pf == AV_PIX_FMT_NONE) return HISTEQ_ERROR(Code::invalid_argument, "--pix-fmt " + name + ": no such pixel format (ffmpeg -pix_fmts lists them)");
+  const AVCodec* c = avcodec_find_encoder_by_name(codec.c_str());
+  if (c == nullptr) return HISTEQ_ERROR(Code::not_found, "no encoder named '" + codec + "' in this FFmpeg");
+  if (!encoder_takes(c, pf)) {
+    std::string takes;
+    for (const AVPixelFormat* p = c->pix_fmts; p != nullptr && *p != AV_PIX_FMT_NONE; ++p) takes += (takes.empty() ? "" : ", ") + pix_name(*p);
+    return HISTEQ_ERROR(Code::invalid_argument, "--pix-fmt " + name + ": the " + codec + " encoder does not take it (it takes " + takes + ")");
+  }
+  const FrameFormat f = natural_format(pf, native.width, native.height);
+  if (f.av_pix_fmt() != pf)
+    return HISTEQ_ERROR(Code::invalid_argument, "--pix-fmt " + name + ": histeq writes planar YUV 4:2:0, 4:2:2 or 4:4:4 of 8 or 10 bits "
+                                                "(yuv420p, yuv422p, yuv444p, yuv420p10le, ...)");
+  if (!encoder_takes(codec, f))
+    return HISTEQ_ERROR(Code::invalid_argument, "--pix-fmt " + name + ": " + std::to_string(native.width) + "x" + std::to_string(native.height) +
+                                                " has an odd size, which " + codec + " cannot code with subsampled chroma");
+  return f;
+}
+
 struct VideoWriter::Impl {
   WriterOptions opts;
   FrameFormat format;
@@ -139,8 +198,11 @@ struct VideoWriter::Impl {
   Status create_container();
   Status open_encoder(const VideoInput& input);
   int try_open_encoder(const VideoInput& input, AVRational tb);
+  bool has_private_option(const char* name) const;
+  Status check_encoder_options();
   Status add_video_stream(const VideoInput& input);
   Status add_copied_streams(const VideoInput& input, std::vector<std::string>& notes);
+  Status add_encoded_stream(const AVStream* is, const detail::StreamDecision& d, std::vector<std::string>& notes);
   Status write_header();
   void make_description();
 
@@ -218,20 +280,55 @@ int VideoWriter::Impl::try_open_encoder(const VideoInput& input, AVRational tb) 
   e->chroma_sample_location = static_cast<AVChromaLocation>(ct.chroma_location);
   e->thread_count = opts.threads;
   if (oc->oformat->flags & AVFMT_GLOBALHEADER) e->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
+  if (opts.control.bit_rate > 0) e->bit_rate = opts.control.bit_rate;
+  if (opts.control.gop > 0) e->gop_size = opts.control.gop;
   AVDictionary* o = nullptr;
   if (opts.crf >= 0) av_dict_set_int(&o, "crf", opts.crf, 0);
   if (!opts.preset.empty()) av_dict_set(&o, "preset", opts.preset.c_str(), 0);
+  // x265 prints its banner and statistics on stderr itself, past FFmpeg's log: errors only (the
+  // user's own x265-params come after, so theirs win).
+  if (codec->id == AV_CODEC_ID_HEVC && has_private_option("x265-params")) av_dict_set(&o, "x265-params", "log-level=error", 0);
+  for (const auto& [key, value] : opts.control.options) {
+    const AVDictionaryEntry* prev = key == "x265-params" ? av_dict_get(o, key.c_str(), nullptr, 0) : nullptr;
+    av_dict_set(&o, key.c_str(), prev != nullptr ? (std::string(prev->value) + ":" + value).c_str() : value.c_str(), 0);
+  }
   const int r = avcodec_open2(e, codec, &o);
   av_dict_free(&o);
   return r;
 }
 
+bool VideoWriter::Impl::has_private_option(const char* name) const {
+  // AV_OPT_SEARCH_FAKE_OBJ: look the option up in the class without an instance.
+  return codec->priv_class != nullptr &&
+         av_opt_find(const_cast<AVClass**>(&codec->priv_class), name, nullptr, 0, AV_OPT_SEARCH_FAKE_OBJ) != nullptr;
+}
+
+// --encoder-opt, before any frame: each key an option of the encoder's context or of the encoder
+// itself, each value one it takes (set on a context that is then thrown away).
+Status VideoWriter::Impl::check_encoder_options() {
+  if (opts.control.options.empty()) return Status::ok();
+  AvCodecPtr probe(avcodec_alloc_context3(codec));
+  if (!probe) return fail("out of memory", Code::out_of_memory);
+  log.own(probe.get());
+  Status s;
+  for (const auto& [key, value] : opts.control.options) {
+    if (av_opt_find(probe.get(), key.c_str(), nullptr, 0, AV_OPT_SEARCH_CHILDREN) == nullptr) {
+      s = HISTEQ_ERROR(Code::invalid_argument, "--encoder-opt " + key + ": the " + codec->name + " encoder has no option '" + key + "'");
+      break;
+    }
+    if (int r = av_opt_set(probe.get(), key.c_str(), value.c_str(), AV_OPT_SEARCH_CHILDREN); r < 0) {
+      s = HISTEQ_ERROR(Code::invalid_argument, "--encoder-opt " + key + "=" + value + ": the " + codec->name + " encoder refuses it (" +
+                                                   av_error(r) + ")");
+      break;
+    }
+  }
+  log.disown(probe.get());
+  return s;
+}
+
 Status VideoWriter::Impl::open_encoder(const VideoInput& input) {
-  auto has_option = [&](const char* name) {
-    // AV_OPT_SEARCH_FAKE_OBJ: look the option up in the class without an instance.
-    return codec->priv_class != nullptr &&
-           av_opt_find(const_cast<AVClass**>(&codec->priv_class), name, nullptr, 0, AV_OPT_SEARCH_FAKE_OBJ) != nullptr;
-  };
+  auto has_option = [&](const char* name) { return has_private_option(name); };
+  HISTEQ_TRY(check_encoder_options());
   if (opts.crf >= 0 && !has_option("crf"))
     return HISTEQ_ERROR(Code::invalid_argument, std::string("--crf: the ") + codec->name + " encoder has no crf setting");
   if (!opts.preset.empty() && !has_option("preset"))
@@ -270,6 +367,11 @@ Status VideoWriter::Impl::add_video_stream(const VideoInput& input) {
   if (int r = avcodec_parameters_from_context(ovs->codecpar, enc.get()); r < 0) return fail("encoder parameters: " + av_error(r));
   ovs->time_base = enc->time_base;
   ovs->sample_aspect_ratio = enc->sample_aspect_ratio;
+  if (!opts.control.tag.empty()) {
+    const std::string& t = opts.control.tag;
+    if (t.size() != 4) return fail("--tag " + t + ": a codec tag is four characters (hvc1, avc1, ...)", Code::invalid_argument);
+    ovs->codecpar->codec_tag = MKTAG(t[0], t[1], t[2], t[3]);  // the muxer checks it against the codec in its header
+  }
   const AVRational rate = to_av(input.frame_rate);
   if (rate.num > 0 && rate.den > 0) ovs->avg_frame_rate = ovs->r_frame_rate = rate;
   const AVFormatContext* ic = input.copy_from ? input.copy_from->format_context() : nullptr;
@@ -290,41 +392,26 @@ Status VideoWriter::Impl::add_video_stream(const VideoInput& input) {
   return Status::ok();
 }
 
-// Then the input's audio and subtitle streams, in input order, where the container can hold them.
+// Then the input's audio and subtitle streams, in input order, as the stream plan says: copied,
+// encoded again (AudioCut: a trimmed export's cut, or a codec the container cannot hold), or left
+// out (with a note, or an error for a stream the user named).
 Status VideoWriter::Impl::add_copied_streams(const VideoInput& input, std::vector<std::string>& notes) {
   const AVFormatContext* ic = input.copy_from ? input.copy_from->format_context() : nullptr;
   const unsigned nin = ic ? ic->nb_streams : 0;
   map.assign(nin, -1);
   in_tbs.resize(nin);
   cuts.resize(nin);
+  if (ic == nullptr) return Status::ok();
+  auto plan = detail::plan_streams(ic, input.copy_from->video_stream_index(), oc->oformat, opts.streams, opts.range.trimmed(),
+                                   opts.path, notes);
+  if (!plan) return plan.status();
   for (unsigned i = 0; i < nin; ++i) {
     const AVStream* is = ic->streams[i];
     in_tbs[i] = is->time_base;
-    if (static_cast<int>(i) == input.copy_from->video_stream_index()) continue;
-    const AVMediaType type = is->codecpar->codec_type;
-    const char* tname = av_get_media_type_string(type);
-    const std::string what = "stream #" + std::to_string(i) + " (" + (tname ? tname : "unknown") + ", " +
-                             avcodec_get_name(is->codecpar->codec_id) + ")";
-    if (type != AVMEDIA_TYPE_AUDIO && type != AVMEDIA_TYPE_SUBTITLE) {
-      notes.push_back(what + " is not copied: only the video, audio and subtitles are");
-      continue;
-    }
-    if (type == AVMEDIA_TYPE_AUDIO && opts.range.trimmed()) {
-      std::string note;
-      auto cut = detail::AudioCut::create(is, oc, cut_start_s, cut_end_s, log, what, note);
-      if (!cut) {
-        notes.push_back(cut.status().message() + "; it is left out");
-        continue;
-      }
-      notes.push_back(note);
-      map[i] = cut.value()->out_index();
-      cuts[i] = std::move(cut.value());
-      ++ncopied;
-      ++ncut;
-      continue;
-    }
-    if (avformat_query_codec(oc->oformat, is->codecpar->codec_id, FF_COMPLIANCE_NORMAL) == 0) {
-      notes.push_back(what + " is not copied: the " + oc->oformat->name + " container cannot hold it");
+    const detail::StreamDecision& d = (*plan)[i];
+    if (d.action == detail::StreamAction::leave_out) continue;
+    if (d.action == detail::StreamAction::encode) {
+      HISTEQ_TRY(add_encoded_stream(is, d, notes));
       continue;
     }
     AVStream* os = avformat_new_stream(oc, nullptr);
@@ -343,10 +430,31 @@ Status VideoWriter::Impl::add_copied_streams(const VideoInput& input, std::vecto
     map[i] = os->index;
     ++ncopied;
   }
-  if (ic != nullptr) {
-    av_dict_copy(&oc->metadata, ic->metadata, 0);
-    av_dict_set(&oc->metadata, "encoder", nullptr, 0);  // the muxer writes its own
+  av_dict_copy(&oc->metadata, ic->metadata, 0);
+  av_dict_set(&oc->metadata, "encoder", nullptr, 0);  // the muxer writes its own
+  return Status::ok();
+}
+
+// An audio stream decoded and encoded again: cut to a trimmed export's range, or whole (from
+// stream time 0, so that it stays on the copied video's clock).
+Status VideoWriter::Impl::add_encoded_stream(const AVStream* is, const detail::StreamDecision& d, std::vector<std::string>& notes) {
+  const bool cut = opts.range.trimmed();
+  // AudioCut's note adds the codec, rate and channels to the name.
+  const std::string what = "stream #" + std::to_string(is->index) + (cut ? " (audio, " + std::string(avcodec_get_name(is->codecpar->codec_id)) + ")" : "");
+  std::string note;
+  auto a = detail::AudioCut::create(is, oc, cut ? cut_start_s : 0, cut ? cut_end_s : 0, log, what, note, d.encoder, cut);
+  if (!a) {
+    // A cut that cannot be made leaves the stream out, as before; a whole stream the user or the
+    // container asked to encode must be written.
+    if (!cut || d.encoder != nullptr) return Status(a.status().code(), opts.path + ": " + a.status().message());
+    notes.push_back(a.status().message() + "; it is left out");
+    return Status::ok();
   }
+  notes.push_back(d.reason.empty() ? note : note + " (" + d.reason + ")");
+  map[static_cast<size_t>(is->index)] = a.value()->out_index();
+  cuts[static_cast<size_t>(is->index)] = std::move(a.value());
+  ++ncopied;
+  ++ncut;
   return Status::ok();
 }
 
@@ -366,13 +474,18 @@ Status VideoWriter::Impl::write_header() {
 void VideoWriter::Impl::make_description() {
   std::string d = codec->name;
   std::string settings;
-  if (opts.crf >= 0) settings += "crf " + std::to_string(opts.crf);
-  if (!opts.preset.empty()) settings += (settings.empty() ? "" : ", ") + ("preset " + opts.preset);
+  auto add = [&settings](const std::string& x) { settings += (settings.empty() ? "" : ", ") + x; };
+  if (opts.crf >= 0) add("crf " + std::to_string(opts.crf));
+  if (!opts.preset.empty()) add("preset " + opts.preset);
+  if (opts.control.bit_rate > 0) add(std::to_string(opts.control.bit_rate / 1000) + " kb/s");
+  if (opts.control.gop > 0) add("gop " + std::to_string(opts.control.gop));
+  if (!opts.control.tag.empty()) add("tag " + opts.control.tag);
+  for (const auto& [key, value] : opts.control.options) add(key + "=" + value);
   if (!settings.empty()) d += " (" + settings + ")";
   d += " " + pix_name(format.av_pix_fmt()) + " " + oc->oformat->name;
   const int ncopy = ncopied - ncut;
   if (ncopy > 0) d += ", " + std::to_string(ncopy) + (ncopy == 1 ? " stream" : " streams") + " copied";
-  if (ncut > 0) d += ", " + std::to_string(ncut) + " audio " + (ncut == 1 ? "stream" : "streams") + " cut";
+  if (ncut > 0) d += ", " + std::to_string(ncut) + " audio " + (ncut == 1 ? "stream" : "streams") + (opts.range.trimmed() ? " cut" : " encoded");
   describe = d;
 }
 

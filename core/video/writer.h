@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/cuda/status.h"
+#include "core/video/encode_options.h"
 #include "core/video/file_source.h"
 #include "core/video/frame.h"
 #include "core/video/media_time.h"
@@ -37,7 +38,18 @@ struct WriterOptions {
   // packet cannot be cut); subtitles are cut at their cues (one that began before start_s is
   // kept from 0 for what is left of it). Untrimmed: everything is copied and timestamps kept.
   TimeRange range;
+  EncoderControl control;  // --bitrate, --encoder-opt, --gop, --tag (pix_fmt: see format_for_pix_fmt)
+  StreamChoice streams;    // -map, -an, -sn, --audio-codec (stream_plan.h)
 };
+
+// The video encoder when none is named (-c left out): the input's own codec where this FFmpeg has
+// an encoder for it and the container `path` names holds it (h264 -> libx264, hevc -> libx265,
+// vp9 -> libvpx-vp9, vp8 -> libvpx); else libx264 where the container holds H.264; else the
+// container's usual video encoder (webm: libvpx-vp9). A fallback from the input's codec is a note.
+Result<std::string> default_encoder(const std::string& path, const std::string& input_codec, std::vector<std::string>& notes);
+// --pix-fmt: the layout `name` stands for, when `codec` takes it and histeq produces it (planar
+// YUV 4:2:0, 4:2:2 or 4:4:4 of 8 or 10 bits, the input's size). Errors name the option and why.
+Result<FrameFormat> format_for_pix_fmt(const std::string& codec, const std::string& name, const NativeVideo& native);
 
 // The frame layout to feed `codec` for this input: the input's own layout when the encoder takes
 // it; otherwise the nearest one it takes (10-bit -> 8-bit, 4:2:2 -> 4:2:0, ...). Odd sizes with
