@@ -113,7 +113,7 @@ Result<std::unique_ptr<OutputSink>> FileSink::open(const OutputRequest& r, video
                                    : gpu_frames && video::encoder_takes(codec, decoded)
                                        ? Result<video::FrameFormat>(decoded)
                                        : video::choose_format(codec, src.native(), notes);
-  if (!fmt) return fmt.status();
+  if (!fmt) return !pix_fmt.empty() ? Status(fmt.status().code(), r.path + ": " + fmt.status().message()) : fmt.status();
   if (!gpu_frames) HISTEQ_TRY(src.set_output_format(*fmt));
   auto temp = make_temp_file(r.path);
   if (!temp) return temp.status();

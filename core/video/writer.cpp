@@ -313,12 +313,12 @@ Status VideoWriter::Impl::check_encoder_options() {
   Status s;
   for (const auto& [key, value] : opts.control.options) {
     if (av_opt_find(probe.get(), key.c_str(), nullptr, 0, AV_OPT_SEARCH_CHILDREN) == nullptr) {
-      s = HISTEQ_ERROR(Code::invalid_argument, "--encoder-opt " + key + ": the " + codec->name + " encoder has no option '" + key + "'");
+      s = fail("--encoder-opt " + key + ": the " + codec->name + " encoder has no option '" + key + "'", Code::invalid_argument);
       break;
     }
     if (int r = av_opt_set(probe.get(), key.c_str(), value.c_str(), AV_OPT_SEARCH_CHILDREN); r < 0) {
-      s = HISTEQ_ERROR(Code::invalid_argument, "--encoder-opt " + key + "=" + value + ": the " + codec->name + " encoder refuses it (" +
-                                                   av_error(r) + ")");
+      s = fail("--encoder-opt " + key + "=" + value + ": the " + codec->name + " encoder refuses it (" + av_error(r) + ")",
+               Code::invalid_argument);
       break;
     }
   }
