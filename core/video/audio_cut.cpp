@@ -54,6 +54,26 @@ void pick_layout(const AVCodec* c, const AVChannelLayout& in, AVChannelLayout* o
   (void)av_channel_layout_copy(out, same_count != nullptr ? same_count : &c->ch_layouts[0]);
 }
 
+// `asked` when given; else the input's codec where FFmpeg encodes it and the container holds it
+// (`same`), else the container's usual audio codec; null when none is usable.
+const AVCodec* pick_encoder(const AVCodec* asked, AVCodecID in_id, const AVOutputFormat* of, bool* same) {
+  if (asked != nullptr) return asked;
+  if (const AVCodec* c = usable_encoder(in_id, of)) return c;
+  *same = false;
+  return usable_encoder(of->audio_codec, of);
+}
+
+// "stream #1 (aac 44.1 kHz stereo) is cut to the sample and encoded again with aac at 128 kb/s, 48 kHz"
+std::string describe_encoding(const std::string& name, const AVCodecParameters* in, const AVCodecContext* e, const AVOutputFormat* of,
+                              bool same, bool cut) {
+  char rate[32];
+  std::snprintf(rate, sizeof(rate), "%.4g kHz", e->sample_rate / 1000.0);
+  std::string note = name + " (" + describe_audio(in) + ") is " + (cut ? "cut to the sample and " : "") + "encoded again with " + e->codec->name;
+  if (!same) note += std::string(" (this FFmpeg cannot encode ") + avcodec_get_name(in->codec_id) + " into " + of->name + ")";
+  if (e->bit_rate > 0) note += " at " + std::to_string(e->bit_rate / 1000) + " kb/s";
+  return note + ", " + rate;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<AudioCut>> AudioCut::create(const AVStream* in, AVFormatContext* oc, double start_s, double end_s, LogScope& log,
@@ -69,10 +89,8 @@ Result<std::unique_ptr<AudioCut>> AudioCut::create(const AVStream* in, AVFormatC
   a->dec_ = std::move(dec.value());
 
   const AVCodecID in_id = in->codecpar->codec_id;
-  const bool forced = codec != nullptr;
-  if (codec == nullptr) codec = usable_encoder(in_id, oc->oformat);
-  const bool same = forced || codec != nullptr;
-  if (codec == nullptr) codec = usable_encoder(oc->oformat->audio_codec, oc->oformat);
+  bool same = true;  // the input's codec, or the one asked for
+  codec = pick_encoder(codec, in_id, oc->oformat, &same);
   if (codec == nullptr)
     return HISTEQ_ERROR(Code::unsupported, name + ": cannot be cut: this FFmpeg cannot encode " + avcodec_get_name(in_id) +
                                                " and the " + oc->oformat->name + " container has no other audio codec to use");
@@ -91,7 +109,7 @@ Result<std::unique_ptr<AudioCut>> AudioCut::create(const AVStream* in, AVFormatC
   {
     const LogScope::Active active(log);
     if (int r = avcodec_open2(e, codec, nullptr); r < 0)
-      return HISTEQ_ERROR(Code::unsupported, name + ": cannot open the " + codec->name + " encoder" + (cut ? " to cut it" : "") + ": " + log.describe_failure(r));
+      return HISTEQ_ERROR(Code::unsupported, name + ": cannot open the " + codec->name + " encoder: " + log.describe_failure(r));
   }
   a->rate_ = e->sample_rate;
   AudioTarget t;
@@ -114,11 +132,7 @@ Result<std::unique_ptr<AudioCut>> AudioCut::create(const AVStream* in, AVFormatC
   a->frame_.reset(av_frame_alloc());
   a->pkt_.reset(av_packet_alloc());
   if (a->fifo_ == nullptr || !a->frame_ || !a->pkt_) return HISTEQ_ERROR(Code::out_of_memory, name + ": out of memory");
-  char rate[32];
-  std::snprintf(rate, sizeof(rate), "%.4g kHz", e->sample_rate / 1000.0);
-  note = name + " (" + describe_audio(in->codecpar) + ") is " + (cut ? "cut to the sample and " : "") + "encoded again with " + codec->name +
-         (same ? "" : std::string(" (this FFmpeg cannot encode ") + avcodec_get_name(in_id) + " into " + oc->oformat->name + ")") +
-         (e->bit_rate > 0 ? " at " + std::to_string(e->bit_rate / 1000) + " kb/s" : std::string()) + ", " + rate;
+  note = describe_encoding(name, in->codecpar, e, oc->oformat, same, cut);
   return a;
 }
 

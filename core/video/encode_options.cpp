@@ -30,6 +30,29 @@ Result<std::pair<std::string, std::string>> parse_encoder_option(const std::stri
   return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
 }
 
+namespace {
+
+std::vector<std::string> split_colons(const std::string& s) {
+  std::vector<std::string> parts;
+  for (size_t from = 0;;) {
+    const size_t colon = s.find(':', from);
+    parts.push_back(s.substr(from, colon == std::string::npos ? std::string::npos : colon - from));
+    if (colon == std::string::npos) return parts;
+    from = colon + 1;
+  }
+}
+
+// A stream or input number: digits only.
+bool parse_number(const std::string& p, int* out) {
+  if (p.empty() || p.size() > 6) return false;
+  for (char c : p)
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+  *out = std::atoi(p.c_str());
+  return true;
+}
+
+}  // namespace
+
 Result<StreamMap> parse_stream_map(const std::string& text) {
   auto bad = [&](const std::string& why) {
     return HISTEQ_ERROR(Code::invalid_argument, "-map '" + text + "': " + why +
@@ -46,22 +69,9 @@ Result<StreamMap> parse_stream_map(const std::string& text) {
     m.optional = true;
     s.pop_back();
   }
-  std::vector<std::string> parts;
-  for (size_t from = 0;;) {
-    const size_t colon = s.find(':', from);
-    parts.push_back(s.substr(from, colon == std::string::npos ? std::string::npos : colon - from));
-    if (colon == std::string::npos) break;
-    from = colon + 1;
-  }
-  auto number = [](const std::string& p, int* out) {
-    if (p.empty() || p.size() > 6) return false;
-    for (char c : p)
-      if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-    *out = std::atoi(p.c_str());
-    return true;
-  };
+  const std::vector<std::string> parts = split_colons(s);
   int input = -1;
-  if (!number(parts[0], &input)) return bad("it begins with the input's number, 0");
+  if (!parse_number(parts[0], &input)) return bad("it begins with the input's number, 0");
   if (input != 0) return bad("there is one input, 0");
   if (parts.size() > 3) return bad("too many parts");
   size_t next = 1;
@@ -70,7 +80,7 @@ Result<StreamMap> parse_stream_map(const std::string& text) {
     next = 2;
   }
   if (next < parts.size()) {
-    if (!number(parts[next], &m.index)) return bad("'" + parts[next] + "' is neither v, a, s nor a stream number");
+    if (!parse_number(parts[next], &m.index)) return bad("'" + parts[next] + "' is neither v, a, s nor a stream number");
     ++next;
   }
   if (next != parts.size()) return bad("too many parts");

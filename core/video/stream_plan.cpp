@@ -44,33 +44,39 @@ struct Selection {
   std::vector<bool> selected, named;  // named: selected by a map that names it by type or number
 };
 
+// The streams one map matches, in input order.
+std::vector<unsigned> matches(const AVFormatContext* ic, const StreamMap& m) {
+  std::vector<unsigned> out;
+  int nth = 0;  // the stream's number among those of m.type (all streams when 0)
+  for (unsigned i = 0; i < ic->nb_streams; ++i) {
+    if (m.type != 0 && type_letter(ic->streams[i]->codecpar->codec_type) != m.type) continue;
+    if (m.index < 0 || m.index == nth) out.push_back(i);
+    ++nth;
+  }
+  return out;
+}
+
 // The maps in order over the input's streams (the equalized video is always written, so a map may
 // not take it out, nor add another video stream by name).
 Result<Selection> select(const AVFormatContext* ic, int video, const StreamChoice& choice) {
   const unsigned n = ic->nb_streams;
   Selection s{std::vector<bool>(n, choice.maps.empty()), std::vector<bool>(n, false)};
   for (const StreamMap& m : choice.maps) {
-    bool matched = false;
-    int nth = 0;  // the stream's number among those of m.type (all streams when 0)
-    for (unsigned i = 0; i < n; ++i) {
-      const char t = type_letter(ic->streams[i]->codecpar->codec_type);
-      if (m.type != 0 && t != m.type) continue;
-      const bool hit = m.index < 0 || m.index == nth++;
-      if (!hit) continue;
-      matched = true;
-      const bool by_name = m.type != 0 || m.index >= 0;
+    const std::vector<unsigned> hit = matches(ic, m);
+    if (hit.empty() && !m.optional)
+      return HISTEQ_ERROR(Code::invalid_argument, "-map " + m.text + ": the input has no such stream (add '?' to allow none)");
+    const bool by_name = m.type != 0 || m.index >= 0;
+    for (unsigned i : hit) {
       if (static_cast<int>(i) == video) {
         if (m.negative) return HISTEQ_ERROR(Code::invalid_argument, "-map " + m.text + ": the equalized video stream is always written");
         continue;
       }
-      if (t == 'v' && by_name && !m.negative)
+      if (type_letter(ic->streams[i]->codecpar->codec_type) == 'v' && by_name && !m.negative)
         return HISTEQ_ERROR(Code::invalid_argument, "-map " + m.text + ": histeq writes one video stream, #" + std::to_string(video) +
                                                         " (the one it equalizes)");
       s.selected[i] = !m.negative;
       s.named[i] = !m.negative && by_name;
     }
-    if (!matched && !m.optional)
-      return HISTEQ_ERROR(Code::invalid_argument, "-map " + m.text + ": the input has no such stream (add '?' to allow none)");
   }
   for (unsigned i = 0; i < n; ++i) {
     const char t = type_letter(ic->streams[i]->codecpar->codec_type);
