@@ -165,6 +165,8 @@ def case_default_codec_follows_the_input():
            "-pix_fmt", "yuv420p10le", "-color_range", "tv", range_only)
     for src, out in ((full, path("o_full.mp4")), (range_only, path("o_range.mp4")), (range_only, path("o_range.mkv"))):
         r = export_ok(src, "-o", out)
+        if "has no libx265 encoder" in r.stderr:  # histeq's own FFmpeg libraries (a static build) may lack it
+            raise Skip("histeq's FFmpeg has no libx265")
         v = video_stream(out)
         assert v["codec_name"] == "hevc" and v["pix_fmt"] == "yuv420p10le", (out, v)
         assert v.get("color_range") == "tv", (out, v)
@@ -250,6 +252,28 @@ def case_bad_encoder_settings():
     refused(out, clip, "--bitrate", "fast", code=2, words=("--bitrate 'fast'",))
     refused(out, clip, "--tag", "hvc", code=2, words=("four characters",))
     refused(out, clip, "--tag", "hvc1", "-c", "libx264", code=1, words=("hvc1",))  # H.264 in MP4 cannot be tagged hvc1
+
+
+def case_gpu_nvdec_frames_into_the_chosen_encoder():
+    """NVDEC's P010 frames into --pix-fmt and into the default HEVC encoder (the writer converts them):
+    the same frames as the CPU path, the input's depth and range tag kept."""
+    if not e2e.have_gpu():
+        raise Skip("no CUDA device")
+    need("libx265")
+    src = path("hevc10.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=640x360:r=30:d=1,eq=contrast=0.35", "-c:v", "libx265", "-x265-params", "log-level=error",
+           "-pix_fmt", "yuv420p10le", "-color_range", "tv", src)
+    a, b = path("cpu.mkv"), path("gpu.mkv")
+    export_ok(src, "-o", a, "-c", "ffv1", "--pix-fmt", "yuv420p10le")
+    r = histeq("export", src, "-o", b, "-c", "ffv1", "--pix-fmt", "yuv420p10le", "--hwdec", "nvdec", "--progress", "plain")
+    assert r.returncode == 0 and "NVDEC" in r.stderr, r.stderr
+    assert frame_md5s(a) == frame_md5s(b)
+    out = path("gpu_default.mp4")
+    r = histeq("export", src, "-o", out, "--hwdec", "nvdec", "--progress", "plain")
+    assert r.returncode == 0, r.stderr
+    v = video_stream(out)
+    want = ("h264", "yuv420p10le") if "has no libx265 encoder" in r.stderr else ("hevc", "yuv420p10le")
+    assert (v["codec_name"], v["pix_fmt"]) == want and v.get("color_range") == "tv", (v, r.stderr)
 
 
 CASES = {k[5:]: v for k, v in sorted(globals().items()) if k.startswith("case_")}
