@@ -17,6 +17,7 @@
 #include "app/common/run_common.h"
 #include "core/cuda/device.h"
 #include "core/pipeline/export.h"
+#include "core/video/writer.h"
 
 namespace histeq::app {
 namespace {
@@ -188,6 +189,10 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   if (o.skip_existing + o.overwrite + o.resume > 1) return fail("-y, -n and --resume exclude one another: give one", 2);
   pipeline::ExportOptions checked;
   if (const Status s = parse_encode_args(o, checked); !s) return fail(s.message(), 2);
+  // With -c named, its options are checked before any file is opened (a batch's too); otherwise
+  // each export checks them against the encoder it picks.
+  if (!o.codec.empty())
+    if (const Status s = video::check_encoder_options(o.codec, checked.encoder_control.options); !s) return fail(s.message(), 2);
   const bool batch = o.inputs.size() > 1 || is_folder(o.inputs.front()) || (!o.output.empty() && o.output.back() == '/') ||
                      o.index >= 0 || o.list;
   if (batch) return run_export_batch(o, *range, argv);

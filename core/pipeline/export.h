@@ -1,6 +1,7 @@
 // Export: a video file in, the same video equalized out. Every frame goes through the pipeline
 // (decode thread -> equalizer -> encoder on the caller's thread, the encoder with its own threads);
-// audio and subtitle packets are copied untouched as the demuxer meets them.
+// audio and subtitle packets are copied untouched as the demuxer meets them (or encoded again, or
+// left out: ExportOptions::streams, video/stream_plan.h).
 //
 // The output is written to a temporary file in the output's folder (".NAME.XXXXXX.part") and
 // renamed to NAME only when complete, so NAME never holds a partial file: on an error or a stop

@@ -129,6 +129,24 @@ Result<std::string> default_encoder(const std::string& path, const std::string& 
   return std::string(c->name);
 }
 
+// Each option is set on a context that is then thrown away: a value is checked as the encoder
+// will take it.
+Status check_encoder_options(const std::string& codec_name, const std::vector<std::pair<std::string, std::string>>& options) {
+  if (options.empty()) return Status::ok();
+  const AVCodec* codec = avcodec_find_encoder_by_name(codec_name.c_str());
+  if (codec == nullptr) return HISTEQ_ERROR(Code::not_found, "no encoder named '" + codec_name + "' in this FFmpeg");
+  AvCodecPtr probe(avcodec_alloc_context3(codec));
+  if (!probe) return HISTEQ_ERROR(Code::out_of_memory, "out of memory");
+  for (const auto& [key, value] : options) {
+    if (av_opt_find(probe.get(), key.c_str(), nullptr, 0, AV_OPT_SEARCH_CHILDREN) == nullptr)
+      return HISTEQ_ERROR(Code::invalid_argument, "--encoder-opt " + key + ": the " + codec_name + " encoder has no option '" + key + "'");
+    if (int r = av_opt_set(probe.get(), key.c_str(), value.c_str(), AV_OPT_SEARCH_CHILDREN); r < 0)
+      return HISTEQ_ERROR(Code::invalid_argument, "--encoder-opt " + key + "=" + value + ": the " + codec_name + " encoder refuses it (" +
+                                                      av_error(r) + ")");
+  }
+  return Status::ok();
+}
+
 Result<FrameFormat> format_for_pix_fmt(const std::string& codec, const std::string& name, const NativeVideo& native) {
   const AVPixelFormat pf = av_get_pix_fmt(name.c_str());
   if (pf == AV_PIX_FMT_NONE) return HISTEQ_ERROR(Code::invalid_argument, "--pix-fmt " + name + ": no such pixel format (ffmpeg -pix_fmts lists them)");
@@ -303,27 +321,10 @@ bool VideoWriter::Impl::has_private_option(const char* name) const {
          av_opt_find(const_cast<AVClass**>(&codec->priv_class), name, nullptr, 0, AV_OPT_SEARCH_FAKE_OBJ) != nullptr;
 }
 
-// --encoder-opt, before any frame: each key an option of the encoder's context or of the encoder
-// itself, each value one it takes (set on a context that is then thrown away).
+// --encoder-opt, before any frame (the output's name before the cause).
 Status VideoWriter::Impl::check_encoder_options() {
-  if (opts.control.options.empty()) return Status::ok();
-  AvCodecPtr probe(avcodec_alloc_context3(codec));
-  if (!probe) return fail("out of memory", Code::out_of_memory);
-  log.own(probe.get());
-  Status s;
-  for (const auto& [key, value] : opts.control.options) {
-    if (av_opt_find(probe.get(), key.c_str(), nullptr, 0, AV_OPT_SEARCH_CHILDREN) == nullptr) {
-      s = fail("--encoder-opt " + key + ": the " + codec->name + " encoder has no option '" + key + "'", Code::invalid_argument);
-      break;
-    }
-    if (int r = av_opt_set(probe.get(), key.c_str(), value.c_str(), AV_OPT_SEARCH_CHILDREN); r < 0) {
-      s = fail("--encoder-opt " + key + "=" + value + ": the " + codec->name + " encoder refuses it (" + av_error(r) + ")",
-               Code::invalid_argument);
-      break;
-    }
-  }
-  log.disown(probe.get());
-  return s;
+  const Status s = video::check_encoder_options(codec->name, opts.control.options);
+  return s ? s : fail(s.message(), s.code());
 }
 
 Status VideoWriter::Impl::open_encoder(const VideoInput& input) {
@@ -439,8 +440,7 @@ Status VideoWriter::Impl::add_copied_streams(const VideoInput& input, std::vecto
 // stream time 0, so that it stays on the copied video's clock).
 Status VideoWriter::Impl::add_encoded_stream(const AVStream* is, const detail::StreamDecision& d, std::vector<std::string>& notes) {
   const bool cut = opts.range.trimmed();
-  // AudioCut's note adds the codec, rate and channels to the name.
-  const std::string what = "stream #" + std::to_string(is->index) + (cut ? " (audio, " + std::string(avcodec_get_name(is->codecpar->codec_id)) + ")" : "");
+  const std::string what = "stream #" + std::to_string(is->index);  // AudioCut's note adds the codec, rate and channels
   std::string note;
   auto a = detail::AudioCut::create(is, oc, cut ? cut_start_s : 0, cut ? cut_end_s : 0, log, what, note, d.encoder, cut);
   if (!a) {

@@ -1,6 +1,8 @@
 // VideoWriter: the export's output. Encodes the pipeline's frames with an FFmpeg encoder and muxes
 // them, together with the input's audio and subtitle packets copied untouched, into a container
-// chosen from the output name's extension.
+// chosen from the output name's extension. Which streams are written, and which audio is encoded
+// again instead (a codec the container cannot hold, --audio-codec), is WriterOptions::streams'
+// (stream_plan.h); the encoder's settings beyond crf/preset are WriterOptions::control.
 //
 // Kept from the input: timestamps (the video encoder works in the input stream's time base when it
 // can), frame rate, sample aspect ratio, colour tags, stream and container metadata, dispositions
@@ -47,6 +49,9 @@ struct WriterOptions {
 // vp9 -> libvpx-vp9, vp8 -> libvpx); else libx264 where the container holds H.264; else the
 // container's usual video encoder (webm: libvpx-vp9). A fallback from the input's codec is a note.
 Result<std::string> default_encoder(const std::string& path, const std::string& input_codec, std::vector<std::string>& notes);
+// --encoder-opt against the options of `codec` (its context's and its own, as av_opt_find sees
+// them): an unknown key or a value the option refuses is an error (invalid_argument) naming it.
+Status check_encoder_options(const std::string& codec, const std::vector<std::pair<std::string, std::string>>& options);
 // --pix-fmt: the layout `name` stands for, when `codec` takes it and histeq produces it (planar
 // YUV 4:2:0, 4:2:2 or 4:4:4 of 8 or 10 bits, the input's size). Errors name the option and why.
 Result<FrameFormat> format_for_pix_fmt(const std::string& codec, const std::string& name, const NativeVideo& native);

@@ -246,12 +246,20 @@ def case_bad_encoder_settings():
     refused(out, clip, "--encoder-opt", "nosuchkey=1", code=1, words=("--encoder-opt nosuchkey", "libx264", "no option"))
     refused(out, clip, "--encoder-opt", "crf=abc", code=1, words=("--encoder-opt crf=abc", "refuses"))
     refused(out, clip, "--encoder-opt", "novalue", code=2, words=("KEY=VALUE",))
+    # With -c named, checked before any input is opened (a usage error), a batch's too.
+    refused(out, clip, "-c", "libx264", "--encoder-opt", "nosuchkey=1", code=2, words=("--encoder-opt nosuchkey", "no option"))
     refused(out, clip, "--pix-fmt", "rgb24", code=1, words=("--pix-fmt rgb24", "does not take it"))
     refused(out, clip, "--pix-fmt", "nosuchfmt", code=1, words=("no such pixel format",))
     refused(out, clip, "--pix-fmt", "nv12", code=1, words=("planar YUV",))
     refused(out, clip, "--bitrate", "fast", code=2, words=("--bitrate 'fast'",))
     refused(out, clip, "--tag", "hvc", code=2, words=("four characters",))
     refused(out, clip, "--tag", "hvc1", "-c", "libx264", code=1, words=("hvc1",))  # H.264 in MP4 cannot be tagged hvc1
+    folder = path("batch")
+    os.makedirs(folder)
+    os.rename(clip, os.path.join(folder, "c.mp4"))
+    r = histeq("export", folder, "-o", path("out") + "/", "-c", "libx264", "--encoder-opt", "nosuchkey=1", "--cpu")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, (r.returncode, r.stderr)
+    assert not os.path.exists(path("out")) or os.listdir(path("out")) == [], os.listdir(path("out"))
 
 
 def case_gpu_nvdec_frames_into_the_chosen_encoder():
