@@ -51,6 +51,7 @@ void add_encode_options(CLI::App* e, ExportCliOptions& o) {
   e->add_option("--map", o.maps, "-map: the input's streams to write, ffmpeg's subset: 0 (all), 0:a, 0:s, 0:a:1 (the second audio), "
                                  "0:3 (stream 3), -0:s (remove), 0:a:2? (if there is one); the equalized video is always written")
       ->expected(1)
+      ->allow_extra_args(false)  // one value each time: the input may follow
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   e->add_flag("--an", o.no_audio, "-an: no audio streams");
   e->add_flag("--sn", o.no_subtitles, "-sn: no subtitle streams");
@@ -60,6 +61,7 @@ void add_encode_options(CLI::App* e, ExportCliOptions& o) {
   e->add_option("--encoder-opt", o.encoder_opts, "KEY=VALUE: one of the encoder's options (repeatable), e.g. tune=film, "
                                                  "x265-params=aq-mode=3; an unknown key is an error")
       ->expected(1)
+      ->allow_extra_args(false)  // one value each time: the input may follow
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   e->add_option("--pix-fmt", o.pix_fmt, "the encoded pixel format, e.g. yuv420p, yuv420p10le, yuv444p (one the encoder takes)");
   e->add_option("--gop", o.gop, "at most this many frames from one key frame to the next (the encoder's -g)")->check(CLI::PositiveNumber);

@@ -120,6 +120,10 @@ def case_an_sn_and_map():
         if kept_audio:  # the chosen track, copied packet for packet
             assert packet_md5(out, "a:0") == packet_md5(clip, kept_audio), args
         assert frame_md5s(out) == frame_md5s(base), args  # the equalized frames do not depend on the streams
+    # Before the input, each -map and --encoder-opt takes one value (the input is not taken for one).
+    r = histeq("export", "-map", "0:a:1", "--encoder-opt", "tune=film", clip, "-o", path("pre.mkv"), "--cpu", "--progress", "none")
+    assert r.returncode == 0, r.stderr
+    assert [t for t, _ in stream_list(path("pre.mkv"))] == ["video", "audio"]
     refused(path("bad.mkv"), clip, "-map", "0:a:5", words=("-map 0:a:5", "no such stream"))
     refused(path("bad.mkv"), clip, "-map", "1:a", code=2, words=("there is one input",))
     refused(path("bad.mkv"), clip, "-map", "0:x", code=2, words=("-map '0:x'",))
