@@ -280,7 +280,7 @@ def case_gpu_nvdec_frames_into_the_chosen_encoder():
     r = histeq("export", src, "-o", b, "-c", "ffv1", "--pix-fmt", "yuv420p10le", "--hwdec", "nvdec", "--progress", "plain")
     assert r.returncode == 0 and "NVDEC" in r.stderr, r.stderr
     assert frame_md5s(a) == frame_md5s(b)
-    out = path("gpu_default.mp4")
+    out = path("gpu_default.mkv")  # Matroska keeps the range tag even where libx264 stands in (a static FFmpeg without libx265)
     r = histeq("export", src, "-o", out, "--hwdec", "nvdec", "--progress", "plain")
     assert r.returncode == 0, r.stderr
     v = video_stream(out)
