@@ -64,7 +64,7 @@ void add_encode_options(CLI::App* e, ExportCliOptions& o) {
       ->allow_extra_args(false)  // one value each time: the input may follow
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   e->add_option("--pix-fmt", o.pix_fmt, "the encoded pixel format, e.g. yuv420p, yuv420p10le, yuv444p (one the encoder takes)");
-  e->add_option("--gop", o.gop, "at most this many frames from one key frame to the next (the encoder's -g)")->check(CLI::PositiveNumber);
+  e->add_option("--gop", o.gop, "the key frame interval in frames, the GOP size (ffmpeg's -g; x264 keeps it exactly, x265 within a frame)")->check(CLI::PositiveNumber);
   e->add_option("--tag", o.tag, "the video's codec tag, e.g. hvc1 (HEVC in MP4 for Apple players)");
 }
 

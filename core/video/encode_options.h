@@ -18,7 +18,7 @@ namespace histeq::video {
 
 struct EncoderControl {
   int64_t bit_rate = 0;  // --bitrate, bits per second; 0: the encoder's default (or its crf)
-  int gop = 0;           // --gop: at most this many frames from one key frame to the next; 0: the encoder's
+  int gop = 0;           // --gop: the key frame interval in frames (AVCodecContext::gop_size); 0: the encoder's
   std::string pix_fmt;   // --pix-fmt: an FFmpeg pixel format the encoder takes; "": chosen (choose_format)
   std::string tag;       // --tag: the video's four-character codec tag (hvc1, avc1, ...); "": the muxer's
   // --encoder-opt KEY=VALUE, in order: set on the encoder's context or its private options (AVOptions).
