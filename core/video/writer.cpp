@@ -101,8 +101,9 @@ const AVCodec* encoder_for(const char* name, const AVOutputFormat* of) {
 
 }  // namespace
 
-Result<std::string> default_encoder(const std::string& path, const std::string& input_codec, std::vector<std::string>& notes) {
-  const AVOutputFormat* of = av_guess_format(nullptr, path.c_str(), nullptr);
+Result<std::string> default_encoder(const std::string& path, const std::string& input_codec, std::vector<std::string>& notes,
+                                    const std::string& format) {
+  const AVOutputFormat* of = av_guess_format(format.empty() ? nullptr : format.c_str(), path.c_str(), nullptr);
   if (of == nullptr) return std::string("libx264");  // the writer says why the name is no container
   static const char* const kFollow[][2] = {{"h264", "libx264"}, {"hevc", "libx265"}, {"vp9", "libvpx-vp9"}, {"vp8", "libvpx"}};
   // A raw container (yuv4mpegpipe, rawvideo) takes its own raw frames only.

@@ -48,7 +48,9 @@ struct WriterOptions {
 // an encoder for it and the container `path` names holds it (h264 -> libx264, hevc -> libx265,
 // vp9 -> libvpx-vp9, vp8 -> libvpx); else libx264 where the container holds H.264; else the
 // container's usual video encoder (webm: libvpx-vp9). A fallback from the input's codec is a note.
-Result<std::string> default_encoder(const std::string& path, const std::string& input_codec, std::vector<std::string>& notes);
+// `format`: the container by its muxer name where the name does not say it (-f); "": from `path`.
+Result<std::string> default_encoder(const std::string& path, const std::string& input_codec, std::vector<std::string>& notes,
+                                    const std::string& format = "");
 // --encoder-opt against the options of `codec` (its context's and its own, as av_opt_find sees
 // them): an unknown key or a value the option refuses is an error (invalid_argument) naming it.
 Status check_encoder_options(const std::string& codec, const std::vector<std::pair<std::string, std::string>>& options);
