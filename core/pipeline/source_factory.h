@@ -21,8 +21,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/cuda/status.h"
+#include "core/image/plane.h"
 #include "core/pipeline/pipeline.h"
 #include "core/video/hw_decode.h"
 #include "core/video/source.h"
@@ -66,6 +68,12 @@ struct OpenedSource {
 // Opens the source `request` asks for. Errors: classify()'s, then the source's own
 // ("clip.mp4: no video stream", "/dev/video9: no webcam here (no such device)", ...).
 Result<OpenedSource> open_source(const SourceRequest& request);
+
+// Up to `count` frames' luma as 8-bit host planes (deeper samples keep their top 8 bits), from
+// whatever `request` names: spread evenly over the input (first, ..., last) when its length is
+// known, else its first frames. What the lab measures on real content (`histeq bench FILE`,
+// `histeq quality --bench --input`). At least one frame, or an error naming the input.
+Result<std::vector<Plane8>> read_luma_frames(const SourceRequest& request, int count);
 
 // The frames a pipeline with `opts` holds at once (both queues, the frames in flight, one in the
 // sink): what an NVDEC decoder's pool must have spare (SourceRequest::frames_held).

@@ -134,6 +134,45 @@ TEST_F(Factories, BadInputsKeepTheirLines) {
   EXPECT_EQ(s.status().message(), line);
 }
 
+// The lab's real frames come through the factory too: spread over the clip (12 frames, 4 asked:
+// 0, 3, 7 and 11), each the decoded frame's luma as it is (no range conversion), and a 10-bit clip
+// keeps its top 8 bits.
+TEST_F(Factories, TheLabReadsLumaSpreadOverTheInput) {
+  auto all = read_frames(clip_);
+  ASSERT_TRUE(all.is_ok()) << all.status().to_string();
+  ASSERT_EQ(all->size(), 12u);
+  auto got = pipeline::read_luma_frames(input(clip_), 4);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(got->size(), 4u);
+  const int picks[] = {0, 3, 7, 11};
+  for (int k = 0; k < 4; ++k) {
+    const Plane8& p = (*got)[k];
+    ASSERT_EQ(p.width(), 64);
+    ASSERT_EQ(p.height(), 36);
+    std::vector<uint8_t> rows;
+    for (int y = 0; y < p.height(); ++y) rows.insert(rows.end(), p.view().row(y), p.view().row(y) + p.width());
+    EXPECT_EQ(rows, (*all)[picks[k]].planes[0]) << "frame " << picks[k];
+  }
+
+  video::SyntheticOptions deep = tiny(3);
+  deep.bit_depth = 10;
+  const std::string clip10 = dir_ + "/in10.mkv";
+  ASSERT_TRUE(write_synthetic_clip(clip10, deep).is_ok());
+  auto all10 = read_frames(clip10);
+  ASSERT_TRUE(all10.is_ok());
+  auto got10 = pipeline::read_luma_frames(input(clip10), 1);
+  ASSERT_TRUE(got10.is_ok()) << got10.status().to_string();
+  const std::vector<uint8_t>& wide = (*all10)[0].planes[0];  // little-endian 16-bit samples
+  for (int i : {0, 100, 64 * 36 - 1}) {
+    const int v = wide[2 * i] | (wide[2 * i + 1] << 8);
+    EXPECT_EQ((*got10)[0].view().row(i / 64)[i % 64], v >> 2) << "sample " << i;
+  }
+
+  auto missing = pipeline::read_luma_frames(input(dir_ + "/missing.mp4"), 4);
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(missing.status().message(), dir_ + "/missing.mp4: no such file");
+}
+
 // Runs `source` through a CPU pipeline into `sink`, then finishes the sink.
 Status run_into(pipeline::OpenedSource& source, pipeline::OutputSink& sink) {
   pipeline::PipelineOptions po;
