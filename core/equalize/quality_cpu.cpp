@@ -71,6 +71,36 @@ Status check_host_plane(const PlaneView<T>& p) {
   return Status::ok();
 }
 
+// One row of the tiled apply. tone::tile_map's blend is linear with no rounding before the end, so
+// the two tile rows can be blended first, per tile column and value (a contiguous pass over the
+// LUTs that the compiler vectorises, skipped while the row's entry repeats), leaving two lookups
+// and one blend per pixel instead of four lookups and three blends: the same integer sums, so the
+// same frames, at a third of the work per pixel.
+template <class T>
+void apply_tiles_row(T* row, int width, const TileLuts& t, uint32_t bins, const uint32_t* blended) {
+  using tone::kWeightBits;
+  using tone::kWeightOne;
+  const int sh = t.shift;
+  const uint32_t* xt = t.x_table;
+  for (int x = 0; x < width; ++x) {
+    const uint32_t v = static_cast<uint32_t>(row[x]) >> sh;
+    if (v >= bins) continue;  // the header's contract: samples outside the LUTs stay (and are never read past)
+    const uint32_t ex = xt[x], wx = tone::axis_w(ex);
+    const uint32_t sum = blended[tone::axis_lo(ex) * bins + v] * (kWeightOne - wx) + blended[tone::axis_hi(ex) * bins + v] * wx;
+    row[x] = static_cast<T>(((sum + (1u << (2 * kWeightBits - 1))) >> (2 * kWeightBits)) << sh);
+  }
+}
+
+// The row's tile rows blended by its vertical weight: blended[c * bins + v] = lut_lo(c, v) (1 - wy) +
+// lut_hi(c, v) wy, in 1/1024 (at most 1023 * 1024: a 10-bit LUT's largest entry).
+inline void blend_tile_rows(const TileLuts& t, uint32_t bins, uint32_t ey, uint32_t* blended) {
+  const size_t n = static_cast<size_t>(t.grid.cols) * bins;
+  const uint16_t* r0 = t.luts + tone::axis_lo(ey) * n;
+  const uint16_t* r1 = t.luts + tone::axis_hi(ey) * n;
+  const uint32_t wy = tone::axis_w(ey), wy0 = tone::kWeightOne - wy;
+  for (size_t i = 0; i < n; ++i) blended[i] = r0[i] * wy0 + r1[i] * wy;
+}
+
 template <class T>
 Status apply_tiles_host(const PlaneView<T>& p, const TileLuts& t, int bins, image::ForkJoin* pool) {
   HISTEQ_TRY(check_bins(bins));
@@ -78,15 +108,14 @@ Status apply_tiles_host(const PlaneView<T>& p, const TileLuts& t, int bins, imag
   if (p.empty()) return Status::ok();
   if (t.luts == nullptr || t.x_table == nullptr || t.y_table == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null tile LUTs");
   const uint32_t n = static_cast<uint32_t>(bins);
-  const int sh = t.shift;
   for_rows(pool, p.height, [&](int y0, int y1) {
+    std::vector<uint32_t> blended(static_cast<size_t>(t.grid.cols) * n);
+    uint32_t last = 0;
     for (int y = y0; y < y1; ++y) {
-      T* row = p.row(y);
       const uint32_t ey = t.y_table[y];
-      for (int x = 0; x < p.width; ++x) {
-        const uint32_t v = static_cast<uint32_t>(row[x]) >> sh;
-        if (sizeof(T) == 1 || v < n) row[x] = static_cast<T>(tone::tile_map(t.luts, t.grid.cols, bins, t.x_table[x], ey, v) << sh);
-      }
+      if (y == y0 || ey != last) blend_tile_rows(t, n, ey, blended.data());
+      last = ey;
+      apply_tiles_row(p.row(y), p.width, t, n, blended.data());
     }
   });
   return Status::ok();

@@ -188,5 +188,41 @@ TEST(ColourThreads, BranchlessGainIsTheFormulaEverywhere) {
   }
 }
 
+// The tiled luma apply blends the tile rows first (quality_cpu.cpp): every sample must still be
+// tone::tile_map's, for random curves per tile, 8 and 10 bits, P010's high bits, samples out of
+// range left as they are, on one thread and on several.
+template <class T>
+void check_tiles_per_sample(int w, int h, int bins, int shift, hist::TileGrid grid, image::ForkJoin* pool) {
+  std::mt19937 rng(static_cast<uint32_t>(w * 31 + h + shift));
+  std::vector<uint16_t> luts(static_cast<size_t>(grid.count()) * bins);
+  for (auto& e : luts) e = static_cast<uint16_t>(rng() % static_cast<uint32_t>(bins));
+  std::vector<uint32_t> xt(static_cast<size_t>(w)), yt(static_cast<size_t>(h));
+  eq::axis_table(w, grid.cols, xt.data());
+  eq::axis_table(h, grid.rows, yt.data());
+  std::vector<T> got(static_cast<size_t>(w) * h);
+  for (auto& v : got) v = static_cast<T>(rng() % (sizeof(T) == 1 ? 256u : 65536u));
+  std::vector<T> want = got;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      T& s = want[static_cast<size_t>(y) * w + x];
+      const uint32_t v = static_cast<uint32_t>(s) >> shift;
+      if (v < static_cast<uint32_t>(bins)) s = static_cast<T>(tone::tile_map(luts.data(), grid.cols, bins, xt[x], yt[y], v) << shift);
+    }
+  const eq::TileLuts tiles{luts.data(), grid, xt.data(), yt.data(), shift};
+  ASSERT_OK(eq::apply_tiles(PlaneView<T>{got.data(), w, h, sizeof(T) * w, sizeof(T) == 1 ? 8 : 16, MemoryKind::host}, tiles, bins, pool));
+  EXPECT_EQ(got, want) << w << "x" << h << " bins " << bins << " shift " << shift << (pool ? " threads" : "");
+}
+
+TEST(ColourThreads, TiledApplyIsTileMapOnEverySample) {
+  image::ForkJoin pool(3);
+  for (image::ForkJoin* p : {static_cast<image::ForkJoin*>(nullptr), &pool}) {
+    check_tiles_per_sample<uint8_t>(1283, 721, 256, 0, {8, 8}, p);
+    check_tiles_per_sample<uint8_t>(97, 41, 256, 0, {5, 3}, p);
+    check_tiles_per_sample<uint8_t>(7, 5, 64, 0, {1, 1}, p);
+    check_tiles_per_sample<uint16_t>(645, 363, 1024, 0, {8, 8}, p);
+    check_tiles_per_sample<uint16_t>(640, 360, 1024, 6, {16, 9}, p);
+  }
+}
+
 }  // namespace
 }  // namespace histeq::test
