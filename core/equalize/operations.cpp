@@ -157,6 +157,14 @@ class HistogramOp final : public Operation {
 class LutOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
+  Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
+    (void)slots, (void)format;
+    // CPU CLAHE: 64 tile curves, each a clip and a shadow-floor search, over all cores.
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    pool_.reset();
+    if (backend == Backend::cpu && cores > 1) pool_ = std::make_unique<image::ForkJoin>(cores - 1);
+    return Status::ok();
+  }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     const Quality& q = ctx.settings->quality;
     const bool gpu = ctx.backend == Backend::gpu;
@@ -166,7 +174,7 @@ class LutOp final : public Operation {
       if (ctx.tile_counts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe LUTs without tile histograms");
       const int tiles = ctx.tiles.count();
       return gpu ? build_tile_luts_gpu(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, stream)
-                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut);
+                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, pool_.get());
     }
     // clip 0: build_lut / build_lut_gpu themselves, so plain equalization is the fused path's bit for bit.
     return gpu ? build_lut_clipped_gpu(ctx.counts, ctx.bins, w, clip, levels, ctx.lut, stream)
@@ -175,6 +183,7 @@ class LutOp final : public Operation {
 
  private:
   video::StageId id_ = video::stage_id("lut");
+  std::unique_ptr<image::ForkJoin> pool_;  // CPU: the tile curves' threads (run from the equalizer's thread)
 };
 
 // The temporal filter (tone.h): its state (the filtered LUTs in Q12; the last normalized histogram

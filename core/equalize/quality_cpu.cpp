@@ -275,26 +275,40 @@ Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint
   return build_lut(h, bins, weight, levels, lut);
 }
 
+namespace {
+
+// One tile's LUT (tone::tile_lut_entry over its clipped, floored CDF); total < 2^32.
+void tile_lut(const uint32_t* in, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels, uint16_t* out) {
+  uint32_t h[kMaxBins];
+  uint64_t total = 0;
+  for (int v = 0; v < bins; ++v) total += h[v] = in[v];
+  if (clip_q8 != 0) total = shape_histogram(h, bins, total, clip_q8, levels);
+  uint32_t cdf = 0;
+  for (int v = 0; v < bins; ++v) h[v] = cdf += h[v];  // h becomes the CDF
+  for (int v = 0; v < bins; ++v) {
+    const uint32_t x = clamp_level(static_cast<uint32_t>(v), levels);
+    out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), h[x], h[levels.lo], static_cast<uint32_t>(total), levels, weight));
+  }
+}
+
+}  // namespace
+
 Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels,
-                       uint16_t* tile_luts, uint16_t* mean_lut) {
+                       uint16_t* tile_luts, uint16_t* mean_lut, image::ForkJoin* pool) {
   HISTEQ_TRY(validate_lut_args(bins, weight));
   HISTEQ_TRY(validate_levels(bins, levels));
   if (tile_counts == nullptr || tile_luts == nullptr || tiles < 1) return HISTEQ_ERROR(Code::invalid_argument, "null tile histograms or LUTs");
-  uint32_t h[kMaxBins];
+  // Checked before the threads start, so that they have no error to report.
   for (int t = 0; t < tiles; ++t) {
-    const uint32_t* in = tile_counts + static_cast<size_t>(t) * bins;
-    uint16_t* out = tile_luts + static_cast<size_t>(t) * bins;
     uint64_t total = 0;
-    for (int v = 0; v < bins; ++v) total += h[v] = in[v];
+    for (int v = 0; v < bins; ++v) total += tile_counts[static_cast<size_t>(t) * bins + v];
     if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "tile histogram of 2^32 samples or more");
-    if (clip_q8 != 0) total = shape_histogram(h, bins, total, clip_q8, levels);
-    uint32_t cdf = 0;
-    for (int v = 0; v < bins; ++v) h[v] = cdf += h[v];  // h becomes the CDF
-    for (int v = 0; v < bins; ++v) {
-      const uint32_t x = clamp_level(static_cast<uint32_t>(v), levels);
-      out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), h[x], h[levels.lo], static_cast<uint32_t>(total), levels, weight));
-    }
   }
+  // A tile's clip and shadow-floor search cost several microseconds: one tile is worth a thread.
+  image::for_parts(pool, tiles, 1, [&](int t0, int t1) {
+    for (int t = t0; t < t1; ++t)
+      tile_lut(tile_counts + static_cast<size_t>(t) * bins, bins, weight, clip_q8, levels, tile_luts + static_cast<size_t>(t) * bins);
+  });
   if (mean_lut != nullptr) {
     for (int v = 0; v < bins; ++v) {
       uint32_t sum = 0;

@@ -224,5 +224,23 @@ TEST(ColourThreads, TiledApplyIsTileMapOnEverySample) {
   }
 }
 
+// The tile curves shared over threads are the curves built on one (clip and shadow floor on).
+TEST(ColourThreads, TileLutsOverThreadsAreTheOnesOnOne) {
+  image::ForkJoin pool(3);
+  std::mt19937 rng(11);
+  for (int bins : {256, 1024}) {
+    const int tiles = 64;
+    std::vector<uint32_t> counts(static_cast<size_t>(tiles) * bins);
+    for (int t = 0; t < tiles; ++t)  // dim tiles: most samples low, a few bright
+      for (int i = 0; i < 8000; ++i) ++counts[static_cast<size_t>(t) * bins + (rng() % 8 == 0 ? rng() % bins : rng() % (bins / 4))];
+    const eq::Levels l = eq::nominal_levels(bins == 256 ? 8 : 10, false, false);
+    std::vector<uint16_t> a(counts.size()), b(counts.size()), ma(bins), mb(bins);
+    ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, 282, l, a.data(), ma.data()));
+    ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, 282, l, b.data(), mb.data(), &pool));
+    EXPECT_EQ(a, b) << bins;
+    EXPECT_EQ(ma, mb) << bins;
+  }
+}
+
 }  // namespace
 }  // namespace histeq::test
