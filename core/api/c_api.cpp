@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/api/api_impl.h"
@@ -104,6 +105,21 @@ const char* info_field(histeq_equalizer* e, std::string api::EqualizerInfo::*fie
   return st == HISTEQ_OK ? (e->info.*field).c_str() : "";
 }
 
+// A control set on a handle's Settings or Equalizer (`what` names the handle in a NULL error); a
+// text value (const char*) or a number.
+template <class Handle, class Target, class Value>
+histeq_status set_control(Handle* h, Target Handle::*target, const char* what, const char* name, Value value) noexcept {
+  return call(h != nullptr ? &h->error : nullptr, [&] {
+    if (h == nullptr || name == nullptr) return null_argument(h == nullptr ? what : "name");
+    if constexpr (std::is_same_v<Value, const char*>) {
+      if (value == nullptr) return null_argument("value");
+      return (h->*target).set(name, std::string(value));
+    } else {
+      return (h->*target).set(name, value);
+    }
+  });
+}
+
 template <class Make>
 histeq_settings* make_settings(Make&& make) noexcept {
   histeq_settings* out = nullptr;
@@ -134,17 +150,10 @@ histeq_settings* histeq_settings_copy(const histeq_settings* s) {
 void histeq_settings_destroy(histeq_settings* s) { delete s; }
 
 histeq_status histeq_settings_set(histeq_settings* s, const char* name, const char* value) {
-  return call(s != nullptr ? &s->error : nullptr, [&] {
-    if (s == nullptr || name == nullptr || value == nullptr) return null_argument(s == nullptr ? "settings" : name == nullptr ? "name" : "value");
-    return s->settings.set(name, std::string(value));
-  });
+  return set_control(s, &histeq_settings::settings, "settings", name, value);
 }
-
 histeq_status histeq_settings_set_number(histeq_settings* s, const char* name, double value) {
-  return call(s != nullptr ? &s->error : nullptr, [&] {
-    if (s == nullptr || name == nullptr) return null_argument(s == nullptr ? "settings" : "name");
-    return s->settings.set(name, value);
-  });
+  return set_control(s, &histeq_settings::settings, "settings", name, value);
 }
 
 histeq_status histeq_settings_get(const histeq_settings* s, const char* name, char* buf, size_t size, size_t* length) {
@@ -223,17 +232,10 @@ void histeq_equalizer_reset(histeq_equalizer* e) {
 }
 
 histeq_status histeq_equalizer_set(histeq_equalizer* e, const char* name, const char* value) {
-  return call(e != nullptr ? &e->error : nullptr, [&] {
-    if (e == nullptr || name == nullptr || value == nullptr) return null_argument(e == nullptr ? "equalizer" : name == nullptr ? "name" : "value");
-    return e->eq.set(name, std::string(value));
-  });
+  return set_control(e, &histeq_equalizer::eq, "equalizer", name, value);
 }
-
 histeq_status histeq_equalizer_set_number(histeq_equalizer* e, const char* name, double value) {
-  return call(e != nullptr ? &e->error : nullptr, [&] {
-    if (e == nullptr || name == nullptr) return null_argument(e == nullptr ? "equalizer" : "name");
-    return e->eq.set(name, value);
-  });
+  return set_control(e, &histeq_equalizer::eq, "equalizer", name, value);
 }
 
 histeq_status histeq_equalizer_set_settings(histeq_equalizer* e, const histeq_settings* s) {
