@@ -389,7 +389,9 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   progress.close();
   if (!rep) {
     const bool interrupted = rep.status().code() == Code::cancelled;
-    const std::string msg = interrupted ? o.output + ": interrupted; nothing written" : rep.status().to_string();
+    const std::string msg = !interrupted ? rep.status().to_string()
+                            : is_stdout(o.output) ? "standard output: interrupted; the output is incomplete"
+                                                  : o.output + ": interrupted; nothing written";
     if (mode == ProgressMode::json)
       print_json(named({{"event", interrupted ? "interrupted" : "error"}, {"message", msg}}, "input", input));
     const int code = fail(msg, interrupted ? stop_exit_code() : 1);

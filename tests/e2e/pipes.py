@@ -10,6 +10,7 @@ bit-identical).
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 
@@ -241,6 +242,19 @@ def case_broken_pipe_ends_with_a_line():
     lines = [l for l in errs[0].splitlines() if l.strip()]
     assert codes[0] == 1, (codes, errs)
     assert len(lines) == 1 and lines[0].startswith("histeq: standard output: the reader closed the pipe (broken pipe) after "), lines
+
+
+def case_interrupted_stdout_export_says_the_output_is_incomplete():
+    src = h264_ts("int.ts", 300, size="640x360")
+    p = subprocess.Popen([e2e.HISTEQ, "export", src, "-o", "-", "-f", "nut", "--preset", "veryslow", "--cpu", "--progress", "none"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert len(p.stdout.read(64)) == 64  # the header is out: the export is running
+    p.send_signal(signal.SIGINT)
+    p.stdout.read()
+    err = p.stderr.read().decode()
+    assert p.wait(timeout=60) == 130, (p.returncode, err)
+    lines = [l for l in err.splitlines() if l.strip()]
+    assert lines == ["histeq: standard output: interrupted; the output is incomplete"], lines
 
 
 CASES = {k[5:]: v for k, v in sorted(globals().items()) if k.startswith("case_")}
