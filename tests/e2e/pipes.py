@@ -225,6 +225,10 @@ def case_stdout_refusals_are_one_line():
         assert r.returncode == code, (extra, r.returncode, err)
         assert len(lines) == 1 and words in lines[0], (extra, lines)
         assert r.stdout == b"", (extra, r.stdout[:80])  # nothing half-written to the pipe
+    # quality reads each clip once per configuration: standard input cannot be one.
+    r = e2e.histeq("quality", "-", "-o", path("q"), "--no-metrics")
+    assert r.returncode == 2 and r.stderr.strip() == "histeq: -: quality reads each clip once per configuration: give a file, " \
+                                                      "not standard input", r.stderr
     # Without -f, standard output gets matroska, said in a note.
     codes, errs, data = shell(f"{hq()} export {q(src)} -o - --cpu --progress none",
                               "ffprobe -v error -count_packets -show_entries format=format_name:stream=nb_read_packets -of json -")
@@ -255,6 +259,24 @@ def case_interrupted_stdout_export_says_the_output_is_incomplete():
     assert p.wait(timeout=60) == 130, (p.returncode, err)
     lines = [l for l in err.splitlines() if l.strip()]
     assert lines == ["histeq: standard output: interrupted; the output is incomplete"], lines
+
+
+def case_gpu_pipe_matches_the_cpu_file_export():
+    # On a GPU machine: standard input decoded by NVDEC (--hwdec auto) and equalized on the GPU,
+    # written to standard output: the CPU's file-to-file frames, bit for bit.
+    if not e2e.have_gpu():
+        raise e2e.Skip("no CUDA device")
+    n = 60
+    src = h264_ts("gpu.ts", n, size="1280x720")
+    ref = path("gpu_ref.nut")
+    assert e2e.histeq("export", src, "-o", ref, "-c", "rawvideo", "--cpu", "--progress", "none").returncode == 0
+    codes, errs, data = shell(f"{FF} -i {q(src)} -c copy -f mpegts -", f"{hq()} export - -o - -f nut -c rawvideo --progress plain",
+                              f"{FF} -f nut -i - -f framemd5 -")
+    assert codes == [0, 0, 0], (codes, errs)
+    assert "GPU" in errs[1], errs[1]
+    got = md5_lines(data)
+    assert len(got) == n and got == frame_md5s(ref), (len(got), errs[1])
+    print(errs[1].splitlines()[1].strip())  # the decoder: NVDEC where it took the stream
 
 
 CASES = {k[5:]: v for k, v in sorted(globals().items()) if k.startswith("case_")}
