@@ -87,6 +87,11 @@ struct ExportCliOptions {
   std::string ext;                   // the outputs' extension (default: each input's)
   int index = -1;                    // --index I: only the I-th file of the batch (a job array's task)
   bool list = false;                 // --list: print the batch's files and outputs, export nothing
+  // Pipes (issue 17): -f, the container; --live, the input read as a live stream; -c as given, to
+  // tell a codec the user named from the default (a raw container's own encoder replaces the default).
+  std::string format;
+  bool live = false;
+  CLI::Option* codec_opt = nullptr;
 };
 void add_export_command(CLI::App& app, ExportCliOptions& opts);
 int run_export(const ExportCliOptions& opts, const std::vector<std::string>& argv);

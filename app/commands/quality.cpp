@@ -187,6 +187,8 @@ int run_metrics(const QualityCliOptions& o, const std::string& manifest) {
 int run_quality(const QualityCliOptions& o) {
   if (o.bench) return run_quality_bench(o);
   if (o.clips.empty()) return fail("give one or more clips (or --bench)", 2);
+  for (const auto& clip : o.clips)
+    if (clip == "-") return fail("-: quality reads each clip once per configuration: give a file, not standard input", 2);
   auto configs = parse_configs(o.configs);
   if (!configs) return fail(configs.status().message(), 2);
   std::map<std::string, std::string> reference = add_references(*configs);

@@ -6,13 +6,14 @@
 //   ""                        synthetic   video::open_synthetic(request.synthetic)
 //   "" + webcam [device]      webcam      FileSource on the device, /dev/video0 by default (V4L2)
 //   "/dev/videoN"             webcam      FileSource on that device (V4L2)
-//   "-"                       standard    FileSource on standard input (live today; see below)
+//   "-"                       standard    FileSource on standard input: a file read to its end
+//                                         (every frame, at the reader's pace); live with `live`
 //   "udp://...", "rtsp://..." network     FileSource on the URL (live)
-//   anything else             file        FileSource on the path
+//   anything else             file        FileSource on the path (live with `live`: a FIFO fed in real time)
 //
 // The decode choice (NVDEC or software) and the live options travel in the request to FileSource.
-// Issue 17 will make "-" a file read to its end unless live is asked for: that is decided here
-// (SourceKind::standard_input), not at the call sites.
+// A live source runs at its own pace and the pipeline drops frames rather than fall behind it
+// (pipeline.h); a pipe is not live unless `live` asks for it, so nothing is dropped from it.
 //
 // Errors (Status, the message naming the input): invalid_argument for a request that contradicts
 // itself (an input and the webcam together, "give either an input file or --webcam, not both"),
@@ -47,6 +48,9 @@ struct SourceRequest {
   // FileSource's options: the decode choice, the frames the pipeline may hold (NVDEC), the live
   // timeout, the seek preroll, decoder threads. Its `webcam` flag is set from the kind, not read.
   video::HwDecode hwdec = video::HwDecode::none;
+  // --live: read standard input or a file as a live stream (FileSourceOptions::live); network URLs
+  // and webcams are live without it.
+  bool live = false;
   int frames_held = 12;
   double live_timeout_s = 5.0;
   double seek_preroll_s = 0;
