@@ -2,9 +2,11 @@
 // operations, kernels and integer formulas as `histeq export`, so a frame processed here is
 // bit-identical to the frame `histeq export` writes with the same settings.
 //
-// Stability: everything in this header (namespace histeq, no nested namespace) is the stable API of
-// libhisteq; the library's SONAME carries the project version. Nothing else of the project is
-// public. Nothing here prints, exits or throws across the API: every fallible call returns a
+// Stability: everything in this header is the stable API of libhisteq; the library's SONAME carries
+// the project version. Nothing else of the project is public. The names are declared in
+// histeq::api and brought into histeq by a using-directive, so callers write histeq::Equalizer:
+// the project's own core has a histeq::Status and histeq::Result of its own, and the library's
+// sources (which see both) define HISTEQ_API_NO_USING and spell histeq::api:: instead. Nothing here prints, exits or throws across the API: every fallible call returns a
 // Status (or a Result<T>), whose message is one line naming what was wrong.
 //
 // Units: widths and heights in samples, pitches in BYTES (as cudaMallocPitch and FFmpeg's
@@ -34,6 +36,7 @@
 struct CUstream_st;  // cudaStream_t is CUstream_st*; no CUDA header is needed to use this API
 
 namespace histeq {
+namespace api {
 
 using Stream = CUstream_st*;
 
@@ -112,13 +115,17 @@ struct PlaneDesc {
 // documented for asynchronous device work). Planes: gray 1, yuv420p* 3 (Y, U, V), nv12/p010 2
 // (Y, UV). Chroma planes are ceil(width/2) x ceil(height/2) samples (NV12/P010: 2*ceil(width/2)
 // interleaved samples a row).
-struct Image {
+struct HISTEQ_API Image {
   PixelFormat format = PixelFormat::gray8;
   int width = 0, height = 0;
   Memory memory = Memory::host;
   int device = 0;  // the CUDA device of device memory
   ColorRange range = ColorRange::unspecified;
   PlaneDesc planes[3];
+  // The frame's time in seconds (any origin; the temporal filter's frame interval comes from the
+  // difference of two frames' times, as `histeq export` takes it from the timestamps). Negative:
+  // unknown; the frame then follows the previous one by the previous interval (1/30 s at first).
+  double time_s = -1;
 
   int plane_count() const noexcept;
   int bit_depth() const noexcept;         // 8 or 10
@@ -266,4 +273,8 @@ HISTEQ_API Result<std::vector<uint32_t>> histogram(const Plane& plane, const std
 // Whether a CUDA device is usable here (the GPU backend and kernels need one).
 HISTEQ_API bool gpu_available() noexcept;
 
+}  // namespace api
+#ifndef HISTEQ_API_NO_USING
+using namespace api;  // NOLINT(google-build-using-namespace): the public names are histeq::X
+#endif
 }  // namespace histeq
