@@ -19,6 +19,7 @@ its layout, and makes the clips with the ffmpeg CLI and their references with th
 
   test_install.py --build BUILD --source SRC --work WORK CASE     (exit 77 = skipped)
   test_install.py --list
+  test_install.py --work WORK --device-bundle DIR                 (tests/install/device_example.sh)
 """
 import argparse
 import glob
@@ -115,8 +116,8 @@ def make_clips_and_references():
     make_photo_clip(work("clips", "photo.y4m"))
     for name, path, fmt, controls in clips():
         args = [a for k, v in controls.items() for a in ("--" + k, v)]
-        ref = work("clips", name + ".ref.nut")
-        run([histeq_bin(), "export", path, "-o", ref, "-c", "rawvideo", "--progress", "none", "--cpu"] + args, env=clean_env())
+        ref = work("clips", name + ".ref.mkv")  # FFV1: lossless, and in every FFmpeg build histeq uses
+        run([histeq_bin(), "export", path, "-o", ref, "-c", "ffv1", "--progress", "none", "--cpu"] + args, env=clean_env())
         frames = raw(ref, fmt)
         assert frames and frames != raw(path, fmt), f"{name}: the export equalized nothing"
         with open(work("clips", name + ".ref.raw"), "wb") as f:
@@ -187,7 +188,7 @@ def case_examples_pkgconfig():
     b = work("examples-pkgconfig")
     os.makedirs(b, exist_ok=True)
     env = dict(clean_env(), PKG_CONFIG_PATH=prefix("lib", "pkgconfig"))
-    run(["make", "-s", "-C", os.path.join(A.source, "examples"), "OUT=" + b, "all"], env=env)
+    run(["make", "-s", "-C", os.path.join(A.source, "examples"), "OUT=" + b, "all"], env=env)  # PKG_CONFIG_PATH from the environment
     for exe in ("equalize_host", "equalize_host_c"):
         needed = run(["objdump", "-p", os.path.join(b, exe)]).stdout
         assert re.search(r"NEEDED\s+libhisteq\.so\.", needed), f"{exe} does not link libhisteq"
@@ -261,6 +262,27 @@ def case_man_page():
 CASES = {k[5:]: v for k, v in sorted(globals().items()) if k.startswith("case_")}
 
 
+def device_bundle(folder):
+    """For a GPU machine without FFmpeg or compilers (tests/install/device_example.sh): the clips of
+    the prefix case, each with its reference as the .y4m equalize_device must write byte for byte
+    (the input's header, then histeq export's frames), and cases.txt: NAME CONTROL=VALUE ..."""
+    os.makedirs(folder, exist_ok=True)
+    lines = []
+    for name, path, fmt, controls in clips():
+        data = open(path, "rb").read()
+        header = data[:data.index(b"\n") + 1]
+        ref = open(work("clips", name + ".ref.raw"), "rb").read()
+        frames = data.count(b"FRAME")
+        size = len(ref) // frames
+        assert size * frames == len(ref), name
+        shutil.copy(path, os.path.join(folder, name + ".y4m"))
+        with open(os.path.join(folder, name + ".ref.y4m"), "wb") as f:
+            f.write(header + b"".join(b"FRAME\n" + ref[i * size:(i + 1) * size] for i in range(frames)))
+        lines.append(" ".join([name] + [f"{k}={v}" for k, v in controls.items()]))
+    with open(os.path.join(folder, "cases.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -268,10 +290,15 @@ def main():
     ap.add_argument("--source")
     ap.add_argument("--work")
     ap.add_argument("--list", action="store_true")
+    ap.add_argument("--device-bundle", metavar="DIR", help="after the prefix case: write the device example's clips to DIR")
     ap.add_argument("case", nargs="?")
     A = ap.parse_args()
     if A.list:
         print("\n".join(CASES))
+        return 0
+    if A.device_bundle:
+        A.work = os.path.abspath(A.work)
+        device_bundle(A.device_bundle)
         return 0
     for tool in ("ffmpeg", "cmake", "objdump"):
         if shutil.which(tool) is None:
