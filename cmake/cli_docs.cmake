@@ -45,7 +45,21 @@ foreach(c ${commands})
   string(REPLACE "\n" "\n\\&" help "${help}")
   string(APPEND include "[histeq ${c}]\n.nf\n\\&${help}\n.fi\n\n")
 endforeach()
-string(APPEND include "[SEE ALSO]\nThe README and docs/ of the source tree; `histeq controls' lists every picture-quality control.\n")
+string(APPEND include "[FILES]
+.TP
+.I PREFIX/share/histeq/
+the scripts the commands run, found relative to the binary (PREFIX/bin/histeq):
+.B quality.py
+(\\fBhisteq quality\\fR's metrics) and
+.B plot_paper.py
+(\\fBhisteq bench \\-\\-paper\\fR's plots)
+.TP
+.I PREFIX/share/bash-completion/completions/histeq
+bash completion, written by the hidden \\fBhisteq completion bash\\fR
+[SEE ALSO]
+The README, docs/api.md (the library: libhisteq, include/histeq/histeq.hpp and histeq.h) and docs/controls.md of the
+source tree; \\fBhisteq controls\\fR lists every picture\\-quality control.
+")
 file(WRITE ${OUT_DIR}/histeq.h2m "${include}")
 
 execute_process(COMMAND ${HELP2MAN} --no-info --no-discard-stderr --section=1
