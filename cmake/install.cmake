@@ -78,6 +78,7 @@ if(TARGET histeq_lib)
   # fields say what a static link would add: FFmpeg (unless HISTEQ_STATIC linked it in) and what the
   # static CUDA runtime and the C++ code need; the public headers include neither.
   file(RELATIVE_PATH HISTEQ_PC_PREFIX_FROM_PCDIR ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+  string(REGEX REPLACE "/$" "" HISTEQ_PC_PREFIX_FROM_PCDIR "${HISTEQ_PC_PREFIX_FROM_PCDIR}")  # "../..", not "../../"
   set(HISTEQ_PC_REQUIRES_PRIVATE "")
   if(NOT HISTEQ_STATIC)
     # The modules of the top CMakeLists' pkg_check_modules(FFMPEG ...): avformat -> libavformat.

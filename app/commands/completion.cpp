@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "app/commands/commands.h"
+#include "core/histogram/histogram.h"
 
 namespace histeq::app {
 namespace {
@@ -44,9 +45,17 @@ std::string choices_of(const CLI::Option& o) {
   return out;
 }
 
-// A value of `o`: one of its choices, a file name for text, nothing to offer for a number.
+// The registry's kernels: --kernel checks its value itself, so CLI11 knows no choices for it.
+std::string kernel_names() {
+  std::string out;
+  for (const auto& e : hist::registry())
+    if (safe_word(e.info.name)) out += (out.empty() ? "" : " ") + e.info.name;
+  return out;
+}
+
+// A value of `o`: one of its choices (or kernels), a file name for text, nothing to offer for a number.
 std::string value_completion(const CLI::Option& o) {
-  const std::string choices = choices_of(o);
+  const std::string choices = o.check_lname("kernel") ? kernel_names() : choices_of(o);
   if (!choices.empty()) return "COMPREPLY=($(compgen -W '" + choices + "' -- \"$cur\"))";
   const std::string type = o.get_type_name();
   for (const char* number : {"INT", "UINT", "FLOAT", "NUMBER"})

@@ -236,6 +236,7 @@ def case_completion():
     assert "export" in complete(["histeq", "ex"]) and "quality" in complete(["histeq", ""])
     assert complete(["histeq", "export", "--clip-l"]) == ["--clip-limit"], complete(["histeq", "export", "--clip-l"])
     assert sorted(complete(["histeq", "export", "--mode", ""])) == ["clahe", "global"]
+    assert "cpu_parallel" in complete(["histeq", "export", "-k", "cpu_"]), complete(["histeq", "export", "-k", "cpu_"])
     assert "--clip-limit" not in complete(["histeq", "info", "--"])
     installed = open(prefix("share", "bash-completion", "completions", "histeq")).read()
     assert installed == run([histeq_bin(), "completion", "bash"], env=clean_env()).stdout, "the completion is stale"
