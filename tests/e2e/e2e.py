@@ -682,6 +682,22 @@ def case_quality_short_clip_with_audio():
     assert {x["method"] for x in rows} == {"input", "default", "default-t0"}, rows
 
 
+def case_quality_odd_size():
+    # bench/quality.py read odd-sized frames with halved chroma (w // 2): a 161x91 clip failed in
+    # numpy's reshape. FFmpeg's 4:2:0 chroma planes round up.
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise Skip("no matplotlib (python3-matplotlib)")
+    clip = low_contrast_clip("odd.mkv", size="161x91", seconds=1)
+    out = path("qodd")
+    r = histeq("quality", clip, "-o", out, "--configs", "default", "--peers", "none", timeout=170)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr, r.stderr
+    rows = json.load(open(os.path.join(out, "quality.json")))["rows"]
+    assert {x["method"] for x in rows} >= {"input", "default"}, rows
+
+
 # --- blacks and shadows (issue 20): bench/quality.py's crushed and shadow detail ------------------
 
 BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
