@@ -32,6 +32,7 @@ struct Pending {
 struct Work {
   std::optional<histeq::Equalizer> equalizer;
   histeq::Settings settings;  // what the equalizer runs with
+  histeq::ColorRange range = histeq::ColorRange::unspecified;  // the caps' colour range tag
   CudaWork cuda;
 };
 
@@ -148,8 +149,15 @@ std::optional<histeq::PixelFormat> format_of(GstVideoFormat f) {
   }
 }
 
-histeq::ColorRange range_of(const GstVideoInfo& info) {
-  switch (GST_VIDEO_INFO_COLORIMETRY(&info).range) {
+// The caps' colorimetry range as the upstream element wrote it: GstVideoInfo replaces a
+// colorimetry with an unknown matrix ("1:0:0:0", avdec_h264's for a full-range H.264 stream without
+// a matrix) by the format's default, limited range, and the tag would be lost.
+histeq::ColorRange range_of(const GstCaps* caps, const GstVideoInfo& info) {
+  GstVideoColorimetry c = GST_VIDEO_INFO_COLORIMETRY(&info);
+  const char* tag = gst_structure_get_string(gst_caps_get_structure(caps, 0), "colorimetry");
+  GstVideoColorimetry parsed;
+  if (tag && gst_video_colorimetry_from_string(&parsed, tag)) c = parsed;
+  switch (c.range) {
     case GST_VIDEO_COLOR_RANGE_0_255: return histeq::ColorRange::full;
     case GST_VIDEO_COLOR_RANGE_16_235: return histeq::ColorRange::limited;
     default: return histeq::ColorRange::unspecified;
@@ -157,14 +165,14 @@ histeq::ColorRange range_of(const GstVideoInfo& info) {
 }
 
 // The mapped frame as an image of the API (planes in place: the element works in place).
-histeq::Image image_of(GstVideoFrame& frame, histeq::Memory memory, int device) {
+histeq::Image image_of(GstVideoFrame& frame, histeq::Memory memory, int device, histeq::ColorRange range) {
   histeq::Image img;
   img.format = *format_of(GST_VIDEO_FRAME_FORMAT(&frame));
   img.width = GST_VIDEO_FRAME_WIDTH(&frame);
   img.height = GST_VIDEO_FRAME_HEIGHT(&frame);
   img.memory = memory;
   img.device = device;
-  img.range = range_of(frame.info);
+  img.range = range;
   const GstClockTime pts = GST_BUFFER_PTS(frame.buffer);
   img.time_s = GST_CLOCK_TIME_IS_VALID(pts) ? static_cast<double>(pts) / GST_SECOND : -1.0;
   for (guint i = 0; i < GST_VIDEO_FRAME_N_PLANES(&frame) && i < 3; ++i) {
@@ -186,7 +194,8 @@ GstFlowReturn equalize_buffer(GstHisteq* self, GstBuffer* buf, bool on_device, h
   GstVideoFrame frame;
   const auto flags = static_cast<GstMapFlags>(GST_MAP_READWRITE | (on_device ? cuda_map_flag() : 0));
   if (!gst_video_frame_map(&frame, &self->parent.in_info, buf, flags)) return fail(self, "cannot map the frame");
-  const histeq::Image img = image_of(frame, on_device ? histeq::Memory::device : histeq::Memory::host, w.cuda.device());
+  const histeq::Image img =
+      image_of(frame, on_device ? histeq::Memory::device : histeq::Memory::host, w.cuda.device(), w.range);
   const histeq::Status st = w.equalizer->process(img, img, stream);
   std::string error;
   const bool done = st.ok() && (!on_device || w.cuda.finish(error));
@@ -216,6 +225,8 @@ GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buf) {
 gboolean set_info(GstVideoFilter* filter, GstCaps* incaps, GstVideoInfo* in_info, GstCaps*, GstVideoInfo*) {
   GstHisteq* self = self_of(filter);
   if (!format_of(GST_VIDEO_INFO_FORMAT(in_info))) return FALSE;
+  self->work->range = range_of(incaps, *in_info);
+  GST_DEBUG_OBJECT(self, "caps %" GST_PTR_FORMAT ", colour range %d", incaps, static_cast<int>(self->work->range));
   // New geometry or format: an equalizer for it, from the first frame.
   drop_equalizer(*self->work);
   if (!caps_are_cuda(incaps)) return TRUE;
