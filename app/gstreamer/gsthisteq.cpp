@@ -4,6 +4,7 @@
 #include <gst/video/video.h>
 #include <histeq/histeq.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,9 @@ struct Pending {
   bool changed = false;       // settings changed since the streaming thread last took them
   bool remake = false;        // a control that is not live changed: the equalizer is made again
   bool reset = false;         // a flush, segment or new stream: the temporal state restarts
+  // Values refused before the stream started, by property: the stream then fails in one line
+  // (while playing, a refused value only warns and the old one stays).
+  std::map<std::string, std::string> refused;
 };
 
 // The streaming thread's state.
@@ -68,10 +72,12 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
   if (st.ok()) {
     self->pending->changed = true;
     self->pending->remake = self->pending->remake || !p.live;
+    self->pending->refused.erase(p.name);
+  } else if (GST_STATE(self) <= GST_STATE_READY) {
+    self->pending->refused[p.name] = st.message();
   }
   GST_OBJECT_UNLOCK(self);
   // A value the range allows but the control refuses (e.g. clip-limit 0.5): the old one stays.
-  if (!st.ok()) GST_WARNING_OBJECT(self, "%s=%s refused: %s", p.name.c_str(), text.c_str(), st.message().c_str());
   if (!st.ok()) g_warning("histeq: %s", st.message().c_str());
 }
 
@@ -96,33 +102,45 @@ void drop_equalizer(Work& w) {
 }
 
 // Takes the properties' changes and the resets asked for since the last frame: they apply
-// between frames. False (with an element error posted) when the new settings cannot be used.
-bool take_pending(GstHisteq* self) {
+// between frames. Settings the equalizer refuses (a GPU kernel on the CPU backend) leave it as it
+// was, with a warning, and the properties read its settings again.
+void take_pending(GstHisteq* self) {
   Work& w = *self->work;
   GST_OBJECT_LOCK(self);
-  Pending p = *self->pending;
-  self->pending->changed = self->pending->remake = self->pending->reset = false;
+  Pending& pending = *self->pending;
+  const bool changed = pending.changed, remake = pending.remake, reset = pending.reset;
+  if (changed) w.settings = pending.settings;
+  pending.changed = pending.remake = pending.reset = false;
   GST_OBJECT_UNLOCK(self);
-  if (p.changed) w.settings = p.settings;
-  if (!w.equalizer) return true;
-  if (p.remake) {
-    w.cuda.with_context([&] { w.equalizer.reset(); });
-    return true;
+  if (!w.equalizer) return;
+  if (remake) {
+    w.cuda.with_context([&] { w.equalizer.reset(); });  // made again with the new backend or device
+    return;
   }
-  if (p.changed) {
-    const histeq::Status st = w.equalizer->set(p.settings);
+  if (changed) {
+    const histeq::Status st = w.equalizer->set(w.settings);
     if (!st.ok()) {
-      GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("%s", st.message().c_str()), (nullptr));
-      return false;
+      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS, ("%s", st.message().c_str()), (nullptr));
+      w.settings = w.equalizer->settings();
+      GST_OBJECT_LOCK(self);
+      if (!pending.changed) pending.settings = w.settings;
+      GST_OBJECT_UNLOCK(self);
     }
   }
-  if (p.reset) w.equalizer->reset();
-  return true;
+  if (reset) w.equalizer->reset();
 }
 
 bool make_equalizer(GstHisteq* self, bool on_device) {
   Work& w = *self->work;
   if (w.equalizer) return true;
+  GST_OBJECT_LOCK(self);
+  const std::string refused = self->pending->refused.empty() ? "" : self->pending->refused.begin()->second;
+  self->pending->refused.clear();
+  GST_OBJECT_UNLOCK(self);
+  if (!refused.empty()) {
+    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("%s", refused.c_str()), (nullptr));
+    return false;
+  }
   histeq::Settings s = w.settings;
   // CUDA memory: the equalizer runs on the frames' GPU.
   if (on_device) s.set("device", w.cuda.device());
@@ -207,7 +225,7 @@ GstFlowReturn equalize_buffer(GstHisteq* self, GstBuffer* buf, bool on_device, h
 GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buf) {
   GstHisteq* self = self_of(trans);
   Work& w = *self->work;
-  if (!take_pending(self)) return GST_FLOW_ERROR;
+  take_pending(self);
   if (!CudaWork::holds_cuda(buf)) return equalize_buffer(self, buf, false, nullptr);
   if (!w.cuda.same_context(buf)) drop_equalizer(w);  // a new decoder, a new context
   std::string error;

@@ -118,6 +118,20 @@ def case_every_format_and_setting_runs():
             gst_launch(f"videotestsrc num-buffers=12 pattern=ball ! video/x-raw,format={fmt},width=97,height=61 ! histeq {props} ! fakesink")
 
 
+def case_bad_settings_fail_in_one_line():
+    # A value the control refuses before the stream starts fails the stream, naming it.
+    r = run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=3", "!", "histeq", "tiles=40x2", "!", "fakesink"])
+    assert r.returncode != 0 and re.search(r"ERROR: from element .*histeq.*tiles must be 1..32", r.stdout + r.stderr), \
+        "tiles=40x2 was not refused: " + r.stdout + r.stderr
+    # ... unless a good value replaced it.
+    gst_launch("videotestsrc num-buffers=3 ! histeq tiles=40x2 tiles=4x4 ! fakesink")
+    if not os.path.exists("/dev/nvidia0"):
+        r = run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=3", "!", "histeq", "kernel=cub", "backend=cpu", "!", "fakesink"])
+        assert r.returncode != 0, "kernel cub on the CPU backend ran"
+        lines = [l for l in (r.stdout + r.stderr).splitlines() if "cub" in l]
+        assert lines, "no line names the kernel: " + r.stdout + r.stderr
+
+
 def case_bad_caps_are_refused():
     r = run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=3", "!", "video/x-raw,format=RGB", "!", "histeq", "!", "fakesink"])
     assert r.returncode != 0, "RGB was accepted"
@@ -248,6 +262,11 @@ def case_property_change_while_playing():
         if n == 20:
             h.set_property("mode", "clahe")
             h.set_property("clip-limit", 0.5)  # refused (0 or 1..64): the old value stays
+            assert h.get_property("clip-limit") == 1.1, "clip-limit 0.5 was taken"
+        if n == 40:
+            # A GPU kernel: taken on a GPU (the same frames), refused with a warning on the CPU
+            # backend, where the frames go on as before; the pipeline never stops for it.
+            h.set_property("kernel", "cub")
     _, changed = play(Gst, src, "temporal=0", on_buffer=change)
     assert len(changed) == FRAMES, f"{len(changed)} frames, not {FRAMES}"
     wrong = [n for n in range(FRAMES) if changed[n] != (global_run[n] if n < 20 else clahe_run[n])]
