@@ -306,6 +306,33 @@ def case_install_puts_the_element_in_gstreamers_folder():
     assert r.returncode == 0 and plugin in r.stdout, "gst-inspect-1.0 does not load the installed element: " + r.stdout + r.stderr
 
 
+def case_qos_and_latency_pass():
+    Gst = gst_modules()
+    # A live source at 30 fps and a sink 60 ms late on each frame: the sink's QoS events reach
+    # histeq, which drops the frames already late before equalizing them (and says so on the bus);
+    # the latency query goes through it to the source.
+    p = Gst.parse_launch("videotestsrc is-live=true num-buffers=60 ! video/x-raw,framerate=30/1,width=320,height=240 ! "
+                         "histeq name=h ! identity sleep-time=60000 ! fakesink sync=true qos=true")
+    p.set_state(Gst.State.PLAYING)
+    bus, dropped, latency = p.get_bus(), 0, None
+    kinds = Gst.MessageType.EOS | Gst.MessageType.ERROR | Gst.MessageType.QOS | Gst.MessageType.ASYNC_DONE
+    while True:
+        m = bus.timed_pop_filtered(20 * Gst.SECOND, kinds)
+        if m is None or m.type in (Gst.MessageType.EOS, Gst.MessageType.ERROR):
+            break
+        if m.type == Gst.MessageType.ASYNC_DONE and latency is None:
+            q = Gst.Query.new_latency()
+            latency = q.parse_latency() if p.query(q) else False
+        if m.type == Gst.MessageType.QOS and m.src.get_name() == "h":
+            dropped = max(dropped, m.parse_qos_stats()[2])
+    p.set_state(Gst.State.NULL)
+    assert m is not None and m.type == Gst.MessageType.EOS, "the live pipeline did not end: " + str(m and m.type)
+    assert latency, "the latency query failed through histeq"
+    live, lo, _ = latency
+    assert live and lo >= Gst.SECOND // 30, f"latency {latency}: the live source's frame is missing"
+    assert dropped > 0, "histeq dropped no late frame (QoS)"
+
+
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}
 
 
