@@ -33,9 +33,9 @@ dec="filesrc location=$clip ! parsebin ! nvh264dec"
 cuda="video/x-raw(memory:CUDAMemory)"
 
 # ---- frames: the CUDA-memory and the system-memory paths equal histeq export (md5 of raw I420) ----
-md5_gst() {  # md5_gst "PIPELINE (ending in raw video)"
+md5_gst() {  # md5_gst "PIPELINE (ending in raw video)" [I420 | I420_10LE]: the md5 of its frames in that format
   # shellcheck disable=SC2086
-  gst-launch-1.0 -q $1 ! videoconvert ! video/x-raw,format=I420 ! fdsink fd=1 | md5sum | cut -d' ' -f1
+  gst-launch-1.0 -q $1 ! videoconvert dither=none ! video/x-raw,format=${2:-I420} ! fdsink fd=1 | md5sum | cut -d' ' -f1
 }
 check_frames() {  # check_frames NAME "HISTEQ PROPERTIES" "EXPORT FLAGS"
   local name=$1 props=$2 flags=$3 ref cudamd5 sysmd5
@@ -48,6 +48,15 @@ check_frames() {  # check_frames NAME "HISTEQ PROPERTIES" "EXPORT FLAGS"
   rm -f /tmp/ref.yuv
 }
 check_frames defaults "" ""
+# Every format on CUDA memory (cudaupload) equals system memory.
+for fmt in I420 NV12 I420_10LE P010_10LE; do
+  src="videotestsrc num-buffers=60 pattern=ball ! video/x-raw,format=$fmt,width=1920,height=1080"
+  as=I420; [[ $fmt == *10LE ]] && as=I420_10LE
+  a=$(md5_gst "$src ! cudaupload ! histeq mode=clahe ! cudadownload" $as)
+  b=$(md5_gst "$src ! histeq mode=clahe" $as)
+  echo "frames $fmt clahe: CUDA memory $a, system memory $b"
+  [ "$a" = "$b" ] || { echo "FAIL: $fmt on CUDA memory differs from system memory"; failed=1; }
+done
 check_frames clahe "mode=clahe" "--mode clahe"
 check_frames plain "mode=global clip-limit=0 temporal=0 chroma=keep" "--plain"
 

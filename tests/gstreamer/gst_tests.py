@@ -192,6 +192,40 @@ def case_export_identical_full_range():
     identical([], "", extra=("-color_range", "pc"))
 
 
+# ---- CUDA memory (skipped without nvcodec's elements and a GPU) ----------------------------------
+
+def need_cuda_elements(*names):
+    for n in names:
+        if run(["gst-inspect-1.0", n]).returncode != 0:
+            raise Skip(f"no {n} here (GStreamer's nvcodec needs an NVIDIA GPU and driver)")
+
+
+def raw_md5(pipeline):
+    """The frames of `pipeline` (ending in raw video) as I420/I420_10LE bytes in a file: its content."""
+    gst_launch(pipeline + " ! filesink location=" + path("md5.yuv"))
+    with open(path("md5.yuv"), "rb") as f:
+        return f.read()
+
+
+def case_cuda_memory_frames_equal_system_memory():
+    need_cuda_elements("cudaupload", "cudadownload")
+    for fmt in ("I420", "NV12", "I420_10LE", "P010_10LE"):
+        src = f"videotestsrc num-buffers=20 pattern=ball ! video/x-raw,format={fmt},width=640,height=360"
+        for props in ("", "mode=clahe"):
+            on_gpu = raw_md5(f"{src} ! cudaupload ! histeq {props} ! cudadownload")
+            on_host = raw_md5(f"{src} ! histeq {props}")
+            assert on_gpu == on_host, f"{fmt} {props}: CUDA memory frames differ from system memory frames"
+
+
+def case_nvh264dec_cuda_memory_identical_to_export():
+    need_cuda_elements("nvh264dec", "cudadownload")
+    src = clip("in.mp4")
+    got = raw_md5(f"filesrc location={src} ! parsebin ! nvh264dec ! video/x-raw(memory:CUDAMemory) ! histeq ! "
+                  "cudadownload ! videoconvert ! video/x-raw,format=I420")
+    diff = first_difference(got, export_raw(src, [], "yuv420p", "ref"), frame_bytes(8))
+    assert not diff, "nvh264dec ! histeq on CUDA memory differs from histeq export: " + diff
+
+
 # ---- while playing: property changes and seeks (python3-gi) --------------------------------------
 
 def gst_modules():
