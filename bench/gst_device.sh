@@ -2,20 +2,21 @@
 # The GStreamer element histeq on the GPU machine (issue 17, item 5): its frames on CUDA memory after
 # nvh264dec and in system memory are histeq export's, and its frame rates beside `histeq play
 # --hwdec nvdec --max-speed` on the same 1080p H.264 clip. Run there with .carry carried (made here
-# by bench/prepare_gst.sh):
+# by bench/prepare_gst.sh; carry .carry/gst.tar.xz, about 20 MB):
 #   OUT=$OUT bash bench/gst_device.sh
 # Writes $OUT/gst_device.log (everything) and $OUT/gst_device.json (the figures). Exit 1 when a
 # check fails or an element is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-G=$PWD/.carry/gst
-H=$PWD/.carry/bin/histeq
-clip=$G/clip1080.mp4
 out=${OUT:-/tmp/histeq-gst-out}
 mkdir -p "$out"
 log=$out/gst_device.log
 exec > >(tee "$log") 2>&1
-[ -x "$G/bin/gst-launch-1.0" ] && [ -x "$H" ] || { echo "gst_device.sh: .carry/gst or .carry/bin/histeq is missing (run bench/prepare_gst.sh here, carry .carry)"; exit 1; }
+[ -f .carry/gst.tar.xz ] || { echo "gst_device.sh: .carry/gst.tar.xz is missing (run bench/prepare_gst.sh here, carry .carry/gst.tar.xz)"; exit 1; }
+rm -rf /tmp/histeq-gst && mkdir -p /tmp/histeq-gst && tar -C /tmp/histeq-gst -xJf .carry/gst.tar.xz || exit 1
+G=/tmp/histeq-gst/gst
+H=$G/bin/histeq
+clip=$G/clip1080.mp4
 export LD_LIBRARY_PATH=$G/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=$G/bin:$PATH
 # Only the carried plugins, scanned by the carried scanner, into a registry of this run's own.
@@ -30,6 +31,11 @@ done
 [ $failed = 0 ] || exit 1
 frames=$(cat "$G/clip1080.frames")
 dec="filesrc location=$clip ! parsebin ! nvh264dec"
+# shellcheck disable=SC2086
+if ! gst-launch-1.0 -q $dec ! fakesink >/dev/null 2>&1; then
+  echo "note: parsebin ! nvh264dec failed; qtdemux ! h264parse ! nvh264dec instead"
+  dec="filesrc location=$clip ! qtdemux ! h264parse ! nvh264dec"
+fi
 cuda="video/x-raw(memory:CUDAMemory)"
 
 # ---- frames: the CUDA-memory and the system-memory paths equal histeq export (md5 of raw I420) ----
