@@ -75,6 +75,8 @@ int main(int argc, char** argv) try {
   QualityCliOptions quality;
   quality.argv = bench.argv;
   add_quality_command(app, quality);
+  std::string completion_shell;
+  add_completion_command(app, completion_shell);
 
   try {
     std::vector<std::string> args = ffmpeg_spellings(argc, argv);  // -an, -sn, -map (issue 17)
@@ -111,6 +113,7 @@ int main(int argc, char** argv) try {
     return run_export(exp, bench.argv);
   }
   if (app.got_subcommand("quality")) return run_quality(quality);
+  if (app.got_subcommand("completion")) return run_completion(app, completion_shell);
   return fail("no command given (see histeq --help)", kUsageError);
 } catch (const std::exception& e) {
   // Unwinding ran the destructors (an export's temporary file is gone); say what happened in one line.

@@ -17,6 +17,12 @@ rc=0
 step() { echo "== $*" >&2; "$@" || { echo "FAILED($?): $*" >&2; rc=$((rc + 1)); }; }
 step timeout 240 $T --gtest_brief=1 --gtest_filter="${GPU_TESTS:--Matrix/*}" > "$OUT/gpu_tests.txt" 2>&1
 tail -5 "$OUT/gpu_tests.txt" >&2
+# The example operation of docs/architecture.md (a build with -DHISTEQ_EXAMPLE_OPERATION=ON), when carried.
+if [ -x /tmp/hb/histeq_gpu_tests_example ]; then
+  step timeout 120 /tmp/hb/histeq_gpu_tests_example --gtest_brief=1 --gtest_filter='GpuExampleOperation.*:GpuQuality*' \
+    > "$OUT/gpu_tests_example.txt" 2>&1
+  tail -3 "$OUT/gpu_tests_example.txt" >&2
+fi
 # The GL tests (EGL, CUDA-GL interop) with the loaders of .carry/gl (prepare_device.sh), when carried.
 if [ -x /tmp/hb/histeq_gl_tests ] && [ -d .carry/gl ]; then
   for f in .carry/gl/*.deb; do dpkg -x "$f" /; done

@@ -74,7 +74,8 @@ DETAIL_EVERY = 5
 def frames(cmd, w, h, depth=8):
     """Frames (Y, U, V) of yuv420p (8-bit) or yuv420p10le (16-bit samples) from a command's stdout."""
     bps = 1 if depth == 8 else 2
-    size = w * h * 3 // 2 * bps
+    cw, ch = (w + 1) // 2, (h + 1) // 2  # odd sizes: FFmpeg's chroma planes round up
+    size = (w * h + 2 * cw * ch) * bps
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
         while True:
@@ -83,8 +84,8 @@ def frames(cmd, w, h, depth=8):
                 break
             a = np.frombuffer(buf, dtype=np.uint8 if bps == 1 else np.uint16)
             y = a[:w * h].reshape(h, w)
-            u = a[w * h:w * h + (w // 2) * (h // 2)].reshape(h // 2, w // 2)
-            v = a[w * h + (w // 2) * (h // 2):].reshape(h // 2, w // 2)
+            u = a[w * h:w * h + cw * ch].reshape(ch, cw)
+            v = a[w * h + cw * ch:].reshape(ch, cw)
             yield y, u, v
     finally:
         p.stdout.close()

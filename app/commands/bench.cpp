@@ -10,7 +10,7 @@
 #include "app/commands/bench_print.h"
 #include "app/commands/commands.h"
 #include "bench/lab/matrix.h"
-#include "core/video/luma_reader.h"
+#include "core/pipeline/source_factory.h"
 
 namespace histeq::app {
 namespace {
@@ -116,7 +116,9 @@ int run_bench(const BenchOptions& o) {
   if (!o.input_file.empty()) files.push_back(o.input_file);
   std::vector<Plane8> frames;
   for (const auto& f : files) {
-    auto fr = video::read_luma_frames(f, o.paper_dir.empty() ? 8 : 4);
+    pipeline::SourceRequest req;
+    req.input = f;
+    auto fr = pipeline::read_luma_frames(req, o.paper_dir.empty() ? 8 : 4);
     if (!fr) return fail(fr.status().message());
     std::printf("real frames: %zu from %s (%dx%d)\n", fr->size(), f.c_str(), (*fr)[0].width(), (*fr)[0].height());
     for (auto& p : *fr) frames.push_back(std::move(p));

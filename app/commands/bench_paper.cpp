@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 
 // bench/plot_paper.py from the installed data folder or the source tree (never the working
 // directory: a file planted there would run).
-std::string find_plot_script() { return find_data_script("plot_paper.py", HISTEQ_DATA_DIR, HISTEQ_SOURCE_DIR); }
+std::string find_plot_script() { return find_shipped_script("plot_paper.py"); }
 
 // The plots, by a python3 with matplotlib: the one on PATH, else Debian's /usr/bin/python3 (the
 // one on PATH may lack it). Run without a shell: `dir` is an argument, whatever it holds.
@@ -65,7 +65,7 @@ int run_bench_paper(const BenchOptions& o, lab::Engine& eng) {
   print_summaries(res->summaries);
   const std::string script = find_plot_script();
   if (script.empty()) {
-    std::printf("\nnote: plot_paper.py not found (in %s or the source tree): CSVs written, no plots\n", HISTEQ_DATA_DIR);
+    std::printf("\nnote: plot_paper.py not found (in %s): CSVs written, no plots\n", shipped_data_dir().c_str());
   } else if (!plot(script, dir)) {
     std::printf("note: plotting failed (needs python3 with matplotlib): CSVs written, no plots\n");
   }

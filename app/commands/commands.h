@@ -24,6 +24,18 @@ class Engine;
 
 namespace histeq::app {
 
+// The scripts histeq ships (quality.py, plot_paper.py): the folder they are installed in, relative
+// to the running binary (/proc/self/exe/../share/histeq; "" when /proc cannot tell), and the path of
+// one there, or (only for the build tree's binary) in the source tree's bench/; "" when neither has
+// it. Never the working directory. Any thread.
+std::string shipped_data_dir();
+std::string find_shipped_script(const std::string& name);
+
+// histeq completion bash (hidden from --help): prints the bash completion script, made from `app`'s
+// commands, options and choices (call after every command was added).
+void add_completion_command(CLI::App& app, std::string& shell);
+int run_completion(const CLI::App& app, const std::string& shell);
+
 // histeq info [--markdown]: the device and every kernel of the registry (those that need a GPU
 // marked so on a machine without one); --markdown prints the README's kernel table.
 int run_info(bool markdown = false);
@@ -96,6 +108,11 @@ struct ExportCliOptions {
   std::string pix_fmt;               // --pix-fmt
   int gop = 0;                       // --gop
   std::string tag;                   // --tag hvc1
+  // Pipes (issue 17): -f, the container; --live, the input read as a live stream; -c as given, to
+  // tell a codec the user named from the default (a raw container's own encoder replaces the default).
+  std::string format;
+  bool live = false;
+  CLI::Option* codec_opt = nullptr;
 };
 // The streams and encoder options of `o` into `eo`; a usage error (exit 2) when one is malformed.
 Status parse_encode_args(const ExportCliOptions& o, pipeline::ExportOptions& eo);

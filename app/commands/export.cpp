@@ -1,12 +1,15 @@
 // histeq export: equalize every frame of a video file into a new file (audio and subtitles copied),
 // or the part of it between --start and --end, with a progress line (or JSON lines), a clean stop on
-// Ctrl-C and no partial output. Several inputs or a folder go to export_batch.cpp.
+// Ctrl-C and no partial output. Several inputs or a folder go to export_batch.cpp. The input "-" is
+// standard input, read to its end; the output "-" is standard output (-f: the container), and then
+// everything else this command prints, --progress json included, goes to stderr.
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,10 +28,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 
+// Where --progress json's lines go: stdout, or stderr when stdout carries the video (-o -).
+FILE* g_json_out = stdout;
+
 void print_json(const json& j) {
-  std::printf("%s\n", dump_json(j).c_str());
-  std::fflush(stdout);
+  std::fprintf(g_json_out, "%s\n", dump_json(j).c_str());
+  std::fflush(g_json_out);
 }
+
+bool is_stdout(const std::string& output) { return output == "-"; }
+
+// The header's and the last line's names: "-" said as the stream it is.
+std::string shown(const std::string& name, const char* standard) { return name == "-" ? standard : escape_name(name); }
 
 // `j` with the file name `name` under `key` (put_name: its bytes kept when it is not UTF-8).
 json named(json j, const std::string& key, const std::string& name) {
@@ -109,9 +120,13 @@ Status parse_encode_args(const ExportCliOptions& o, pipeline::ExportOptions& eo)
 void add_export_command(CLI::App& app, ExportCliOptions& o) {
   CLI::App* e = app.add_subcommand("export", "equalize every frame of a video into a new file (audio and subtitles copied); "
                                              "several files or a folder into -o DIR/");
-  e->add_option("input", o.inputs, "the video(s) to read, or folders of videos")->required();
+  e->add_option("input", o.inputs, "the video(s) to read, or folders of videos; - for standard input (read to its end)")->required();
   e->add_option("-o,--output", o.output, "the file to write (its extension picks the container: .mp4, .mkv, .mov, ...); "
-                                         "for several inputs or a folder, the folder DIR/ to write into")->required();
+                                         "for several inputs or a folder, the folder DIR/ to write into; - for standard output")->required();
+  e->add_option("-f,--format", o.format, "the container, as ffmpeg's -f (nut, matroska, mpegts, yuv4mpegpipe, rawvideo, mp4, ...): "
+                                         "default from the output's extension; with -o -, matroska");
+  e->add_flag("--live", o.live, "read standard input or a file as a live stream: frames are dropped (and counted) rather than "
+                                "waited for when histeq falls behind; network URLs are live without it");
   e->add_flag("-y,--overwrite", o.overwrite, "replace the output if it exists");
   e->add_flag("-n,--skip-existing", o.skip_existing, "never overwrite: an output that exists is skipped, and counts as a success");
   e->add_flag("--resume", o.resume, "a batch run again: outputs recorded complete are skipped, the rest exported again "
@@ -123,11 +138,12 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
       ->capture_default_str();
   e->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
   add_quality_options(e, o.quality);
-  e->add_option("-c,--codec", o.codec, "video encoder (any FFmpeg encoder: libx264, libx265, ffv1, ...; default: the input's own "
-                                      "where this FFmpeg has an encoder and the container holds it, else libx264, else the container's)");
+  o.codec_opt = e->add_option("-c,--codec", o.codec, "video encoder (any FFmpeg encoder: libx264, libx265, ffv1, ...; default: the input's own "
+                                                   "where this FFmpeg has an encoder and the container holds it, else libx264, else the container's)");
   e->add_option("--crf", o.crf, "constant rate factor (libx264: 0-51; default: the encoder's, 23 for libx264)");
   e->add_option("--preset", o.preset, "encoder preset (libx264: ultrafast ... veryslow; default: the encoder's, medium)");
-  e->add_option("--progress", o.progress, "auto (a live line on a terminal), plain (a line per second), json (JSON lines on stdout), none")
+  e->add_option("--progress", o.progress, "auto (a live line on a terminal), plain (a line per second), json (JSON lines on stdout; "
+                                           "on stderr with -o -), none")
       ->check(CLI::IsMember({"auto", "plain", "json", "none"}))
       ->capture_default_str();
   e->add_flag("--passthrough", o.eq.passthrough, "decode and re-encode without equalizing (the floor for benchmarks)");
@@ -165,6 +181,24 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
 
 }  // namespace
 
+namespace {
+
+// A raw container (yuv4mpegpipe, rawvideo; by -f, --ext or the output's extension) holds only its
+// own uncompressed video: its encoder replaces the default, unless -c named one (which the writer
+// then refuses in one line).
+std::string raw_container_default(const ExportCliOptions& o) {
+  if (o.codec_opt != nullptr && o.codec_opt->count() > 0) return "";
+  std::string name = o.format.empty() ? o.ext : o.format;
+  if (name.empty()) {
+    const size_t dot = o.output.find_last_of("./");
+    if (dot != std::string::npos && o.output[dot] == '.') name = o.output.substr(dot + 1);
+  }
+  auto container = video::container_named(name);
+  return container ? video::raw_container_codec(*container) : "";
+}
+
+}  // namespace
+
 ProgressMode progress_mode(const std::string& progress) {
   if (progress == "auto") return isatty(STDERR_FILENO) ? ProgressMode::live : ProgressMode::lines;
   if (progress == "plain") return ProgressMode::lines;
@@ -182,6 +216,9 @@ pipeline::ExportOptions export_options(const ExportCliOptions& o, const video::T
   eo.pipeline.equalizer = o.eq;
   eo.hwdec = hwdec_for(o.hwdec, o.eq);
   (void)parse_encode_args(o, eo);  // checked by run_export, before any work
+  eo.format = o.format;
+  eo.live = o.live;
+  if (const std::string raw = raw_container_default(o); !raw.empty()) eo.codec = raw;
   return eo;
 }
 
@@ -197,6 +234,8 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
     if (const Status s = video::check_encoder_options(o.codec, checked.encoder_control.options); !s) return fail(s.message(), 2);
   const bool batch = o.inputs.size() > 1 || is_folder(o.inputs.front()) || (!o.output.empty() && o.output.back() == '/') ||
                      o.index >= 0 || o.list;
+  if (batch && (is_stdout(o.output) || std::count(o.inputs.begin(), o.inputs.end(), "-") > 0))
+    return fail("standard input and output (-) are for one export, not a batch", 2);
   if (batch) return run_export_batch(o, *range, argv);
   if (!o.ext.empty()) return fail("--ext names a batch's outputs; give the output file's own name instead", 2);
   if (o.resume) return fail("--resume is for a batch (-o DIR/); for one file, -n skips an output that exists", 2);
@@ -217,7 +256,7 @@ int report_one(const ExportCliOptions& o, const std::vector<std::string>& argv, 
 // there is nothing to skip.
 std::optional<std::string> skipped_existing(const ExportCliOptions& o, ProgressMode mode) {
   struct stat existing {};
-  if (!o.skip_existing || ::lstat(o.output.c_str(), &existing) != 0) return std::nullopt;
+  if (!o.skip_existing || is_stdout(o.output) || ::lstat(o.output.c_str(), &existing) != 0) return std::nullopt;
   const std::string msg = o.output + ": exists; skipped (-n)";
   if (mode == ProgressMode::json) print_json(named({{"event", "skipped"}, {"message", msg}}, "output", o.output));
   else if (mode != ProgressMode::none) std::fprintf(stderr, "histeq: %s\n", terminal_safe(msg).c_str());
@@ -238,7 +277,8 @@ void announce_plan(const ExportCliOptions& o, const video::TimeRange& range, con
                 {"frames_expected", plan.frames_hint},
                 {"notes", plan.notes}}, "input", input), "output", o.output));
   } else if (mode != ProgressMode::none) {
-    std::fprintf(stderr, "histeq: %s -> %s\n  %s, decoded by %s\n  -> %s; %s\n", escape_name(input).c_str(), escape_name(o.output).c_str(),
+    std::fprintf(stderr, "histeq: %s -> %s\n  %s, decoded by %s\n  -> %s; %s\n", shown(input, "standard input").c_str(),
+                 shown(o.output, "standard output").c_str(),
                  plan.input_description.c_str(), plan.decoder.c_str(), plan.output_description.c_str(),
                  describe_equalizer(plan.equalizer).c_str());
     if (range.trimmed())
@@ -329,6 +369,9 @@ void announce_done(const ExportCliOptions& o, const pipeline::ExportReport& r, d
                  escape_name(o.inputs.front()).c_str(), static_cast<long long>(sc.corrupt_packets), static_cast<long long>(sc.damaged_frames),
                  static_cast<long long>(sc.repaired_timestamps));
   }
+  if (r.dropped_source > 0)
+    std::fprintf(stderr, "histeq: %s: %lld frames dropped: the live input ran ahead of the pipeline (--live)\n",
+                 escape_name(o.inputs.front()).c_str(), static_cast<long long>(r.dropped_source));
   if (mode == ProgressMode::json) {
     print_json(named({{"event", "done"},
                 {"frames_in", r.frames_in},
@@ -337,11 +380,13 @@ void announce_done(const ExportCliOptions& o, const pipeline::ExportReport& r, d
                 {"damaged_frames", sc.damaged_frames},
                 {"repaired_timestamps", sc.repaired_timestamps},
                 {"copied_packets", r.copied_packets},
+                {"dropped_frames", r.dropped_source},
                 {"elapsed_s", r.elapsed_s},
                 {"open_s", open_s},
                 {"fps", r.elapsed_s > 0 ? r.frames_out / r.elapsed_s : 0}}, "output", o.output));
   } else if (mode != ProgressMode::none) {
-    std::fprintf(stderr, "histeq: wrote %s: %lld frames in, %lld out, %lld packets copied, %.2f s (%.1f fps)\n", escape_name(o.output).c_str(),
+    std::fprintf(stderr, "histeq: wrote %s: %lld frames in, %lld out, %lld packets copied, %.2f s (%.1f fps)\n",
+                 shown(o.output, "standard output").c_str(),
                  static_cast<long long>(r.frames_in), static_cast<long long>(r.frames_out),
                  static_cast<long long>(r.copied_packets), r.elapsed_s, r.elapsed_s > 0 ? r.frames_out / r.elapsed_s : 0.0);
   }
@@ -372,7 +417,7 @@ pipeline::BatchFileResult finished_result(const ExportCliOptions& o, const pipel
   result.source = r.source;
   result.elapsed_s = r.elapsed_s;
   struct stat st {};
-  if (::stat(o.output.c_str(), &st) == 0) result.output_bytes = static_cast<int64_t>(st.st_size);
+  if (!is_stdout(o.output) && ::stat(o.output.c_str(), &st) == 0) result.output_bytes = static_cast<int64_t>(st.st_size);
   if (r.frames_in != r.frames_out) {
     result.outcome = pipeline::BatchOutcome::failed;
     result.message = o.output + ": " + std::to_string(r.frames_in) + " frames in but " + std::to_string(r.frames_out) +
@@ -387,6 +432,7 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   const auto t_start = Clock::now();
   forward_ffmpeg_log(o.verbose);
   const ProgressMode mode = progress_mode(o.progress);
+  g_json_out = is_stdout(o.output) ? stderr : stdout;
   if (const auto skipped = skipped_existing(o, mode))
     return report_one(o, argv, t_start, single_result(o, pipeline::BatchOutcome::skipped, *skipped));
   const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
@@ -415,7 +461,9 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   progress.close();
   if (!rep) {
     const bool interrupted = rep.status().code() == Code::cancelled;
-    const std::string msg = interrupted ? o.output + ": interrupted; nothing written" : rep.status().to_string();
+    const std::string msg = !interrupted ? rep.status().to_string()
+                            : is_stdout(o.output) ? "standard output: interrupted; the output is incomplete"
+                                                  : o.output + ": interrupted; nothing written";
     if (mode == ProgressMode::json)
       print_json(named({{"event", interrupted ? "interrupted" : "error"}, {"message", msg}}, "input", input));
     const int code = fail(msg, interrupted ? stop_exit_code() : 1);

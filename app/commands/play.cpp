@@ -44,7 +44,7 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   CLI::App* p = app.add_subcommand("play", "equalize a video, a webcam or the built-in synthetic source and show it in a window "
                                            "with a timing overlay (headless without a display: paced, timed, a stage table each second)");
   p->add_option("input", o.input, "video file, network URL (udp://, rtp://, rtsp://, srt://, http(s):// HLS, ...) or - for "
-                                  "standard input (default: the built-in synthetic source)");
+                                  "standard input, read to its end (default: the built-in synthetic source)");
   p->add_flag("--headless", o.headless, "no window: present frames on schedule without drawing them");
   o.webcam_opt = p->add_option("--webcam", o.webcam, "capture from a V4L2 webcam (default /dev/video0)")->expected(0, 1);
   p->add_option("--size", o.size, "synthetic source size: WxH, 720p, 1080p, 4k")->capture_default_str();
@@ -60,6 +60,8 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_option("--hwdec", o.hwdec, "decode on the GPU: auto (NVDEC where the codec and GPU allow it), nvdec, none")
       ->check(CLI::IsMember({"auto", "nvdec", "none"}))
       ->capture_default_str();
+  p->add_flag("--live", o.live, "read standard input or a file as a live stream (frames dropped rather than waited for, "
+                                "shown at their arrival); network URLs and webcams are live without it");
   p->add_option("--live-timeout", o.live_timeout, "live inputs: seconds without data after which the stream has stopped")
       ->capture_default_str();
   p->add_option("--synthetic-on", o.synthetic_on, "where the built-in source is drawn: auto (the GPU when the equalizer runs there), gpu, cpu")

@@ -22,10 +22,6 @@
 #include "core/pipeline/export.h"
 #include "core/pipeline/source_factory.h"
 
-#ifndef HISTEQ_SOURCE_DIR
-#define HISTEQ_SOURCE_DIR "."
-#endif
-
 namespace histeq::app {
 namespace {
 
@@ -49,7 +45,7 @@ void add_quality_command(CLI::App& app, QualityCliOptions& o) {
       ->capture_default_str();
   q->add_flag("--stills", o.stills, "also side-by-side stills of each clip (DIR/stills)");
   q->add_flag("--no-metrics", o.no_metrics, "only the histeq outputs and the manifest (no Python)");
-  q->add_option("--script", o.script, "the metrics script (default: bench/quality.py of the source tree)");
+  q->add_option("--script", o.script, "the metrics script (default: quality.py of the installed share/histeq, or the source tree's bench/)");
   q->add_flag("--bench", o.bench, "time the equalization per frame in each mode instead (CUDA events, or the host clock with --cpu)");
   q->add_option("--sizes", o.sizes, "--bench: frame sizes (1080p, 4k, WxH)")->delimiter(',')->capture_default_str();
   q->add_option("--input", o.input, "--bench: a video whose frames are the content (tiled to each size); default: synthetic");
@@ -166,7 +162,8 @@ int run_clip(QualityRun& run, const Configs& configs, const std::string& clip) {
 
 // bench/quality.py (or --script) on the manifest: the peers, the metrics and the plot.
 int run_metrics(const QualityCliOptions& o, const std::string& manifest) {
-  const std::string script = o.script.empty() ? std::string(HISTEQ_SOURCE_DIR) + "/bench/quality.py" : o.script;
+  const std::string script = o.script.empty() ? find_shipped_script("quality.py") : o.script;
+  if (script.empty()) return fail("quality.py: the metrics script is missing from " + shipped_data_dir() + " (give --script, or --no-metrics)");
   if (!fs::exists(script)) return fail(script + ": the metrics script is missing (give --script, or --no-metrics)");
   auto quote = [](const std::string& s) {
     std::string q = "'";
@@ -187,6 +184,8 @@ int run_metrics(const QualityCliOptions& o, const std::string& manifest) {
 int run_quality(const QualityCliOptions& o) {
   if (o.bench) return run_quality_bench(o);
   if (o.clips.empty()) return fail("give one or more clips (or --bench)", 2);
+  for (const auto& clip : o.clips)
+    if (clip == "-") return fail("-: quality reads each clip once per configuration: give a file, not standard input", 2);
   auto configs = parse_configs(o.configs);
   if (!configs) return fail(configs.status().message(), 2);
   std::map<std::string, std::string> reference = add_references(*configs);

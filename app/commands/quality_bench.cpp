@@ -5,7 +5,7 @@
 #include "app/commands/bench_print.h"
 #include "app/commands/commands.h"
 #include "bench/lab/frame_cost.h"
-#include "core/video/luma_reader.h"
+#include "core/pipeline/source_factory.h"
 
 namespace histeq::app {
 namespace {
@@ -40,7 +40,9 @@ int run_quality_bench(const QualityCliOptions& o) {
   if (o.runs < 10) return fail("--runs must be at least 10", 2);
   std::vector<Plane8> real;
   if (!o.input.empty()) {
-    auto r = video::read_luma_frames(o.input, 16);
+    pipeline::SourceRequest req;
+    req.input = o.input;
+    auto r = pipeline::read_luma_frames(req, 16);
     if (!r) return fail(r.status().to_string());
     real = std::move(r.value());
   }

@@ -59,6 +59,7 @@ struct PlayOptions {
   std::string hwdec = "auto";        // --hwdec auto|nvdec|none (none with --cpu unless named)
   std::string synthetic_on = "auto"; // --synthetic-on auto|gpu|cpu: where the built-in source is drawn
   double live_timeout = 5.0;         // live inputs: the stream has stopped after this long without data
+  bool live = false;                 // --live: standard input or a file read as a live stream (URLs are live anyway)
   std::string stats_json;
   bool quiet = false, verbose = false;
   std::string kernel_sequence;       // switch kernels live: "all" or K1,K2,...

@@ -19,6 +19,7 @@ pipeline::SourceRequest open_request(const PlayOptions& o, const std::string& pa
 
 Result<pipeline::SourceRequest> play_source_request(const PlayOptions& o) {
   pipeline::SourceRequest r = open_request(o, o.input);
+  r.live = o.live;
   r.webcam = webcam_asked(o);
   r.device = o.webcam;
   if (!r.webcam && o.input.empty()) {

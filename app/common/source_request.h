@@ -1,6 +1,6 @@
 // What the user asked `histeq play` (and the player window's Open) to read, as a source factory
 // request (core/pipeline/source_factory.h): the input or --webcam, the synthetic source's
-// --size/--fps/--bit-depth/length/--synthetic-on, --hwdec and --live-timeout.
+// --size/--fps/--bit-depth/length/--synthetic-on, --hwdec, --live and --live-timeout.
 #pragma once
 
 #include <string>

@@ -125,7 +125,10 @@ int Session::start(std::unique_ptr<video::Source> source) {
   return 0;
 }
 
-bool Session::is_file() const { return dynamic_cast<video::FileSource*>(source_.get()) != nullptr && !info_.live; }
+// A file on seekable storage: its sound and its export open it again (standard input cannot be).
+bool Session::is_file() const {
+  return dynamic_cast<video::FileSource*>(source_.get()) != nullptr && !info_.live && source_->can_seek();
+}
 
 void Session::command(Command c) {
   if (sound_command(c) || quality_command(c)) return;

@@ -79,9 +79,10 @@ Status build_lut_clipped_gpu(const uint32_t* d_counts, int bins, uint32_t weight
 
 // CLAHE: `tiles` LUTs (tone.h's tile formula, clipped when clip_q8 > 0, blended by weight) from
 // `tiles` histograms, tile-major, bins entries each; and mean_lut, the rounded mean of the tile
-// LUTs (what a display shows as "the" LUT of a tiled frame).
+// LUTs (what a display shows as "the" LUT of a tiled frame). With a pool, the tiles are shared
+// over its threads (the same LUTs).
 Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels,
-                       uint16_t* tile_luts, uint16_t* mean_lut);
+                       uint16_t* tile_luts, uint16_t* mean_lut, image::ForkJoin* pool = nullptr);
 Status build_tile_luts_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8,
                            const Levels& levels, uint16_t* d_tile_luts, uint16_t* d_mean_lut, cudaStream_t stream);
 

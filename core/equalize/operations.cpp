@@ -154,7 +154,24 @@ class HistogramOp final : public Operation {
   std::vector<TileScratch> tiles_;
 };
 
-class LutOp final : public Operation {
+// An operation whose CPU form spreads over the cores: its threads besides the caller's, kept for
+// the equalizer's life (none for the GPU or on a single core).
+class PooledOp : public Operation {
+ public:
+  Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
+    (void)slots, (void)format;
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    pool_.reset();
+    if (backend == Backend::cpu && cores > 1) pool_ = std::make_unique<image::ForkJoin>(cores - 1);
+    return Status::ok();
+  }
+
+ protected:
+  std::unique_ptr<image::ForkJoin> pool_;  // run from the equalizer's thread
+};
+
+// CPU CLAHE's 64 tile curves (a clip and a shadow-floor search each) go over the pool.
+class LutOp final : public PooledOp {
  public:
   video::StageId stage() const override { return id_; }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
@@ -166,7 +183,7 @@ class LutOp final : public Operation {
       if (ctx.tile_counts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe LUTs without tile histograms");
       const int tiles = ctx.tiles.count();
       return gpu ? build_tile_luts_gpu(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, stream)
-                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut);
+                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, pool_.get());
     }
     // clip 0: build_lut / build_lut_gpu themselves, so plain equalization is the fused path's bit for bit.
     return gpu ? build_lut_clipped_gpu(ctx.counts, ctx.bins, w, clip, levels, ctx.lut, stream)
@@ -271,18 +288,10 @@ class TemporalOp final : public Operation {
   int parity_ = 0;
 };
 
-class ApplyOp final : public Operation {
+// The CPU's apply is most of its frame time once the colour is scaled: rows over the pool.
+class ApplyOp final : public PooledOp {
  public:
   video::StageId stage() const override { return id_; }
-  Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
-    (void)slots, (void)format;
-    // The CPU's apply is most of its frame time once the colour is scaled: rows over all cores, on
-    // threads kept for the equalizer's life.
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    pool_.reset();
-    if (backend == Backend::cpu && cores > 1) pool_ = std::make_unique<image::ForkJoin>(cores - 1);
-    return Status::ok();
-  }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     const Quality& q = ctx.settings->quality;
     const bool gpu = ctx.backend == Backend::gpu;
@@ -327,7 +336,6 @@ class ApplyOp final : public Operation {
 
  private:
   video::StageId id_ = video::stage_id("apply");
-  std::unique_ptr<image::ForkJoin> pool_;  // CPU: the apply's threads (run from the equalizer's thread)
 };
 
 }  // namespace

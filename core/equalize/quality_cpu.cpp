@@ -71,6 +71,36 @@ Status check_host_plane(const PlaneView<T>& p) {
   return Status::ok();
 }
 
+// One row of the tiled apply. tone::tile_map's blend is linear with no rounding before the end, so
+// the two tile rows can be blended first, per tile column and value (a contiguous pass over the
+// LUTs that the compiler vectorises, skipped while the row's entry repeats), leaving two lookups
+// and one blend per pixel instead of four lookups and three blends: the same integer sums, so the
+// same frames, at a third of the work per pixel.
+template <class T>
+void apply_tiles_row(T* row, int width, const TileLuts& t, uint32_t bins, const uint32_t* blended) {
+  using tone::kWeightBits;
+  using tone::kWeightOne;
+  const int sh = t.shift;
+  const uint32_t* xt = t.x_table;
+  for (int x = 0; x < width; ++x) {
+    const uint32_t v = static_cast<uint32_t>(row[x]) >> sh;
+    if (v >= bins) continue;  // the header's contract: samples outside the LUTs stay (and are never read past)
+    const uint32_t ex = xt[x], wx = tone::axis_w(ex);
+    const uint32_t sum = blended[tone::axis_lo(ex) * bins + v] * (kWeightOne - wx) + blended[tone::axis_hi(ex) * bins + v] * wx;
+    row[x] = static_cast<T>(((sum + (1u << (2 * kWeightBits - 1))) >> (2 * kWeightBits)) << sh);
+  }
+}
+
+// The row's tile rows blended by its vertical weight: blended[c * bins + v] = lut_lo(c, v) (1 - wy) +
+// lut_hi(c, v) wy, in 1/1024 (at most 1023 * 1024: a 10-bit LUT's largest entry).
+inline void blend_tile_rows(const TileLuts& t, uint32_t bins, uint32_t ey, uint32_t* blended) {
+  const size_t n = static_cast<size_t>(t.grid.cols) * bins;
+  const uint16_t* r0 = t.luts + tone::axis_lo(ey) * n;
+  const uint16_t* r1 = t.luts + tone::axis_hi(ey) * n;
+  const uint32_t wy = tone::axis_w(ey), wy0 = tone::kWeightOne - wy;
+  for (size_t i = 0; i < n; ++i) blended[i] = r0[i] * wy0 + r1[i] * wy;
+}
+
 template <class T>
 Status apply_tiles_host(const PlaneView<T>& p, const TileLuts& t, int bins, image::ForkJoin* pool) {
   HISTEQ_TRY(check_bins(bins));
@@ -78,15 +108,14 @@ Status apply_tiles_host(const PlaneView<T>& p, const TileLuts& t, int bins, imag
   if (p.empty()) return Status::ok();
   if (t.luts == nullptr || t.x_table == nullptr || t.y_table == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null tile LUTs");
   const uint32_t n = static_cast<uint32_t>(bins);
-  const int sh = t.shift;
   for_rows(pool, p.height, [&](int y0, int y1) {
+    std::vector<uint32_t> blended(static_cast<size_t>(t.grid.cols) * n);
+    uint32_t last = 0;
     for (int y = y0; y < y1; ++y) {
-      T* row = p.row(y);
       const uint32_t ey = t.y_table[y];
-      for (int x = 0; x < p.width; ++x) {
-        const uint32_t v = static_cast<uint32_t>(row[x]) >> sh;
-        if (sizeof(T) == 1 || v < n) row[x] = static_cast<T>(tone::tile_map(t.luts, t.grid.cols, bins, t.x_table[x], ey, v) << sh);
-      }
+      if (y == y0 || ey != last) blend_tile_rows(t, n, ey, blended.data());
+      last = ey;
+      apply_tiles_row(p.row(y), p.width, t, n, blended.data());
     }
   });
   return Status::ok();
@@ -246,26 +275,40 @@ Status build_lut_clipped(const uint32_t* counts, int bins, uint32_t weight, uint
   return build_lut(h, bins, weight, levels, lut);
 }
 
+namespace {
+
+// One tile's LUT (tone::tile_lut_entry over its clipped, floored CDF); total < 2^32.
+void tile_lut(const uint32_t* in, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels, uint16_t* out) {
+  uint32_t h[kMaxBins];
+  uint64_t total = 0;
+  for (int v = 0; v < bins; ++v) total += h[v] = in[v];
+  if (clip_q8 != 0) total = shape_histogram(h, bins, total, clip_q8, levels);
+  uint32_t cdf = 0;
+  for (int v = 0; v < bins; ++v) h[v] = cdf += h[v];  // h becomes the CDF
+  for (int v = 0; v < bins; ++v) {
+    const uint32_t x = clamp_level(static_cast<uint32_t>(v), levels);
+    out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), h[x], h[levels.lo], static_cast<uint32_t>(total), levels, weight));
+  }
+}
+
+}  // namespace
+
 Status build_tile_luts(const uint32_t* tile_counts, int tiles, int bins, uint32_t weight, uint32_t clip_q8, const Levels& levels,
-                       uint16_t* tile_luts, uint16_t* mean_lut) {
+                       uint16_t* tile_luts, uint16_t* mean_lut, image::ForkJoin* pool) {
   HISTEQ_TRY(validate_lut_args(bins, weight));
   HISTEQ_TRY(validate_levels(bins, levels));
   if (tile_counts == nullptr || tile_luts == nullptr || tiles < 1) return HISTEQ_ERROR(Code::invalid_argument, "null tile histograms or LUTs");
-  uint32_t h[kMaxBins];
+  // Checked before the threads start, so that they have no error to report.
   for (int t = 0; t < tiles; ++t) {
-    const uint32_t* in = tile_counts + static_cast<size_t>(t) * bins;
-    uint16_t* out = tile_luts + static_cast<size_t>(t) * bins;
     uint64_t total = 0;
-    for (int v = 0; v < bins; ++v) total += h[v] = in[v];
+    for (int v = 0; v < bins; ++v) total += tile_counts[static_cast<size_t>(t) * bins + v];
     if (total >= (uint64_t{1} << 32)) return HISTEQ_ERROR(Code::invalid_argument, "tile histogram of 2^32 samples or more");
-    if (clip_q8 != 0) total = shape_histogram(h, bins, total, clip_q8, levels);
-    uint32_t cdf = 0;
-    for (int v = 0; v < bins; ++v) h[v] = cdf += h[v];  // h becomes the CDF
-    for (int v = 0; v < bins; ++v) {
-      const uint32_t x = clamp_level(static_cast<uint32_t>(v), levels);
-      out[v] = static_cast<uint16_t>(tone::tile_lut_entry(static_cast<uint32_t>(v), h[x], h[levels.lo], static_cast<uint32_t>(total), levels, weight));
-    }
   }
+  // A tile's clip and shadow-floor search cost several microseconds: one tile is worth a thread.
+  image::for_parts(pool, tiles, 1, [&](int t0, int t1) {
+    for (int t = t0; t < t1; ++t)
+      tile_lut(tile_counts + static_cast<size_t>(t) * bins, bins, weight, clip_q8, levels, tile_luts + static_cast<size_t>(t) * bins);
+  });
   if (mean_lut != nullptr) {
     for (int v = 0; v < bins; ++v) {
       uint32_t sum = 0;

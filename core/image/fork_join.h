@@ -74,16 +74,21 @@ class ForkJoin {
   bool quit_ = false;
 };
 
-// Rows [0, rows) in contiguous parts of at least kMinRows over the pool's threads: f(begin, end)
+// Items [0, n) in contiguous parts of at least min_per_part over the pool's threads: f(begin, end)
 // for each part; all on the caller without a pool.
 template <class F>
-void for_rows(ForkJoin* pool, int rows, const F& f) {
-  constexpr int kMinRows = 16;
-  const int parts = pool == nullptr ? 1 : std::max(1, std::min(rows / kMinRows, pool->size()));
-  if (parts == 1) return f(0, rows);
+void for_parts(ForkJoin* pool, int n, int min_per_part, const F& f) {
+  const int parts = pool == nullptr ? 1 : std::max(1, std::min(n / std::max(1, min_per_part), pool->size()));
+  if (parts == 1) return f(0, n);
   pool->run(parts, [&](int i) {
-    f(static_cast<int>(int64_t{rows} * i / parts), static_cast<int>(int64_t{rows} * (i + 1) / parts));
+    f(static_cast<int>(int64_t{n} * i / parts), static_cast<int>(int64_t{n} * (i + 1) / parts));
   });
+}
+
+// Rows [0, rows) in parts of at least 16 rows (a part's start-up against its work).
+template <class F>
+void for_rows(ForkJoin* pool, int rows, const F& f) {
+  for_parts(pool, rows, 16, f);
 }
 
 }  // namespace histeq::image

@@ -45,6 +45,7 @@ Status Exporter::Impl::open_input() {
   SourceRequest sr;
   sr.input = opts.input;
   sr.hwdec = opts.hwdec;
+  sr.live = opts.live;
   sr.frames_held = frames_held_by(opts.pipeline);
   // Audio that belongs at the start may lie before the video key frame in the file (interleaving):
   // the demuxer starts this much earlier, so the audio cut has all of it.
@@ -92,6 +93,7 @@ Result<std::unique_ptr<Exporter>> Exporter::open(const ExportOptions& opts) {
   OutputRequest out;
   out.path = opts.output;
   out.overwrite = opts.overwrite;
+  out.format = opts.format;
   out.encoder = {opts.codec, opts.crf, opts.preset, opts.encoder_threads, opts.encoder_control};
   out.streams = opts.streams;
   out.range = opts.range;
@@ -137,6 +139,7 @@ Result<ExportReport> Exporter::run(const std::atomic<bool>& stop, RunStats* stat
   r.source = m.src.source->counters();
   r.copied_packets = m.sink->counters().copied_packets;
   r.elapsed_s = now_s() - m.t0;
+  r.dropped_source = m.pipeline->counters().dropped_source;
   return r;
 }
 

@@ -5,7 +5,8 @@
 //
 // The output is written to a temporary file in the output's folder (".NAME.XXXXXX.part") and
 // renamed to NAME only when complete, so NAME never holds a partial file: on an error or a stop
-// the temporary file is removed and NAME is left as it was.
+// the temporary file is removed and NAME is left as it was. The output "-" is standard output,
+// in a container that streams (sink_factory.h); the input "-" is standard input, read to its end.
 //
 // The input and the output are opened by the factories (source_factory.h: the input, the decode
 // choice; sink_factory.h: the file sink, its encoder and temporary file); Exporter joins them with
@@ -43,6 +44,11 @@ struct ExportOptions {
   PipelineOptions pipeline;   // kernel, --cpu, strength, passthrough, queue depth, device
   video::EncoderControl encoder_control;  // --bitrate, --encoder-opt, --pix-fmt, --gop, --tag
   video::StreamChoice streams;            // -map, -an, -sn, --audio-codec
+  // Issue 17, pipes: the container (-f: an FFmpeg muxer name or extension; "": from the output's
+  // extension, matroska for "-"), and --live (the input read as a live stream: frames dropped
+  // rather than waited for, counted in ExportReport::dropped_source).
+  std::string format;
+  bool live = false;
 };
 
 struct ExportPlan {
@@ -70,6 +76,7 @@ struct ExportReport {
   video::SourceCounters source; // corrupt packets, damaged frames, repaired timestamps
   int64_t copied_packets = 0;
   double elapsed_s = 0;
+  int64_t dropped_source = 0;   // a live input's frames dropped because the pipeline was full
 };
 
 class Exporter {

@@ -36,6 +36,27 @@ Status fail_out(const std::string& output, const std::string& cause, Code code =
   return HISTEQ_ERROR(code, output + ": " + cause);
 }
 
+const std::string kStandardOutput = "-";
+const std::string kStandardOutputName = "standard output";  // in messages
+constexpr const char* kPipeDefaultContainer = "matroska";
+
+// The container -f named (its FFmpeg name), checked that it streams for standard output; "" for a
+// file without -f (its extension picks it), matroska for standard output (with a note).
+Result<std::string> output_container(const OutputRequest& r, std::vector<std::string>* notes) {
+  const bool pipe = r.path == kStandardOutput;
+  if (r.format.empty() && !pipe) return std::string();
+  if (r.format.empty()) {
+    if (notes != nullptr)
+      notes->push_back(std::string("standard output: ") + kPipeDefaultContainer +
+                       " (-f picks another container: nut, mpegts, yuv4mpegpipe, ...)");
+    return std::string(kPipeDefaultContainer);
+  }
+  auto name = video::container_named(r.format);
+  if (!name) return name.status();
+  if (pipe) HISTEQ_TRY(video::check_pipe_container(*name, kStandardOutputName));
+  return name;
+}
+
 // The temporary file: in the output's folder (so the final rename is atomic), unique, hidden, and
 // with the permissions a newly created file would get.
 Result<std::string> make_temp_file(const std::string& output) {
@@ -59,7 +80,8 @@ Result<std::string> make_temp_file(const std::string& output) {
 
 // A file: the encoder as a sink, frames in, packets into the muxer (with the source's other
 // streams copied in by the decode thread); the encode stage is timed here. The bytes go to a
-// temporary file, renamed to the output by finish() and removed otherwise.
+// temporary file, renamed to the output by finish() and removed otherwise; or, for "-", straight
+// to standard output, where what was written stays written.
 class FileSink final : public OutputSink {
  public:
   static Result<std::unique_ptr<OutputSink>> open(const OutputRequest& r, video::FileSource& src, std::vector<std::string>& notes);
@@ -102,9 +124,11 @@ Result<std::unique_ptr<OutputSink>> FileSink::open(const OutputRequest& r, video
   // the source into the layout chosen for the encoder.
   const video::FrameFormat& decoded = src.info().format;
   const bool gpu_frames = decoded.layout == video::PlaneLayout::semi_planar;
+  auto container = output_container(r, &notes);
+  if (!container) return container.status();
   std::string codec = r.encoder.codec;
   if (codec.empty()) {
-    auto c = video::default_encoder(r.path, src.native().codec_name, notes);
+    auto c = video::default_encoder(r.path, src.native().codec_name, notes, *container);
     if (!c) return c.status();
     codec = *c;
   }
@@ -115,13 +139,16 @@ Result<std::unique_ptr<OutputSink>> FileSink::open(const OutputRequest& r, video
                                        : video::choose_format(codec, src.native(), notes);
   if (!fmt) return !pix_fmt.empty() ? Status(fmt.status().code(), r.path + ": " + fmt.status().message()) : fmt.status();
   if (!gpu_frames) HISTEQ_TRY(src.set_output_format(*fmt));
-  auto temp = make_temp_file(r.path);
-  if (!temp) return temp.status();
-  s->temp_ = *temp;
-
   video::WriterOptions wo;
-  wo.path = r.path;
-  wo.temp_path = s->temp_;
+  wo.path = r.path == kStandardOutput ? kStandardOutputName : r.path;  // the container is named: the path is for messages
+  wo.format = *container;
+  if (r.path == kStandardOutput) {
+    wo.temp_path = "pipe:1";
+  } else {
+    auto temp = make_temp_file(r.path);
+    if (!temp) return temp.status();
+    s->temp_ = wo.temp_path = *temp;
+  }
   wo.codec = codec;
   wo.control = r.encoder.control;
   wo.streams = r.streams;
@@ -148,6 +175,7 @@ Status FileSink::finish() {
   packets_ = writer_->video_packets();
   copied_ = writer_->copied_packets();
   writer_.reset();
+  if (output_ == kStandardOutput) return Status::ok();
   if (::rename(temp_.c_str(), output_.c_str()) != 0) {
     const std::string err = std::strerror(errno);
     discard();
@@ -241,11 +269,13 @@ Status check_output(const OutputRequest& r, const std::string& input) {
     return Status::ok();
   }
   if (r.path.empty()) return HISTEQ_ERROR(Code::invalid_argument, "no output file given (-o OUT)");
+  if (auto container = output_container(r, nullptr); !container) return container.status();
+  if (r.path == kStandardOutput) return Status::ok();
   if (r.path.back() == '/') return fail_out(r.path, "is a folder, not a file name", Code::invalid_argument);
   struct stat out_st {}, in_st {};
   if (::stat(r.path.c_str(), &out_st) == 0) {
     if (S_ISDIR(out_st.st_mode)) return fail_out(r.path, "is a folder, not a file name", Code::invalid_argument);
-    if (::stat(input.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
+    if (input != "-" && ::stat(input.c_str(), &in_st) == 0 && in_st.st_dev == out_st.st_dev && in_st.st_ino == out_st.st_ino)
       return fail_out(r.path, "is the input file; choose another output name", Code::invalid_argument);
     if (!r.overwrite) return fail_out(r.path, "already exists (use -y to overwrite it)", Code::invalid_argument);
   }

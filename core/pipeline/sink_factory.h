@@ -8,10 +8,11 @@
 //
 //   request                         sink
 //   path "out.mkv" + encoder        FileSink: VideoWriter into ".out.mkv.XXXXXX.part", renamed on finish()
+//   path "-" + format + encoder     FileSink on standard output ("pipe:1"): a container that streams, no
+//                                   temporary file; without a format, matroska (said in a note)
 //   callback                        CallbackSink: the function gets every frame, in order
 //   present (play --headless)       Presenter: frames held to their schedule, as a window would, not drawn
 //   (the window)                    app/player's Player, a Sink of its own (SDL and GL stay in app/)
-//   (issue 17: "-" + format)        a pipe sink writing to standard output
 //   (later: a GStreamer buffer)     a sink that hands frames to the element
 //
 // A file needs the input it continues (its time base, its streams to copy), so it is opened
@@ -77,7 +78,8 @@ struct EncoderRequest {
 using FrameCallback = std::function<Status(PipelineFrame& frame)>;
 
 struct OutputRequest {
-  std::string path;          // a file: its extension picks the container; "" with a callback
+  std::string path;          // a file: its extension picks the container; "-": standard output; "" with a callback
+  std::string format;        // the container (-f, video::container_named): overrides the extension; "" for "-": matroska
   bool overwrite = false;    // a file: replace one that exists
   EncoderRequest encoder;
   video::StreamChoice streams;  // a file: the input's other streams to write, and how (-map, -an, -sn, --audio-codec)
@@ -97,9 +99,11 @@ struct OutputRequest {
 };
 
 // The output's name before anything is opened: a file must not be a folder, nor `input`, nor
-// exist unless overwrite. Errors (invalid_argument, "<output>: <cause>"): "no output file given
-// (-o OUT)", "is a folder, not a file name", "is the input file; choose another output name",
-// "already exists (use -y to overwrite it)"; a path together with a callback or the presenter.
+// exist unless overwrite; "-" (standard output) needs a container that streams. Errors
+// (invalid_argument, "<output>: <cause>"): "no output file given (-o OUT)", "is a folder, not a file
+// name", "is the input file; choose another output name", "already exists (use -y to overwrite it)";
+// a path together with a callback or the presenter; video::container_named's and
+// check_pipe_container's (unsupported) for the format.
 Status check_output(const OutputRequest& request, const std::string& input);
 
 // Opens the sink `request` asks for, for the frames of `source`. A file sink picks the layout its

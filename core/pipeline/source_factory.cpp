@@ -54,6 +54,7 @@ Result<OpenedSource> open_source(const SourceRequest& r) {
   }
   video::FileSourceOptions fo;
   fo.webcam = out.kind == SourceKind::webcam;
+  fo.live = r.live;
   fo.decoder_threads = r.decoder_threads;
   fo.hwdec = r.hwdec;
   fo.frames_held = r.frames_held;

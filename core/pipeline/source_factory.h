@@ -6,13 +6,14 @@
 //   ""                        synthetic   video::open_synthetic(request.synthetic)
 //   "" + webcam [device]      webcam      FileSource on the device, /dev/video0 by default (V4L2)
 //   "/dev/videoN"             webcam      FileSource on that device (V4L2)
-//   "-"                       standard    FileSource on standard input (live today; see below)
+//   "-"                       standard    FileSource on standard input: a file read to its end
+//                                         (every frame, at the reader's pace); live with `live`
 //   "udp://...", "rtsp://..." network     FileSource on the URL (live)
-//   anything else             file        FileSource on the path
+//   anything else             file        FileSource on the path (live with `live`: a FIFO fed in real time)
 //
 // The decode choice (NVDEC or software) and the live options travel in the request to FileSource.
-// Issue 17 will make "-" a file read to its end unless live is asked for: that is decided here
-// (SourceKind::standard_input), not at the call sites.
+// A live source runs at its own pace and the pipeline drops frames rather than fall behind it
+// (pipeline.h); a pipe is not live unless `live` asks for it, so nothing is dropped from it.
 //
 // Errors (Status, the message naming the input): invalid_argument for a request that contradicts
 // itself (an input and the webcam together, "give either an input file or --webcam, not both"),
@@ -21,8 +22,10 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/cuda/status.h"
+#include "core/image/plane.h"
 #include "core/pipeline/pipeline.h"
 #include "core/video/hw_decode.h"
 #include "core/video/source.h"
@@ -45,6 +48,9 @@ struct SourceRequest {
   // FileSource's options: the decode choice, the frames the pipeline may hold (NVDEC), the live
   // timeout, the seek preroll, decoder threads. Its `webcam` flag is set from the kind, not read.
   video::HwDecode hwdec = video::HwDecode::none;
+  // --live: read standard input or a file as a live stream (FileSourceOptions::live); network URLs
+  // and webcams are live without it.
+  bool live = false;
   int frames_held = 12;
   double live_timeout_s = 5.0;
   double seek_preroll_s = 0;
@@ -66,6 +72,12 @@ struct OpenedSource {
 // Opens the source `request` asks for. Errors: classify()'s, then the source's own
 // ("clip.mp4: no video stream", "/dev/video9: no webcam here (no such device)", ...).
 Result<OpenedSource> open_source(const SourceRequest& request);
+
+// Up to `count` frames' luma as 8-bit host planes (deeper samples keep their top 8 bits), from
+// whatever `request` names: spread evenly over the input (first, ..., last) when its length is
+// known, else its first frames. What the lab measures on real content (`histeq bench FILE`,
+// `histeq quality --bench --input`). At least one frame, or an error naming the input.
+Result<std::vector<Plane8>> read_luma_frames(const SourceRequest& request, int count);
 
 // The frames a pipeline with `opts` holds at once (both queues, the frames in flight, one in the
 // sink): what an NVDEC decoder's pool must have spare (SourceRequest::frames_held).

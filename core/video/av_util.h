@@ -27,7 +27,7 @@ void record_line(const void* avcl, int level, const std::string& line);
 // is set (video/log.h). Error lines are recorded by the LogScope of the job that produced them.
 void install_log_capture();
 
-// A job's share of FFmpeg's log (one per FileSource, VideoWriter, LumaReader): the last error line
+// A job's share of FFmpeg's log (one per FileSource, VideoWriter): the last error line
 // that FFmpeg logged for this job, so that two jobs running at once (the player and its background
 // export) each name their own cause. A line belongs to this scope when
 //   - its context (AVFormatContext, AVCodecContext, SwsContext, ...) was given to own(), or is a

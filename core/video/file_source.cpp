@@ -61,7 +61,6 @@ std::string seconds(double s) {
 }  // namespace
 
 bool is_stream_url(const std::string& path) {
-  if (path == "-") return true;
   const size_t colon = path.find("://");
   if (colon == std::string::npos || colon == 0) return false;
   for (size_t i = 0; i < colon; ++i)
@@ -130,7 +129,7 @@ struct FileSource::Impl {
     }
     return 0;
   }
-  bool is_stream() const { return opts.webcam || is_stream_url(path); }
+  bool is_stream() const { return opts.webcam || opts.live || is_stream_url(path); }
   void stamp_capture(Frame& f) ;
 
   // open(): probe -> open_decoder -> describe.
@@ -140,6 +139,7 @@ struct FileSource::Impl {
   Status find_video_stream();
   bool parameters_known() const;
   Status open_container(const AVInputFormat* ifmt, bool wait_for_key_frame);
+  Status check_index_before_samples() const;
   Status check_index_fits() const;
   Status open_decoder();
   void describe();
@@ -176,7 +176,7 @@ Status FileSource::Impl::check_path(const AVInputFormat** ifmt) const {
     if (!S_ISCHR(st.st_mode)) return fail("not a webcam (not a character device)", Code::invalid_argument);
     return Status::ok();
   }
-  if (is_stream_url(path)) return Status::ok();  // FFmpeg's protocols say what is wrong with a URL
+  if (path == "-" || is_stream_url(path)) return Status::ok();  // FFmpeg's protocols say what is wrong with a URL
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return fail("no such file", Code::not_found);
     return fail(std::strerror(errno));
@@ -192,7 +192,7 @@ Status FileSource::Impl::probe() {
   HISTEQ_TRY(check_path(&ifmt));
   info.live = is_stream();
   HISTEQ_TRY(open_container(ifmt, false));
-  if (info.live && !parameters_known() && path != "-" && !opts.webcam) {
+  if (info.live && !parameters_known() && is_stream_url(path)) {
     // Joined mid-GOP: the short probe saw no parameter sets (they come with the next key frame,
     // seconds away with a long GOP). A second probe waits for them up to --live-timeout; what the
     // first read is not needed, as decoding starts at that key frame anyway. (A second
@@ -238,9 +238,28 @@ Status FileSource::Impl::open_container(const AVInputFormat* ifmt, bool wait_for
   const int opened = avformat_open_input(&fmt, url.c_str(), ifmt, &o);
   av_dict_free(&o);
   if (opened < 0) return unopenable(opened);
+  HISTEQ_TRY(check_index_before_samples());
   if (int e = avformat_find_stream_info(fmt, nullptr); e < 0)
     return fail("cannot read the stream layout: " + log.describe_failure(e));
   return find_video_stream();
+}
+
+// An MP4/MOV whose index (moov atom) follows its samples, read from a pipe: the demuxer read past
+// the samples to reach the index and cannot go back to them, so no frame would come (FFmpeg then
+// fails with "no pixel format"). A streaming MP4 (index first, or fragments) is read as it comes.
+Status FileSource::Impl::check_index_before_samples() const {
+  if (fmt->pb == nullptr || (fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) != 0) return Status::ok();
+  if (std::strncmp(fmt->iformat->name, "mov,", 4) != 0) return Status::ok();
+  const int64_t read_to = avio_tell(fmt->pb);
+  for (unsigned i = 0; i < fmt->nb_streams; ++i) {
+    AVStream* st = fmt->streams[i];
+    const AVIndexEntry* first = avformat_index_get_entries_count(st) > 0 ? avformat_index_get_entry(st, 0) : nullptr;
+    if (first != nullptr && first->pos < read_to)
+      return fail("an MP4/MOV whose index (moov atom) is at the end cannot be read from a pipe; have the producer "
+                  "write a streaming container (ffmpeg -f mpegts, -f nut or -f matroska), or give the file's name",
+                  Code::unsupported);
+  }
+  return Status::ok();
 }
 
 // avformat_open_input failed (and freed the context): say why in the user's terms.
@@ -249,7 +268,7 @@ Status FileSource::Impl::unopenable(int e) const {
     // An MP4/MOV ("ftyp" box first) whose index never came: cut off before the end, or never
     // finished (the muxer writes the moov atom last).
     char head[12] = {0};
-    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    if (FILE* f = path == "-" ? nullptr : std::fopen(path.c_str(), "rb")) {
       const size_t n = std::fread(head, 1, sizeof(head), f);
       std::fclose(f);
       if (n == sizeof(head) && std::memcmp(head + 4, "ftyp", 4) == 0 && log.last_error().find("moov") != std::string::npos)

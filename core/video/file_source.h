@@ -2,8 +2,9 @@
 // decoder threads), then converts each frame into the pipeline's planar YUV layout: 8-bit 4:2:0 and
 // other supported layouts are copied as they are; anything else goes through swscale.
 //
-// Live inputs (webcam, network, stdin) cannot seek and run at their own pace: the pipeline drops
-// frames rather than fall behind. Their frames carry a capture time (FrameTiming::capture_ns) for
+// Live inputs (webcam, network, and standard input or a file with FileSourceOptions::live) cannot
+// seek and run at their own pace: the pipeline drops frames rather than fall behind. Standard input
+// ("-") is otherwise a file read to its end: every frame, at the reader's pace. Their frames carry a capture time (FrameTiming::capture_ns) for
 // the glass-to-glass latency: the stream's own timestamps when they are wall-clock times (cameras,
 // producers that stamp capture times; MPEG-TS's 33-bit wrap is undone), else the arrival of the
 // first frame plus the stream's time since it.
@@ -36,8 +37,10 @@ struct FileSourceOptions {
   // stream and the machine allow it; otherwise software decoding, said in SourceInfo::decode_note.
   HwDecode hwdec = HwDecode::none;
   int frames_held = 12;     // NVDEC: frames the pipeline may hold at once (the decoder's pool grows by this; <= 12)
-  // Live inputs (a webcam, a network URL, standard input): a stream that sends nothing for this
-  // long has stopped; the input then ends (next() gives nullptr) and end_note() says why.
+  // Read `path` as a live stream (--live): standard input ("-") or a file (a FIFO) that a producer
+  // fills in real time. Webcams and network URLs are live whatever this says.
+  bool live = false;
+  // Live inputs: a stream that sends nothing for this long has stopped; the input then ends (next() gives nullptr) and end_note() says why.
   double live_timeout_s = 5.0;
   // A seek positions the demuxer at the video key frame this many seconds before its target (the
   // frames up to the target are still decoded and skipped), so that packets of the other streams
@@ -47,7 +50,7 @@ struct FileSourceOptions {
 };
 
 // Whether `path` names a network stream (any FFmpeg URL: udp://, rtp://, rtsp://, srt://, tcp://,
-// http(s)://, ...) or standard input ("-"), rather than a file.
+// http(s)://, ...), rather than a file or standard input ("-").
 bool is_stream_url(const std::string& path);
 
 // The video stream as the decoder gives it.

@@ -39,7 +39,42 @@ std::string pix_name(int f) {
   return n ? n : "?";
 }
 
+// The muxers of the MP4 family, which go back to the start to write the index: they refuse a pipe.
+constexpr const char* kSeekBackMuxers[] = {"mp4", "mov", "ipod", "ismv", "3gp", "3g2", "psp", "f4v"};
+constexpr const char* kStreamingHint = "use a container that streams: -f nut, matroska, mpegts or yuv4mpegpipe";
+
 }  // namespace
+
+Result<std::string> container_named(const std::string& format) {
+  const AVOutputFormat* f = format.empty() ? nullptr : av_guess_format(format.c_str(), nullptr, nullptr);
+  if (f == nullptr && !format.empty() && format.find_first_of("./") == std::string::npos)
+    f = av_guess_format(nullptr, ("x." + format).c_str(), nullptr);  // an extension: mkv, y4m, ts
+  if (f == nullptr)
+    return HISTEQ_ERROR(Code::invalid_argument, "-f " + format + ": no such container in this FFmpeg (nut, matroska, mpegts, "
+                                                "yuv4mpegpipe, rawvideo, mp4, ...; `ffmpeg -muxers` lists them)");
+  return std::string(f->name);
+}
+
+Status check_pipe_container(const std::string& name, const std::string& output) {
+  const AVOutputFormat* f = av_guess_format(name.c_str(), nullptr, nullptr);
+  if (f == nullptr) return container_named(name).status();
+  if (f->flags & AVFMT_NOFILE)
+    return HISTEQ_ERROR(Code::unsupported, output + ": the " + f->name + " container writes files of its own, not one stream; " +
+                                               kStreamingHint);
+  for (const char* m : kSeekBackMuxers)
+    if (name == m)
+      return HISTEQ_ERROR(Code::unsupported, output + ": the " + name + " container cannot be written to a pipe (its muxer goes "
+                                                 "back to write the index); " + kStreamingHint);
+  return Status::ok();
+}
+
+std::string raw_container_codec(const std::string& name) {
+  const AVOutputFormat* f = av_guess_format(name.c_str(), nullptr, nullptr);
+  if (f == nullptr || f->audio_codec != AV_CODEC_ID_NONE) return "";
+  if (f->video_codec != AV_CODEC_ID_RAWVIDEO && f->video_codec != AV_CODEC_ID_WRAPPED_AVFRAME) return "";
+  const AVCodec* c = avcodec_find_encoder(f->video_codec);
+  return c != nullptr ? c->name : "";
+}
 
 bool encoder_takes(const std::string& codec, const FrameFormat& f) {
   const AVCodec* c = avcodec_find_encoder_by_name(codec.c_str());
@@ -227,11 +262,19 @@ struct VideoWriter::Impl {
 
   Result<FramePtr> convert(const Frame& f);
 
+  // A muxer or output error `e` while doing `what`; a pipe whose reader went away (EPIPE: SIGPIPE
+  // is ignored) is said as such.
+  Status write_failed(const std::string& what, int e) const {
+    if (e == AVERROR(EPIPE))
+      return fail("the reader closed the pipe (broken pipe) after " + std::to_string(frames.load()) + " frames; the output is incomplete");
+    return fail(what + log.describe_failure(e));
+  }
+
   Status write(AVPacket* p) {  // takes p's reference
     std::lock_guard<std::mutex> l(mux_mu);
     const LogScope::Active active(log);
     const int e = av_interleaved_write_frame(oc, p);
-    if (e < 0) return fail("cannot write: " + log.describe_failure(e));
+    if (e < 0) return write_failed("cannot write: ", e);
     return Status::ok();
   }
 
@@ -266,11 +309,20 @@ VideoInput video_input_of(const FileSource& src) {
 
 // The output container from the name, and the encoder, which it must be able to hold.
 Status VideoWriter::Impl::create_container() {
-  if (avformat_alloc_output_context2(&oc, nullptr, nullptr, opts.path.c_str()) < 0 || oc == nullptr)
+  const char* muxer = opts.format.empty() ? nullptr : opts.format.c_str();
+  if (avformat_alloc_output_context2(&oc, nullptr, muxer, opts.path.c_str()) < 0 || oc == nullptr) {
+    if (muxer != nullptr) return container_named(opts.format).status();
     return fail("cannot tell the container from the name (use an extension such as .mp4, .mkv, .mov)", Code::invalid_argument);
+  }
   log.own(oc);
   codec = avcodec_find_encoder_by_name(opts.codec.c_str());
   if (codec == nullptr) return HISTEQ_ERROR(Code::not_found, "no encoder named '" + opts.codec + "' in this FFmpeg");
+  const std::string raw = raw_container_codec(oc->oformat->name);
+  if (!raw.empty() && codec->id != oc->oformat->video_codec)
+    return fail(std::string("the ") + oc->oformat->name + " container holds only uncompressed video (-c " + raw + ", the default "
+                "with it), not " + codec->name, Code::unsupported);
+  // FFmpeg writes and reads y4m's 10- and 16-bit layouts, which the format's own list lacks.
+  if (std::strcmp(oc->oformat->name, "yuv4mpegpipe") == 0) oc->strict_std_compliance = FF_COMPLIANCE_UNOFFICIAL;
   if (avformat_query_codec(oc->oformat, codec->id, FF_COMPLIANCE_NORMAL) == 0)
     return fail(std::string("the ") + oc->oformat->name + " container cannot hold " + codec->name + " video", Code::unsupported);
   return Status::ok();
@@ -336,8 +388,12 @@ Status VideoWriter::Impl::open_encoder(const VideoInput& input) {
   if (!opts.preset.empty() && !has_option("preset"))
     return HISTEQ_ERROR(Code::invalid_argument, std::string("--preset: the ") + codec->name + " encoder has no presets");
   const AVRational rate = to_av(input.frame_rate);
-  int e = try_open_encoder(input, in_tb);
-  if (e < 0 && rate.num > 0 && rate.den > 0) {
+  const bool have_rate = rate.num > 0 && rate.den > 0;
+  // A container without timestamps (yuv4mpegpipe, rawvideo) has only a frame rate, which it takes
+  // from the stream's time base: code in frame-rate ticks there.
+  const bool frame_ticks = have_rate && (oc->oformat->flags & AVFMT_NOTIMESTAMPS);
+  int e = try_open_encoder(input, frame_ticks ? av_inv_q(rate) : in_tb);
+  if (e < 0 && have_rate && !frame_ticks) {
     // Some encoders (mpeg4: denominators <= 65535) refuse fine time bases such as 1/90000: code in
     // frame-rate ticks instead; timestamps are rescaled (and kept strictly increasing).
     log.clear();
@@ -464,7 +520,7 @@ Status VideoWriter::Impl::write_header() {
     if (int r = avio_open(&oc->pb, opts.temp_path.c_str(), AVIO_FLAG_WRITE); r < 0)
       return fail("cannot create " + opts.temp_path + ": " + av_error(r));
   }
-  if (int r = avformat_write_header(oc, nullptr); r < 0) return fail("cannot write the container header: " + log.describe_failure(r));
+  if (int r = avformat_write_header(oc, nullptr); r < 0) return write_failed("cannot write the container header: ", r);
   header_written = true;
   pkt.reset(av_packet_alloc());
   wrapper.reset(av_frame_alloc());
@@ -650,10 +706,10 @@ Status VideoWriter::finish() {
     if (cut) HISTEQ_TRY(cut->finish([&m](AVPacket* q) { return m.write(q); }));
   {
     std::lock_guard<std::mutex> l(m.mux_mu);
-    if (int r = av_write_trailer(m.oc); r < 0) return m.fail("cannot finish the file: " + m.log.describe_failure(r));
+    if (int r = av_write_trailer(m.oc); r < 0) return m.write_failed("cannot finish the file: ", r);
   }
   if (!(m.oc->oformat->flags & AVFMT_NOFILE)) {
-    if (int r = avio_closep(&m.oc->pb); r < 0) return m.fail("cannot close the file: " + av_error(r));
+    if (int r = avio_closep(&m.oc->pb); r < 0) return m.write_failed("cannot close the file: ", r);
   }
   m.finished = true;
   return Status::ok();

@@ -8,7 +8,10 @@
 // can), frame rate, sample aspect ratio, colour tags, stream and container metadata, dispositions
 // and the video stream's side data (display matrix = rotation, HDR metadata, ...).
 //
-// The bytes go to `temp_path`; renaming it to the final name is the caller's job (export.h).
+// The bytes go to `temp_path`; renaming it to the final name is the caller's job (export.h). A
+// pipe (temp_path "pipe:1", standard output) takes a container that streams (check_pipe_container).
+// Containers without timestamps (yuv4mpegpipe, rawvideo) get the video in frame-rate ticks, and a
+// raw container (raw_container_codec) the video alone: the other streams are left out with a note.
 // Thread-safety: write_copied() may run on one thread (the decode thread) while encode() runs on
 // another (the sink); the muxer is guarded by a mutex.
 #pragma once
@@ -29,7 +32,8 @@ namespace histeq::video {
 
 struct WriterOptions {
   std::string path;       // the final name: picks the container
-  std::string temp_path;  // where the bytes are written
+  std::string temp_path;  // where the bytes are written: a file, or an FFmpeg URL ("pipe:1": standard output)
+  std::string format;     // the container (an FFmpeg muxer name, -f; container_named()); "": from `path`'s extension
   std::string codec = "libx264";
   int crf = -1;           // -1: the encoder's default
   std::string preset;     // "": the encoder's default
@@ -65,6 +69,18 @@ Result<FrameFormat> format_for_pix_fmt(const std::string& codec, const std::stri
 Result<FrameFormat> choose_format(const std::string& codec, const NativeVideo& native, std::vector<std::string>& notes);
 // Whether the encoder named `codec` takes frames of `format` as they are (odd sizes included).
 bool encoder_takes(const std::string& codec, const FrameFormat& format);
+
+// The container -f names: an FFmpeg muxer ("nut", "matroska", "mpegts", "yuv4mpegpipe", ...) or a
+// file extension ("mkv"), as the muxer's name. Error (invalid_argument): "-f NAME: no such
+// container in this FFmpeg (...)".
+Result<std::string> container_named(const std::string& format);
+// Whether the container `name` (container_named's) can be written to a pipe. Errors (unsupported,
+// "<output>: ..."): one that goes back to write its index (mp4, mov, ...) or writes files of its own
+// (image2, hls, ...); the message names containers that stream.
+Status check_pipe_container(const std::string& name, const std::string& output);
+// The encoder of a raw container, whose one video stream is uncompressed frames: "wrapped_avframe"
+// for yuv4mpegpipe, "rawvideo" for rawvideo; "" for any other container.
+std::string raw_container_codec(const std::string& name);
 
 // What the written video takes from its input.
 struct VideoInput {

@@ -682,6 +682,29 @@ def case_quality_short_clip_with_audio():
     assert {x["method"] for x in rows} == {"input", "default", "default-t0"}, rows
 
 
+def case_quality_odd_size():
+    # bench/quality.py read odd-sized frames with halved chroma (w // 2): every frame of a 161x91
+    # clip came out shifted (and the last one short). FFmpeg's 4:2:0 chroma planes round up.
+    q = quality_metrics()
+    clip = path("odd.mkv")  # testsrc2 evens its size in 4:2:0; drawn in 4:4:4, then subsampled, it stays odd
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=161x91:r=30:d=1,format=yuv444p,eq=contrast=0.35,format=yuv420p",
+           "-c:v", "ffv1", clip)
+    assert q.probe_video(clip)[:2] == (161, 91)
+    got = list(q.decode(clip, 161, 91))
+    n = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
+                        "stream=nb_read_frames", "-of", "csv=p=0", clip], capture_output=True, text=True).stdout.strip()
+    assert len(got) == int(n) > 20, (len(got), n)
+    y, u, v = got[-1]
+    assert y.shape == (91, 161) and u.shape == (46, 81) and v.shape == (46, 81), (y.shape, u.shape, v.shape)
+    ref = subprocess.run(["ffmpeg", "-v", "error", "-i", clip, "-vframes", "1", "-pix_fmt", "yuv420p", "-f", "rawvideo", "-"],
+                         capture_output=True).stdout
+    y0, u0, v0 = got[0]
+    assert y0.tobytes() + u0.tobytes() + v0.tobytes() == ref
+    out = path("qodd")
+    r = histeq("quality", clip, "-o", out, "--configs", "default", "--peers", "none", timeout=170)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
+
+
 # --- blacks and shadows (issue 20): bench/quality.py's crushed and shadow detail ------------------
 
 BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
@@ -918,13 +941,14 @@ def case_live_stdin():
                              f"testsrc2=s=320x240:r=30:d={n / 30}", "-c:v", "libx264", "-preset", "ultrafast",
                              "-f", "mpegts", "-"], stdout=subprocess.PIPE)
     js = path("stdin.json")
-    r = subprocess.run([HISTEQ, "play", "--headless", "--quiet", "--cpu", "--max-speed", "--stats-json", js, "-"],
+    r = subprocess.run([HISTEQ, "play", "--headless", "--quiet", "--cpu", "--max-speed", "--stats-json", js, "--live", "-"],
                        stdin=prod.stdout, capture_output=True, text=True, timeout=60)
     prod.stdout.close()
     prod.wait()
     assert r.returncode == 0, r.stderr
     c, _ = live_stats(js)
-    # A pipe has an end: every frame arrives (none dropped: the pipeline keeps up at max speed).
+    # Standard input read live (--live; without it, a file: tests/e2e/pipes.py): a pipe has an end,
+    # and every frame is shown or counted as dropped at the source.
     assert c["frames"] + c.get("dropped_source", 0) == n, c
 
 

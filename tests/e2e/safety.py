@@ -203,7 +203,7 @@ def case_stdin_ahead_of_real_time_has_no_negative_latency():
                              "testsrc2=s=320x240:r=30:d=3", "-c:v", "libx264", "-preset", "ultrafast", "-f", "mpegts", "-"],
                             stdout=subprocess.PIPE)
     js = path("ahead.json")
-    r = subprocess.run([e2e.HISTEQ, "play", "--headless", "--quiet", "--cpu", "--max-speed", "--stats-json", js, "-"],
+    r = subprocess.run([e2e.HISTEQ, "play", "--headless", "--quiet", "--cpu", "--max-speed", "--stats-json", js, "--live", "-"],
                        stdin=prod.stdout, capture_output=True, text=True, timeout=60)
     prod.stdout.close()
     prod.wait()

@@ -188,5 +188,59 @@ TEST(ColourThreads, BranchlessGainIsTheFormulaEverywhere) {
   }
 }
 
+// The tiled luma apply blends the tile rows first (quality_cpu.cpp): every sample must still be
+// tone::tile_map's, for random curves per tile, 8 and 10 bits, P010's high bits, samples out of
+// range left as they are, on one thread and on several.
+template <class T>
+void check_tiles_per_sample(int w, int h, int bins, int shift, hist::TileGrid grid, image::ForkJoin* pool) {
+  std::mt19937 rng(static_cast<uint32_t>(w * 31 + h + shift));
+  std::vector<uint16_t> luts(static_cast<size_t>(grid.count()) * bins);
+  for (auto& e : luts) e = static_cast<uint16_t>(rng() % static_cast<uint32_t>(bins));
+  std::vector<uint32_t> xt(static_cast<size_t>(w)), yt(static_cast<size_t>(h));
+  eq::axis_table(w, grid.cols, xt.data());
+  eq::axis_table(h, grid.rows, yt.data());
+  std::vector<T> got(static_cast<size_t>(w) * h);
+  for (auto& v : got) v = static_cast<T>(rng() % (sizeof(T) == 1 ? 256u : 65536u));
+  std::vector<T> want = got;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) {
+      T& s = want[static_cast<size_t>(y) * w + x];
+      const uint32_t v = static_cast<uint32_t>(s) >> shift;
+      if (v < static_cast<uint32_t>(bins)) s = static_cast<T>(tone::tile_map(luts.data(), grid.cols, bins, xt[x], yt[y], v) << shift);
+    }
+  const eq::TileLuts tiles{luts.data(), grid, xt.data(), yt.data(), shift};
+  ASSERT_OK(eq::apply_tiles(PlaneView<T>{got.data(), w, h, sizeof(T) * w, sizeof(T) == 1 ? 8 : 16, MemoryKind::host}, tiles, bins, pool));
+  EXPECT_EQ(got, want) << w << "x" << h << " bins " << bins << " shift " << shift << (pool ? " threads" : "");
+}
+
+TEST(ColourThreads, TiledApplyIsTileMapOnEverySample) {
+  image::ForkJoin pool(3);
+  for (image::ForkJoin* p : {static_cast<image::ForkJoin*>(nullptr), &pool}) {
+    check_tiles_per_sample<uint8_t>(1283, 721, 256, 0, {8, 8}, p);
+    check_tiles_per_sample<uint8_t>(97, 41, 256, 0, {5, 3}, p);
+    check_tiles_per_sample<uint8_t>(7, 5, 64, 0, {1, 1}, p);
+    check_tiles_per_sample<uint16_t>(645, 363, 1024, 0, {8, 8}, p);
+    check_tiles_per_sample<uint16_t>(640, 360, 1024, 6, {16, 9}, p);
+  }
+}
+
+// The tile curves shared over threads are the curves built on one (clip and shadow floor on).
+TEST(ColourThreads, TileLutsOverThreadsAreTheOnesOnOne) {
+  image::ForkJoin pool(3);
+  std::mt19937 rng(11);
+  for (int bins : {256, 1024}) {
+    const int tiles = 64;
+    std::vector<uint32_t> counts(static_cast<size_t>(tiles) * bins);
+    for (int t = 0; t < tiles; ++t)  // dim tiles: most samples low, a few bright
+      for (int i = 0; i < 8000; ++i) ++counts[static_cast<size_t>(t) * bins + (rng() % 8 == 0 ? rng() % bins : rng() % (bins / 4))];
+    const eq::Levels l = eq::nominal_levels(bins == 256 ? 8 : 10, false, false);
+    std::vector<uint16_t> a(counts.size()), b(counts.size()), ma(bins), mb(bins);
+    ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, 282, l, a.data(), ma.data()));
+    ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, 282, l, b.data(), mb.data(), &pool));
+    EXPECT_EQ(a, b) << bins;
+    EXPECT_EQ(ma, mb) << bins;
+  }
+}
+
 }  // namespace
 }  // namespace histeq::test

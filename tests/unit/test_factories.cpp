@@ -3,6 +3,7 @@
 // frame (the same frames a file sink writes), the one list of video extensions.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include "core/pipeline/sink_factory.h"
 #include "core/pipeline/source_factory.h"
 #include "core/video/file_source.h"
+#include "core/video/writer.h"
 #include "tests/common/video_helpers.h"
 
 namespace histeq::test {
@@ -132,6 +134,45 @@ TEST_F(Factories, BadInputsKeepTheirLines) {
   s = pipeline::open_source(input("/dev/video99"));
   ASSERT_FALSE(s.is_ok());
   EXPECT_EQ(s.status().message(), line);
+}
+
+// The lab's real frames come through the factory too: spread over the clip (12 frames, 4 asked:
+// 0, 3, 7 and 11), each the decoded frame's luma as it is (no range conversion), and a 10-bit clip
+// keeps its top 8 bits.
+TEST_F(Factories, TheLabReadsLumaSpreadOverTheInput) {
+  auto all = read_frames(clip_);
+  ASSERT_TRUE(all.is_ok()) << all.status().to_string();
+  ASSERT_EQ(all->size(), 12u);
+  auto got = pipeline::read_luma_frames(input(clip_), 4);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(got->size(), 4u);
+  const int picks[] = {0, 3, 7, 11};
+  for (int k = 0; k < 4; ++k) {
+    const Plane8& p = (*got)[k];
+    ASSERT_EQ(p.width(), 64);
+    ASSERT_EQ(p.height(), 36);
+    std::vector<uint8_t> rows;
+    for (int y = 0; y < p.height(); ++y) rows.insert(rows.end(), p.view().row(y), p.view().row(y) + p.width());
+    EXPECT_EQ(rows, (*all)[picks[k]].planes[0]) << "frame " << picks[k];
+  }
+
+  video::SyntheticOptions deep = tiny(3);
+  deep.bit_depth = 10;
+  const std::string clip10 = dir_ + "/in10.mkv";
+  ASSERT_TRUE(write_synthetic_clip(clip10, deep).is_ok());
+  auto all10 = read_frames(clip10);
+  ASSERT_TRUE(all10.is_ok());
+  auto got10 = pipeline::read_luma_frames(input(clip10), 1);
+  ASSERT_TRUE(got10.is_ok()) << got10.status().to_string();
+  const std::vector<uint8_t>& wide = (*all10)[0].planes[0];  // little-endian 16-bit samples
+  for (int i : {0, 100, 64 * 36 - 1}) {
+    const int v = wide[2 * i] | (wide[2 * i + 1] << 8);
+    EXPECT_EQ((*got10)[0].view().row(i / 64)[i % 64], v >> 2) << "sample " << i;
+  }
+
+  auto missing = pipeline::read_luma_frames(input(dir_ + "/missing.mp4"), 4);
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(missing.status().message(), dir_ + "/missing.mp4: no such file");
 }
 
 // Runs `source` through a CPU pipeline into `sink`, then finishes the sink.
@@ -320,6 +361,141 @@ TEST(VideoExtensions, ABatchFolderFindsTheElementaryStreamsTheBrowserShows) {
   ASSERT_EQ(items->size(), 3u);
   EXPECT_EQ((*items)[0].input, dir + "/a.ivf");
   EXPECT_EQ((*items)[2].input, dir + "/c.vob");
+}
+
+// Issue 17: standard input is a file read to its end unless live is asked for. The test's own
+// standard input is the clip for a while (a file: read through FFmpeg's pipe protocol, not seekable).
+class StandardInput {
+ public:
+  explicit StandardInput(const std::string& file) : saved_(::dup(0)) {
+    const int fd = ::open(file.c_str(), O_RDONLY);
+    ok_ = saved_ >= 0 && fd >= 0 && ::dup2(fd, 0) == 0;
+    if (fd >= 0) ::close(fd);
+  }
+  ~StandardInput() {
+    if (saved_ >= 0) ::dup2(saved_, 0);
+    if (saved_ >= 0) ::close(saved_);
+  }
+  bool ok() const { return ok_; }
+  static bool rewind() { return ::lseek(0, 0, SEEK_SET) == 0; }
+
+ private:
+  int saved_;
+  bool ok_ = false;
+};
+
+TEST_F(Factories, StandardInputIsAFileReadToItsEndUnlessLiveIsAsked) {
+  StandardInput in(clip_);
+  ASSERT_TRUE(in.ok());
+  auto src = pipeline::open_source(input("-"));
+  ASSERT_TRUE(src.is_ok()) << src.status().to_string();
+  EXPECT_EQ(src->kind, SourceKind::standard_input);
+  EXPECT_FALSE(src->source->info().live);
+  EXPECT_FALSE(src->source->can_seek());
+  pipeline::PipelineOptions po;
+  po.equalizer.cpu = true;
+  auto run = run_pipeline(*src->source, po);
+  ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+  EXPECT_EQ(run->frames.size(), 12u);
+  EXPECT_EQ(run->counters.dropped_source, 0);
+
+  ASSERT_TRUE(StandardInput::rewind());
+  SourceRequest live = input("-");
+  live.live = true;
+  auto lsrc = pipeline::open_source(live);
+  ASSERT_TRUE(lsrc.is_ok()) << lsrc.status().to_string();
+  EXPECT_TRUE(lsrc->source->info().live);
+}
+
+TEST_F(Factories, AnMp4WithItsIndexAtTheEndOnAPipeSaysSo) {
+  const std::string mp4 = dir_ + "/tail.mp4";  // our writer's MP4: the index (moov) after the samples
+  ASSERT_TRUE(write_synthetic_clip(mp4, tiny(6), "mpeg4").is_ok());
+  ASSERT_TRUE(pipeline::open_source(input(mp4)).is_ok()) << "a file can seek to its index";
+  StandardInput in(mp4);
+  ASSERT_TRUE(in.ok());
+  auto src = pipeline::open_source(input("-"));
+  ASSERT_FALSE(src.is_ok());
+  EXPECT_EQ(src.status().code(), Code::unsupported);
+  EXPECT_EQ(src.status().message(),
+            "-: an MP4/MOV whose index (moov atom) is at the end cannot be read from a pipe; have the producer write a "
+            "streaming container (ffmpeg -f mpegts, -f nut or -f matroska), or give the file's name");
+}
+
+TEST(SinkFactory, StandardOutputTakesAContainerThatStreams) {
+  pipeline::OutputRequest r;
+  r.path = "-";
+  EXPECT_TRUE(pipeline::check_output(r, "in.mkv").is_ok()) << "no -f: matroska";
+  for (const char* ok : {"nut", "matroska", "mkv", "mpegts", "yuv4mpegpipe", "rawvideo"}) {
+    r.format = ok;
+    EXPECT_TRUE(pipeline::check_output(r, "in.mkv").is_ok()) << ok;
+  }
+  r.format = "mp4";
+  Status s = pipeline::check_output(r, "in.mkv");
+  EXPECT_EQ(s.code(), Code::unsupported);
+  EXPECT_EQ(s.message(), "standard output: the mp4 container cannot be written to a pipe (its muxer goes back to write the "
+                         "index); use a container that streams: -f nut, matroska, mpegts or yuv4mpegpipe");
+  r.format = "image2";
+  EXPECT_EQ(pipeline::check_output(r, "in.mkv").code(), Code::unsupported);
+  r.format = "nosuch";
+  EXPECT_EQ(pipeline::check_output(r, "in.mkv").message().rfind("-f nosuch: no such container in this FFmpeg", 0), 0u);
+  r.path = "out.bin";  // -f names a file's container too
+  EXPECT_EQ(pipeline::check_output(r, "in.mkv").code(), Code::invalid_argument);
+
+  EXPECT_EQ(*video::container_named("mkv"), "matroska");
+  EXPECT_EQ(*video::container_named("y4m"), "yuv4mpegpipe");
+  EXPECT_EQ(video::raw_container_codec("yuv4mpegpipe"), "wrapped_avframe");
+  EXPECT_EQ(video::raw_container_codec("rawvideo"), "rawvideo");
+  EXPECT_EQ(video::raw_container_codec("nut"), "");
+  EXPECT_EQ(video::raw_container_codec("matroska"), "");
+}
+
+// The sink on standard output writes what the file sink writes, with no temporary file. The test's
+// standard output is a file for the while.
+TEST_F(Factories, TheStandardOutputSinkWritesTheFileSinksFrames) {
+  pipeline::OutputRequest file;
+  file.path = dir_ + "/file.nut";
+  file.encoder.codec = "ffv1";
+  auto src = pipeline::open_source(input(clip_));
+  ASSERT_TRUE(src.is_ok());
+  std::vector<std::string> notes;
+  auto fsink = pipeline::open_output(file, *src, notes);
+  ASSERT_TRUE(fsink.is_ok()) << fsink.status().to_string();
+  ASSERT_TRUE(run_into(*src, **fsink).is_ok());
+
+  const std::string piped = dir_ + "/piped.nut";
+  std::fflush(stdout);
+  const int saved = ::dup(1);
+  const int fd = ::open(piped.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_TRUE(saved >= 0 && fd >= 0 && ::dup2(fd, 1) == 1);
+  ::close(fd);
+  pipeline::OutputRequest out = file;
+  out.path = "-";
+  out.format = "nut";
+  Status opened, ran;
+  std::string partial = "?";
+  int64_t frames_out = -1;
+  {
+    auto src2 = pipeline::open_source(input(clip_));
+    auto sink = src2.is_ok() ? pipeline::open_output(out, *src2, notes) : Result<std::unique_ptr<pipeline::OutputSink>>(src2.status());
+    opened = sink.status();
+    if (sink.is_ok()) {
+      partial = (*sink)->partial_path();
+      ran = run_into(*src2, **sink);
+      frames_out = (*sink)->counters().frames_out;
+    }
+  }
+  ::dup2(saved, 1);
+  ::close(saved);
+  ASSERT_TRUE(opened.is_ok()) << opened.to_string();
+  ASSERT_TRUE(ran.is_ok()) << ran.to_string();
+  EXPECT_EQ(partial, "") << "no temporary file";
+  EXPECT_EQ(frames_out, 12);
+  auto a = read_frames(file.path);
+  auto b = read_frames(piped);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  ASSERT_EQ(a->size(), 12u);
+  ASSERT_EQ(b->size(), a->size());
+  for (size_t i = 0; i < a->size(); ++i) EXPECT_TRUE((*a)[i] == (*b)[i]) << "frame " << i;
 }
 
 }  // namespace

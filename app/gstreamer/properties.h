@@ -1,0 +1,34 @@
+// The histeq element's GObject properties, derived from histeq::controls() (the project's control
+// table): a choice becomes an enum property, a number a double with its range, a flag a boolean,
+// a grid (and any other type) a string; each with the control's help as its blurb and its default.
+// Values travel to and from histeq::Settings in the controls' text form, so the element never
+// interprets a control itself.
+//
+// Threads: install() runs once, from the element's class_init; the rest are pure functions.
+#pragma once
+
+#include <glib-object.h>
+
+#include <string>
+#include <vector>
+
+namespace histeq_gst {
+
+struct Property {
+  std::string name;    // the control's name ("clip-limit"), also the property's name
+  std::string type;    // the control's type: "choice", "number", "flag", "grid", ...
+  std::vector<std::string> choices;
+  bool live = true;    // changeable while playing (else only in NULL or READY)
+};
+
+// Installs one property per control on `klass`, with ids 1, 2, ... in the order of the returned
+// table (the table lives for the process).
+const std::vector<Property>& install_properties(GObjectClass* klass);
+
+// The text form of `value` (a value of the property `p`) for histeq::Settings::set.
+std::string text_of_value(const Property& p, const GValue* value);
+
+// Stores the text form `text` (histeq::Settings::get) into `value`, a value of the property `p`.
+void value_of_text(const Property& p, const std::string& text, GValue* value);
+
+}  // namespace histeq_gst

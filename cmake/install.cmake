@@ -1,0 +1,93 @@
+# What `cmake --install build --prefix P` installs (issue 16), relocatable (P may be moved):
+#   P/bin/histeq                                 the command line; RPATH $ORIGIN/../lib
+#   P/lib/libhisteq.so.VERSION                   the public API (target histeq_lib), SONAME with the version
+#   P/include/histeq/                            its headers (histeq.hpp: C++, histeq.h: C)
+#   P/lib/cmake/histeq/                          find_package(histeq) -> histeq::histeq
+#   P/lib/pkgconfig/histeq.pc                    pkg-config --cflags --libs histeq
+#   P/share/histeq/                              the scripts the commands run (quality.py, plot_paper.py),
+#                                                found relative to the binary (app/commands/data_files.cpp)
+#   P/share/man/man1/histeq.1                    from the CLI's own help (help2man), at build time
+#   P/share/bash-completion/completions/histeq   from the CLI (`histeq completion bash`), at build time
+# Included from the top CMakeLists.txt after every target exists. tests/install/ installs into a
+# temporary prefix and builds examples/ against it.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(HISTEQ_INSTALL_DATA_DIR ${CMAKE_INSTALL_DATADIR}/histeq)
+set(HISTEQ_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/histeq)
+
+# ---- the command line and its data files -------------------------------------------------------
+# The binary finds share/histeq relative to itself; the build tree's binary falls back to the
+# source tree (it has no share/ beside it).
+file(RELATIVE_PATH _histeq_data_rel ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_DATADIR}/histeq)
+file(RELATIVE_PATH _histeq_lib_rel ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+target_compile_definitions(histeq PRIVATE HISTEQ_DATA_RELDIR="${_histeq_data_rel}" HISTEQ_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+                           HISTEQ_BUILD_EXE_DIR="$<TARGET_FILE_DIR:histeq>")
+set_target_properties(histeq PROPERTIES INSTALL_RPATH "$ORIGIN/${_histeq_lib_rel}")
+install(TARGETS histeq RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES ${PROJECT_SOURCE_DIR}/bench/quality.py ${PROJECT_SOURCE_DIR}/bench/plot_paper.py
+        DESTINATION ${HISTEQ_INSTALL_DATA_DIR})
+
+# ---- the man page and the bash completion, written by the binary at build time ------------------
+find_program(HISTEQ_HELP2MAN help2man)
+if(NOT HISTEQ_HELP2MAN)
+  message(STATUS "histeq: help2man not found: no man page (scripts/setup.sh installs it)")
+endif()
+set(_histeq_cli_docs ${PROJECT_BINARY_DIR}/cli_docs)
+set(_histeq_cli_outputs ${_histeq_cli_docs}/histeq.bash)
+if(HISTEQ_HELP2MAN)
+  list(APPEND _histeq_cli_outputs ${_histeq_cli_docs}/histeq.1)
+endif()
+add_custom_command(OUTPUT ${_histeq_cli_outputs}
+                   COMMAND ${CMAKE_COMMAND} -E make_directory ${_histeq_cli_docs}
+                   COMMAND ${CMAKE_COMMAND} -DHISTEQ=$<TARGET_FILE:histeq> -DOUT_DIR=${_histeq_cli_docs}
+                           -DHELP2MAN=${HISTEQ_HELP2MAN} -P ${PROJECT_SOURCE_DIR}/cmake/cli_docs.cmake
+                   DEPENDS histeq ${PROJECT_SOURCE_DIR}/cmake/cli_docs.cmake
+                   COMMENT "histeq: the man page and the bash completion from the CLI" VERBATIM)
+add_custom_target(histeq_cli_docs ALL DEPENDS ${_histeq_cli_outputs})
+install(FILES ${_histeq_cli_docs}/histeq.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
+        RENAME histeq)
+if(HISTEQ_HELP2MAN)
+  install(FILES ${_histeq_cli_docs}/histeq.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+endif()
+
+# ---- the library: libhisteq, its headers, the CMake package and pkg-config ----------------------
+if(TARGET histeq_lib)
+  get_target_property(_histeq_soversion histeq_lib SOVERSION)
+  if(NOT _histeq_soversion)
+    set_target_properties(histeq_lib PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION})
+  endif()
+  set_target_properties(histeq_lib PROPERTIES OUTPUT_NAME histeq EXPORT_NAME histeq INSTALL_RPATH "$ORIGIN")
+  install(TARGETS histeq_lib EXPORT histeqTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/histeq DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
+          FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
+  install(EXPORT histeqTargets NAMESPACE histeq:: DESTINATION ${HISTEQ_INSTALL_CMAKE_DIR})
+  configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/histeqConfig.cmake.in
+                                ${PROJECT_BINARY_DIR}/histeqConfig.cmake
+                                INSTALL_DESTINATION ${HISTEQ_INSTALL_CMAKE_DIR}
+                                PATH_VARS HISTEQ_INSTALL_DATA_DIR)
+  # 0.x: a minor version may change the API, so only the same major.minor is compatible.
+  write_basic_package_version_file(${PROJECT_BINARY_DIR}/histeqConfigVersion.cmake COMPATIBILITY SameMinorVersion)
+  install(FILES ${PROJECT_BINARY_DIR}/histeqConfig.cmake ${PROJECT_BINARY_DIR}/histeqConfigVersion.cmake
+          DESTINATION ${HISTEQ_INSTALL_CMAKE_DIR})
+
+  # pkg-config. Libs: libhisteq alone (a shared library brings its own dependencies). The private
+  # fields say what a static link would add: FFmpeg (unless HISTEQ_STATIC linked it in) and what the
+  # static CUDA runtime and the C++ code need; the public headers include neither.
+  file(RELATIVE_PATH HISTEQ_PC_PREFIX_FROM_PCDIR ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
+  string(REGEX REPLACE "/$" "" HISTEQ_PC_PREFIX_FROM_PCDIR "${HISTEQ_PC_PREFIX_FROM_PCDIR}")  # "../..", not "../../"
+  set(HISTEQ_PC_REQUIRES_PRIVATE "")
+  if(NOT HISTEQ_STATIC)
+    # The modules of the top CMakeLists' pkg_check_modules(FFMPEG ...): avformat -> libavformat.
+    list(TRANSFORM FFMPEG_LIBRARIES PREPEND lib OUTPUT_VARIABLE _histeq_pc_ffmpeg)
+    list(JOIN _histeq_pc_ffmpeg ", " HISTEQ_PC_REQUIRES_PRIVATE)
+  endif()
+  set(HISTEQ_PC_LIBS_PRIVATE "-lstdc++ -lm -lpthread -ldl -lrt")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/histeq.pc.in ${PROJECT_BINARY_DIR}/histeq.pc @ONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/histeq.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+else()
+  message(STATUS "histeq: no histeq_lib target yet: the library, its headers and packages are not installed")
+endif()
