@@ -56,6 +56,10 @@ Library lookup_library(nb::handle type) {
     nb::object cuda = attr_or_none(mod, "cuda");
     nb::object stream = cuda.is_none() ? nb::none() : attr_or_none(cuda, "stream");
     if (!stream.is_none()) lib.current_stream = attr_or_none(stream, "get_current_stream_ptr");
+    if ((!lib.current_stream.is_valid() || lib.current_stream.is_none()) && !cuda.is_none()) {
+      nb::object get = attr_or_none(cuda, "get_current_stream");  // older CuPy: the stream object's .ptr
+      if (!get.is_none()) lib.current_stream = nb::cpp_function([get]() -> nb::object { return get().attr("ptr"); });
+    }
   }
   return lib;
 }
