@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "arrays.h"
+#include "bench.h"
 #include "frames.h"
 
 namespace histeq::py {
@@ -165,6 +166,12 @@ void bind_equalizer(nb::module_& m) {
              if (!r.ok()) raise(r.status());
              return r.value();
            })
+      .def("_time_process",
+           [](PyEqualizer& self, nb::handle frames, nb::handle out, nb::handle stream, int calls) {
+             return time_process(*self.eq, frames, out, stream, calls);
+           },
+           nb::arg("frames"), nb::arg("out"), nb::arg("stream").none(), nb::arg("calls"),
+           "bench/python_bench.py: Equalizer::process timed from C++ (event and host microseconds per call).")
       .def("describe", [](PyEqualizer& self) { return self.eq->settings().describe(); },
            "The settings in one line, as `histeq export` prints them.")
       .def_prop_ro("info", [](PyEqualizer& self) {
