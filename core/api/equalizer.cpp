@@ -76,12 +76,8 @@ struct __attribute__((visibility("hidden"))) Equalizer::Impl {
   histeq::Status process(const Image& in, const Image& out, cudaStream_t caller);
 };
 
-// The backend, device and kernel, fixed at creation (the non-live controls).
-histeq::Status Equalizer::Impl::choose(const Settings& s) {
-  const BackendChoice want = backend_of(s.impl_->own);
-  std::string k = kernel_of(s.impl_->own);
-  const hist::KernelEntry* e = k.empty() ? nullptr : hist::find_kernel(k);
-  if (!k.empty() && e == nullptr) return hist::create_kernel(k).status();  // the registry's "unknown kernel (known: ...)"
+// The backend that `want` and the kernel named (k, its entry e; "" and null for none) give.
+static histeq::Result<Backend> backend_for(BackendChoice want, const std::string& k, const hist::KernelEntry* e) {
   const bool gpu_kernel = e != nullptr && e->info.backend == Backend::gpu;
   const bool cpu_kernel = e != nullptr && e->info.backend == Backend::cpu;
   if (want == BackendChoice::cpu && gpu_kernel)
@@ -91,8 +87,20 @@ histeq::Status Equalizer::Impl::choose(const Settings& s) {
   const bool gpu = want == BackendChoice::gpu || gpu_kernel || (want == BackendChoice::automatic && !cpu_kernel && cuda::have_device());
   if (gpu && !cuda::have_device())
     return HISTEQ_ERROR(Code::no_device, (gpu_kernel ? "kernel '" + k + "'" : std::string("backend gpu")) + " needs a CUDA device and none is usable");
-  backend = gpu ? Backend::gpu : Backend::cpu;
-  if (want == BackendChoice::automatic && !gpu && !cpu_kernel) info.fallback_note = "no CUDA device: equalizing on the CPU";
+  return gpu ? Backend::gpu : Backend::cpu;
+}
+
+// The backend, device and kernel, fixed at creation (the non-live controls).
+histeq::Status Equalizer::Impl::choose(const Settings& s) {
+  const BackendChoice want = backend_of(s.impl_->own);
+  const std::string k = kernel_of(s.impl_->own);
+  const hist::KernelEntry* e = k.empty() ? nullptr : hist::find_kernel(k);
+  if (!k.empty() && e == nullptr) return hist::create_kernel(k).status();  // the registry's "unknown kernel (known: ...)"
+  auto b = backend_for(want, k, e);
+  if (!b) return b.status();
+  backend = *b;
+  const bool gpu = backend == Backend::gpu;
+  if (want == BackendChoice::automatic && !gpu && e == nullptr) info.fallback_note = "no CUDA device: equalizing on the CPU";
   info.backend = gpu ? "gpu" : "cpu";
   info.device = cpu_name();
   if (!gpu) return histeq::Status::ok();
@@ -263,9 +271,9 @@ Status Equalizer::process(const Image& in, const Image& out, Stream stream) {
     Impl& m = *impl_;
     const int dev = m.backend == Backend::gpu ? m.device : -1;
     if (Status s = check_image(in, "in", in.memory == Memory::device ? dev : -1); !s) return s;
-    if (Status s = check_image(out, "out", out.memory == Memory::device ? dev : -1); !s) return s;
     if (in.format != out.format || in.width != out.width || in.height != out.height)
       return Status(ErrorCode::invalid_argument, "in and out differ in format or size");
+    if (Status s = check_image(out, "out", out.memory == Memory::device ? dev : -1); !s) return s;
     return to_public(m.process(in, out, reinterpret_cast<cudaStream_t>(stream)));
   });
 }

@@ -37,8 +37,11 @@ Status check_memory(const Image& im, const void* p, const std::string& what, int
   const bool on_device = a.type == cudaMemoryTypeDevice || a.type == cudaMemoryTypeManaged;
   if (im.memory == Memory::device && !on_device) return bad(what + " is tagged device memory but is host memory");
   if (im.memory == Memory::host && a.type == cudaMemoryTypeDevice) return bad(what + " is tagged host memory but is device memory");
-  if (im.memory == Memory::device && a.device != device && device >= 0)
-    return bad(what + " is on CUDA device " + std::to_string(a.device) + ", the equalizer's is " + std::to_string(device));
+  if (im.memory != Memory::device) return Status();
+  if (a.type == cudaMemoryTypeDevice && a.device != im.device)
+    return bad(what + " is tagged CUDA device " + std::to_string(im.device) + " but is on device " + std::to_string(a.device));
+  if (device >= 0 && im.device != device)
+    return bad(what + " is on CUDA device " + std::to_string(im.device) + ", the equalizer's is " + std::to_string(device));
   return Status();
 }
 

@@ -77,6 +77,10 @@ histeq::Status set_checked(const eq::Control& c, eq::Quality& q, const std::stri
       return HISTEQ_ERROR(Code::invalid_argument, c.what + " must be a whole number of tiles, not " + eq::control_number(number));
     c.set_grid(t, {static_cast<int>(number), static_cast<int>(number)});
   } else {
+    // A choice's accessor may map any number onto a choice: the index is checked here.
+    if (c.type == eq::ControlType::choice && !(number >= 0 && number <= c.max && number == std::floor(number)))
+      return HISTEQ_ERROR(Code::invalid_argument, c.what + " must be " + eq::range_text(c) + " (index 0.." + eq::control_number(c.max) +
+                                                      "), not " + eq::control_number(number));
     if (c.type == eq::ControlType::flag && number != 0 && number != 1)
       return HISTEQ_ERROR(Code::invalid_argument, c.what + " must be 0 or 1, not " + eq::control_number(number));
     c.set(t, number);
