@@ -13,6 +13,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   python3-skimage python3-matplotlib python3-opencv xvfb xauth
   slurm-wlm munge
+  python3-dev python3-venv python3-pytest python3-numpy
 )
 missing=()
 for p in "${packages[@]}"; do
