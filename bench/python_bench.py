@@ -125,7 +125,7 @@ class CaiOnly:
         self.__cuda_array_interface__ = a.__cuda_array_interface__
 
 
-def device_variants(eq, frames, out, planes, calls):
+def device_variants(eq, frames, out):
     y_frames = [f[0] for f in frames]
     cai = [CaiOnly(f) for f in y_frames]
     cai_out = CaiOnly(out[0])
@@ -155,7 +155,7 @@ def device(args):
         eq = histeq.Equalizer()
         r = {"equalizer": eq.info, "settings": eq.describe()}
         # C++ first and last, Python between: drift shows as a difference of the two C++ runs.
-        runs = [("c++ process(y, out) [1]", None)] + list(device_variants(eq, frames, out, 3, args.calls).items()) + \
+        runs = [("c++ process(y, out) [1]", None)] + list(device_variants(eq, frames, out).items()) + \
                [("c++ process(y, out) [2]", None)]
         for label, variant in runs:
             if variant is None:

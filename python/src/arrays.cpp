@@ -11,12 +11,6 @@ namespace histeq::py {
 
 namespace {
 
-// DLPack's managed tensor (dlpack.h, the unversioned ABI that every producer still exports).
-struct DLManagedTensor {
-  nb::dlpack::dltensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor* self);
-};
 
 constexpr int32_t kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13;
 

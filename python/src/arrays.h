@@ -8,6 +8,7 @@
 #pragma once
 
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 
 #include <cstdint>
 #include <memory>
@@ -22,6 +23,13 @@ namespace nb = nanobind;
 // Errors of the caller's input: ValueError (shape, device, value) or TypeError (the kind of object).
 [[noreturn]] void value_error(const std::string& message);
 [[noreturn]] void type_error(const std::string& message);
+
+// DLPack's managed tensor (dlpack.h's unversioned ABI, which every producer still exports).
+struct DLManagedTensor {
+  nb::dlpack::dltensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensor* self);
+};
 
 // A consumed DLPack tensor: its deleter runs when the last view of it goes.
 using DlpackHold = std::shared_ptr<void>;

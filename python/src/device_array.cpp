@@ -11,11 +11,6 @@ namespace histeq::py {
 
 namespace {
 
-struct DLManagedTensor {
-  nb::dlpack::dltensor dl_tensor;
-  void* manager_ctx;
-  void (*deleter)(DLManagedTensor* self);
-};
 
 class DeviceArray {
  public:

@@ -121,8 +121,8 @@ def test_torch_ten_bit_and_device_array_into_torch(torch, cupy):
     y, _, _ = planes(depth=10, seed=3)
     r = histeq.equalize(_CaiOnly(cupy.asarray(y)))
     t = torch.from_dlpack(r)
-    assert t.is_cuda and t.data_ptr() == r.data_ptr
-    assert np.array_equal(t.cpu().numpy().astype(np.uint16), cpu(y))
+    assert t.is_cuda and t.data_ptr() == r.data_ptr and t.dtype == torch.uint16
+    assert np.array_equal(cupy.asnumpy(cupy.from_dlpack(t)), cpu(y))  # and back out of torch
 
 
 class _CaiOnly:
