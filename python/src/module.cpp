@@ -4,6 +4,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
+#include <atomic>
 #include <optional>
 
 #include "arrays.h"
@@ -51,8 +52,25 @@ Settings settings_from(nb::dict controls) {
   return s;
 }
 
+// An Equalizer takes one call at a time, and eq(frame) lets go of the GIL while it works: a second
+// thread's call on the same object raises instead of overlapping (the C++ object's contract).
 struct PyEqualizer {
   std::optional<Equalizer> eq;
+  std::atomic<bool> busy{false};
+};
+
+class Using {
+ public:
+  explicit Using(PyEqualizer& e) : e_(e) {
+    if (e_.busy.exchange(true))
+      throw std::runtime_error("this Equalizer is in use by another thread (one call at a time; make one per thread)");
+  }
+  ~Using() { e_.busy = false; }
+  Equalizer& operator*() { return *e_.eq; }
+  Equalizer* operator->() { return &*e_.eq; }
+
+ private:
+  PyEqualizer& e_;
 };
 
 // The frame's own stream, its views and its result: the body of eq(frame) and equalize(frame).
@@ -152,30 +170,30 @@ void bind_equalizer(nb::module_& m) {
       .def("__call__",
            [](PyEqualizer& self, nb::handle frame, nb::handle out, nb::handle stream, nb::handle time) {
              return run_on_frame(frame, out, stream, time, [&](const Image& i, const Image& o, Stream s) {
-               return self.eq->process(i, o, s);
+               return Using(self)->process(i, o, s);
              });
            },
            nb::arg("frame"), nb::kw_only(), nb::arg("out") = nb::none(), nb::arg("stream") = nb::none(),
            nb::arg("time") = nb::none())
-      .def("reset", [](PyEqualizer& self) { self.eq->reset(); },
+      .def("reset", [](PyEqualizer& self) { Using(self)->reset(); },
            "The next frame does not follow the last one (a seek, another video): the temporal state restarts.")
-      .def("_set", [](PyEqualizer& self, const std::string& name, nb::handle v) { check(set_value(*self.eq, name, v)); })
+      .def("_set", [](PyEqualizer& self, const std::string& name, nb::handle v) { check(set_value(*Using(self), name, v)); })
       .def("_get",
            [](PyEqualizer& self, const std::string& name) {
-             Result<std::string> r = self.eq->settings().get(name);
+             Result<std::string> r = Using(self)->settings().get(name);
              if (!r.ok()) raise(r.status());
              return r.value();
            })
       .def("_time_process",
            [](PyEqualizer& self, nb::handle frames, nb::handle out, nb::handle stream, int calls) {
-             return time_process(*self.eq, frames, out, stream, calls);
+             return time_process(*Using(self), frames, out, stream, calls);
            },
            nb::arg("frames"), nb::arg("out"), nb::arg("stream").none(), nb::arg("calls"),
            "bench/python_bench.py: Equalizer::process timed from C++ (event and host microseconds per call).")
-      .def("describe", [](PyEqualizer& self) { return self.eq->settings().describe(); },
+      .def("describe", [](PyEqualizer& self) { return Using(self)->settings().describe(); },
            "The settings in one line, as `histeq export` prints them.")
       .def_prop_ro("info", [](PyEqualizer& self) {
-        EqualizerInfo i = self.eq->info();
+        EqualizerInfo i = Using(self)->info();
         nb::dict d;
         d["backend"] = i.backend;
         d["device"] = i.device;

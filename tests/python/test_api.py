@@ -180,3 +180,29 @@ def test_samples_above_ten_bits_do_not_crash():
         histeq.equalize((y, u, u.copy()), mode=mode)
         histeq.equalize((y, np.stack([u, u], -1)), mode=mode)
     assert histeq.histogram(y).sum() <= y.size
+
+
+def test_threads_never_overlap_on_one_equalizer():
+    """eq(frame) lets go of the GIL; a second thread's call on the same object raises instead of
+    running beside the first (the C++ Equalizer takes one call at a time). Separate equalizers run
+    in parallel."""
+    import threading
+    y = picture(720, 1280)
+    want = histeq.Equalizer(temporal=0)(y)
+    shared = histeq.Equalizer(temporal=0)
+    outcomes = []
+
+    def work(eq):
+        for _ in range(3):
+            try:
+                outcomes.append(np.array_equal(eq(y), want))
+            except RuntimeError as e:
+                assert "in use by another thread" in str(e)
+                outcomes.append("busy")
+
+    threads = [threading.Thread(target=work, args=(shared if i < 4 else histeq.Equalizer(temporal=0),)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(outcomes) == 18 and False not in outcomes
