@@ -198,24 +198,47 @@ struct EqualizerInfo {
 // cuts, denoiser) from one frame to the next. The backend is chosen at creation (backend "auto":
 // the GPU when there is one); frames in either memory are accepted by either backend (host frames
 // go up to a GPU equalizer and device frames down to a CPU one, on `stream`).
+//
+// The frames are those of `histeq export` with the same settings, bit for bit: the same operation
+// list (histogram -> LUT -> temporal filter -> apply, with the denoiser and colour as set) runs on
+// the caller's planes, and the CPU and the GPU compute identical frames. Gray formats are luma
+// only: the chroma controls have no chroma to act on. A frame of another format or size than the
+// previous one starts a new video (the temporal state restarts).
 class HISTEQ_API Equalizer {
  public:
-  // Errors: an invalid setting, a GPU backend without a GPU, a kernel the backend lacks.
+  // Errors: an invalid setting, a GPU backend without a GPU, a device this machine lacks, a kernel
+  // of the other backend or unknown. (A kernel that lacks the frames' bit depth fails at process.)
   static Result<Equalizer> create(const Settings& settings = Settings());
 
   // Equalizes `in` into `out` (the same geometry and format; `out` may be `in` itself for in-place
-  // work, or any other memory). Device memory: the work is ordered after the work already queued on
-  // `stream` and, when this returns, the caller's later work on `stream` is ordered after it (no host
-  // synchronization is needed to use `out` on `stream`). Host memory: complete on return.
-  // Errors: an image that does not fit its format (null planes, pitch smaller than a row, odd
-  // sizes for 4:2:0 formats are fine), formats of in and out that differ, a device other than the
-  // equalizer's. The temporal state is only advanced by frames that succeed.
+  // work, or any other planes in either memory; `in` is only read).
+  //
+  // Device memory on the GPU backend: processed where it is (out's planes are written by the
+  // kernels; nothing goes through the host). The work runs on a stream of the equalizer's, ordered
+  // after the work queued on `stream` before the call (an event recorded on `stream` that its
+  // stream waits for) and before the work queued on `stream` after it (an event recorded on its
+  // stream that `stream` waits for), and the call returns without waiting for the device: use
+  // `out` on `stream` (or synchronize it) as with any asynchronous work. The planes must stay
+  // allocated until then. Frame n+1's work follows frame n's whatever streams are passed.
+  // Host memory (in or out) on the GPU backend: copied through device buffers of the equalizer's;
+  // complete on return. CPU backend: complete on return; device planes are copied down and up on
+  // `stream`, which is synchronized.
+  //
+  // Errors, before anything is written: an image that does not fit its format (an unknown format,
+  // a size outside 1..65536, a null plane, a pitch smaller than a row, 16-bit samples at an odd
+  // address or pitch; odd sizes are fine), in and out of different formats or sizes, memory that
+  // is not what the image says (host / device, the device number), a device other than the
+  // equalizer's, a kernel that lacks the frames' bit depth. A frame that fails leaves the temporal
+  // state as it was.
   Status process(const Image& in, const Image& out, Stream stream = nullptr);
   Status process(const Image& frame, Stream stream = nullptr) { return process(frame, frame, stream); }
 
   // The next frame does not follow the last one (a seek, another video): the temporal state restarts.
   void reset();
-  // Changes controls between frames (live ones; others restart the temporal state as `reset`).
+  // Changes controls between frames: they apply from the next frame, as the player's live
+  // controls do (a changed curve setting restarts the temporal filter at that frame, as there).
+  // Changing the backend or the device makes a new equalizer (its state starts anew).
+  // Errors leave every setting as it was.
   Status set(const std::string& name, const std::string& value);
   Status set(const std::string& name, double value);
   Status set(const Settings& settings);
@@ -232,7 +255,8 @@ class HISTEQ_API Equalizer {
   std::unique_ptr<Impl> impl_;
 };
 
-// One-shot: a new equalizer for one frame (no temporal history).
+// One-shot: a new equalizer for one frame (no temporal history). Device frames: complete on return
+// (the equalizer waits for its work before it goes).
 HISTEQ_API Status equalize(const Image& in, const Image& out, const Settings& settings = Settings(),
                            Stream stream = nullptr);
 

@@ -10,7 +10,9 @@
 #include "core/equalize/controls.h"
 #include "core/histogram/histogram.h"
 #include "histeq/histeq.hpp"
+#include "core/pipeline/export.h"
 #include "tests/common/api_cases.h"
+#include "tests/common/video_helpers.h"
 
 namespace histeq::test {
 namespace {
@@ -195,6 +197,48 @@ TEST(Api, DeviceImagesNeedADevice) {
   EXPECT_EQ(g.status().code(), api::ErrorCode::unsupported);
   EXPECT_EQ(e.value().info().backend, "cpu");
   EXPECT_NE(e.value().info().fallback_note, "");
+}
+
+// The frames `histeq export` writes (its Exporter, lossless ffv1, defaults, the CPU) are the API's
+// on the decoded input frames with their times and range tags, 8-bit and 10-bit.
+TEST(Api, ExportWritesTheApisFrames) {
+  for (int depth : {8, 10}) {
+    SCOPED_TRACE(depth);
+    video::SyntheticOptions so = synthetic_clip(64, 48, 12);
+    so.bit_depth = depth;
+    const std::string in = temp_path("api_in.mkv"), out = temp_path("api_out.mkv");
+    ASSERT_TRUE(write_synthetic_clip(in, so).is_ok());
+    pipeline::ExportOptions o;
+    o.input = in;
+    o.output = out;
+    o.codec = "ffv1";
+    o.pipeline.equalizer.cpu = true;
+    o.pipeline.equalizer.quality = eq::default_quality();  // the command line's defaults
+    auto x = pipeline::Exporter::open(o);
+    ASSERT_TRUE(x.is_ok()) << x.status().to_string();
+    std::atomic<bool> stop{false};
+    ASSERT_TRUE((*x)->run(stop, nullptr, nullptr).is_ok());
+    auto src = read_frames(in), exported = read_frames(out);
+    ASSERT_TRUE(src.is_ok() && exported.is_ok());
+    ASSERT_EQ(src->size(), exported->size());
+    auto e = api::Equalizer::create(EngineSettings{}.api());
+    ASSERT_TRUE(e.ok());
+    for (size_t n = 0; n < src->size(); ++n) {
+      FrameCopy& f = (*src)[n];
+      EXPECT_FALSE(f == (*exported)[n]) << "frame " << n << ": the export did not change it";
+      api::Image im;
+      im.format = depth == 8 ? PixelFormat::yuv420p : PixelFormat::yuv420p10;
+      im.width = 64;
+      im.height = 48;
+      im.time_s = f.time_s;
+      im.range = f.full_range ? api::ColorRange::full : api::ColorRange::unspecified;
+      for (int i = 0; i < 3; ++i) im.planes[i].data = f.planes[static_cast<size_t>(i)].data();
+      ASSERT_TRUE(e.value().process(im).ok());
+      EXPECT_TRUE(f == (*exported)[n]) << "frame " << n;
+    }
+    std::remove(in.c_str());
+    std::remove(out.c_str());
+  }
 }
 
 TEST(ApiSettings, EveryControlOfTheTableThenTheEqualizersOwn) {
