@@ -183,6 +183,7 @@ def main():
     args = p.parse_args()
     args.calls = args.calls or (200 if args.what == "host" else 500)
     result = host(args) if args.what == "host" else device(args)
+    result = {"command": "python3 " + " ".join(sys.argv), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), **result}
     text = json.dumps(result, indent=1)
     print(text)
     if args.json:
