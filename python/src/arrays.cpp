@@ -132,9 +132,18 @@ nb::object dlpack_stream(Stream s) {
 ArrayView via_dlpack(nb::handle array, const char* what, const CallStream& stream) {
   const Library& lib = library_of(array);
   // PyTorch on its own current stream: nothing to order, so skip __dlpack__'s Python-level checks.
-  if (lib.kind == Library::torch && !stream.given && lib.to_dlpack.is_valid() && !lib.to_dlpack.is_none() &&
-      nb::cast<bool>(array.attr("is_cuda")) && !nb::cast<bool>(array.attr("requires_grad")))
-    return from_dlpack_capsule(lib.to_dlpack(array), what);
+  // (Only when the call's stream is torch's current one, which default_stream found.)
+  bool torch_stream = lib.current_stream.is_valid() && !lib.current_stream.is_none();
+  if (lib.kind == Library::torch && !stream.given && torch_stream && lib.to_dlpack.is_valid() && !lib.to_dlpack.is_none() &&
+      nb::cast<bool>(array.attr("is_cuda")) && !nb::cast<bool>(array.attr("requires_grad"))) {
+    nb::object capsule;
+    try {
+      capsule = lib.to_dlpack(array);
+    } catch (nb::python_error&) {
+      // A PyTorch whose private export differs: the public protocol below.
+    }
+    if (capsule.is_valid()) return from_dlpack_capsule(capsule, what);
+  }
   nb::object device = array.attr("__dlpack_device__")();
   int32_t type = nb::cast<int32_t>(device[0]);
   if (type == kDLCUDA || type == kDLCUDAManaged)
