@@ -20,11 +20,11 @@ venv=build/py312-venv
 [ -x $venv/bin/python ] || "$py" -m venv $venv
 $venv/bin/python -m pip install --quiet "nanobind==3.1.0" "scikit-build-core>=0.10"
 launch=()
-command -v ccache >/dev/null && for l in C CXX CUDA; do launch+=(-C "cmake.define.CMAKE_${l}_COMPILER_LAUNCHER=ccache"); done
+command -v ccache >/dev/null && for l in C CXX CUDA; do launch+=(--config-settings="cmake.define.CMAKE_${l}_COMPILER_LAUNCHER=ccache"); done
 rm -rf build/py312-wheel
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
-  $venv/bin/python -m pip wheel . --no-build-isolation --no-deps -w build/py312-wheel -C build-dir=build/pip-py312-static \
-  -C cmake.define.HISTEQ_STATIC=ON -C cmake.define.CMAKE_CUDA_ARCHITECTURES="$arch" "${launch[@]}" >/dev/null
+  $venv/bin/python -m pip wheel . --no-build-isolation --no-deps -w build/py312-wheel --config-settings=build-dir=build/pip-py312-static \
+  --config-settings=cmake.define.HISTEQ_STATIC=ON --config-settings=cmake.define.CMAKE_CUDA_ARCHITECTURES="$arch" "${launch[@]}" >/dev/null
 # The C++ API's benchmark, in a static build of the usual kind (same flags: ccache hits).
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S . -B build/device-static -G Ninja -DHISTEQ_STATIC=ON -DHISTEQ_BUILD_TESTS=OFF \
   -DCMAKE_CUDA_ARCHITECTURES="$arch" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache \
