@@ -31,7 +31,7 @@ from house_rules import planted_tree, usage_ok, verdict
 
 WINDOW = 6
 TOO_COMMON = 8
-TREES = ("core", "app", "bench", "tests")
+TREES = ("core", "app", "bench", "tests", "python")
 C_LIKE = (".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh", ".c")
 SCRIPT = (".py", ".sh")
 BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "duplicate_baseline.txt")

@@ -29,7 +29,7 @@ from house_rules import planted_tree, usage_ok, verdict
 
 MAX_LINES = 80
 MAX_CCN = 20
-TREES = ("core", "app", "bench", "tests")
+TREES = ("core", "app", "bench", "tests", "python")
 SOURCES = (".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh")
 BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "function_baseline.txt")
 TOKEN = re.compile(r"[A-Za-z_]\w*|\d[\w.']*|&&|\|\||::|->|\S")

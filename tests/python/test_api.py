@@ -1,0 +1,208 @@
+"""The Python API on the host (numpy): shapes, dtypes, out=, controls from the control table, the
+temporal state and reset, and clear exceptions (never a crash) for bad input."""
+import numpy as np
+import pytest
+
+import histeq
+from conftest import picture
+
+
+def test_controls_come_from_the_table():
+    names = [c["python_name"] for c in histeq.controls()]
+    assert {"mode", "tiles", "clip_limit", "temporal", "chroma", "kernel", "strength", "backend"} <= set(names)
+    for c in histeq.controls():
+        assert c["python_name"] in histeq.Equalizer.__doc__ and c["python_name"] in histeq.equalize.__doc__
+        assert c["help"] and c["default"] != ""
+    eq = histeq.Equalizer()
+    for c in histeq.controls():  # every control reads back, typed
+        eq.get(c["python_name"])
+    assert histeq.Equalizer(mode="clahe").mode == "clahe"
+
+
+def test_stub_lists_every_control():
+    import os
+    stub = os.path.join(os.path.dirname(histeq.__file__), "__init__.pyi")
+    if not os.path.exists(stub):
+        pytest.skip(f"no generated stub beside the module ({stub})")
+    text = open(stub).read()
+    for c in histeq.controls():
+        assert f"{c['python_name']}:" in text, c["python_name"]
+
+
+def test_kernels_list():
+    ks = histeq.kernels()
+    assert any(k["name"] == "cpu_parallel" and k["backend"] == "cpu" for k in ks)
+    assert all({"name", "backend", "bins_8bit", "bins_16bit", "default"} <= set(k) for k in ks)
+
+
+@pytest.mark.parametrize("depth", [8, 10])
+def test_equalize_shapes_and_dtypes(depth):
+    y = picture(depth=depth)
+    out = histeq.equalize(y)
+    assert out.shape == y.shape and out.dtype == y.dtype and out is not y
+    assert not np.array_equal(out, y)
+    assert int(out.max()) <= (235 if depth == 8 else 940)  # untagged video: limited range
+    u = np.full((90, 160), 100 * (4 if depth == 10 else 1), y.dtype)
+    yo, uo, vo = histeq.equalize((y, u, u.copy()))
+    assert np.array_equal(yo, out)
+    shift = 6 if depth == 10 else 0  # P010 holds its 10 bits high
+    uv = np.stack([u, u], axis=-1) << shift  # NV12 / P010 as (rows, columns, 2) ...
+    assert np.array_equal(histeq.equalize((y << shift, uv))[0] >> shift, out)
+    assert np.array_equal(histeq.equalize((y << shift, uv.reshape(90, 320)))[0] >> shift, out)  # ... or (rows, 2 * columns)
+
+
+def test_odd_sizes_and_pitched_views():
+    y = picture(height=121, width=203)
+    u = np.full((61, 102), 128, np.uint8)
+    ref = histeq.equalize((y, u, u.copy()))
+    big = np.zeros((121, 256), np.uint8)
+    big[:, :203] = y
+    view = big[:, :203]  # rows 256 bytes apart
+    assert np.array_equal(histeq.equalize(view), ref[0])
+    ro = y.copy()
+    ro.flags.writeable = False  # a read-only input is fine
+    assert np.array_equal(histeq.equalize(ro), ref[0])
+
+
+def test_out_in_place_and_into_given_arrays():
+    y = picture()
+    want = histeq.equalize(y)
+    out = np.empty_like(y)
+    r = histeq.equalize(y, out=out)
+    assert r is out and np.array_equal(out, want)
+    inplace = y.copy()
+    histeq.equalize(inplace, out=inplace)
+    assert np.array_equal(inplace, want)
+
+
+def test_plain_textbook_equals_opencv_and_plain_keeps_the_limited_range():
+    cv2 = pytest.importorskip("cv2")
+    rng = np.random.default_rng(3)
+    for y in (picture(), rng.integers(0, 256, (240, 320), dtype=np.uint8), np.clip(rng.normal(40, 10, (240, 320)), 0, 255).astype(np.uint8)):
+        ref = cv2.equalizeHist(y)
+        assert np.array_equal(histeq.equalize(y, plain=True, textbook=True), ref)
+        # Without textbook, plain maps within 16..235 (untagged video is limited range): the same
+        # order of levels as OpenCV's, squeezed into the range, never the same picture.
+        p = histeq.equalize(y, plain=True)
+        assert p.min() >= 16 and p.max() <= 235 and not np.array_equal(p, ref)
+        order = np.argsort(y, axis=None, kind="stable")
+        assert np.all(np.diff(p.ravel()[order].astype(int)) >= 0) and np.all(np.diff(ref.ravel()[order].astype(int)) >= 0)
+
+
+def test_clahe_is_local():
+    y = picture()
+    y[:, :160] //= 3  # a dark half
+    g = histeq.equalize(y)
+    c = histeq.equalize(y, mode="clahe", temporal=0)
+    assert not np.array_equal(g, c)
+    assert c[:, :150].std() > g[:, :150].std()  # the dark half gets its own curve
+
+
+def test_temporal_state_reset_and_live_controls():
+    a = picture(seed=1)
+    b = (a.astype(int) * 9 // 10 + 12).astype(np.uint8)  # a little darker: no scene cut
+    fresh_b = histeq.Equalizer()(b)
+    eq = histeq.Equalizer()
+    eq(a, time=0.0)
+    after_a = eq(b, time=0.04)
+    assert not np.array_equal(after_a, fresh_b), "the temporal filter kept no state"
+    eq.reset()
+    assert np.array_equal(eq(b, time=0.08), fresh_b)
+    eq.reset()
+    eq.temporal = 0  # a live control, as an attribute
+    assert eq.temporal == 0.0
+    eq(a)
+    assert np.array_equal(eq(b), histeq.Equalizer(temporal=0)(b))
+    eq.set(clip_limit=3, mode="clahe", tiles="4x4")
+    assert (eq.clip_limit, eq.mode, eq.tiles) == (3.0, "clahe", (4, 4))
+    assert np.array_equal(eq(b), histeq.Equalizer(temporal=0, clip_limit=3, mode="clahe", tiles=(4, 4))(b))
+
+
+def test_histogram():
+    y = picture()
+    h = histeq.histogram(y)
+    assert h.dtype == np.uint32 and h.shape == (256,) and h.sum() == y.size
+    assert np.array_equal(h, np.bincount(y.ravel(), minlength=256))
+    assert np.array_equal(histeq.histogram(y, kernel="cpu_reference", bins=64), h.reshape(64, 4).sum(axis=1))
+    y10 = picture(depth=10)
+    assert np.array_equal(histeq.histogram(y10), np.bincount(y10.ravel(), minlength=1024))
+
+
+BAD = [
+    (lambda y: histeq.equalize(y.astype(np.float32)), TypeError, "uint8 or uint16"),
+    (lambda y: histeq.equalize(y.astype(np.int16)), TypeError, "uint8 or uint16"),
+    (lambda y: histeq.equalize(np.zeros((4, 4, 4), np.uint8)), ValueError, "2-D"),
+    (lambda y: histeq.equalize(np.zeros(16, np.uint8)), ValueError, "2-D"),
+    (lambda y: histeq.equalize(np.zeros((0, 4), np.uint8)), ValueError, "empty"),
+    (lambda y: histeq.equalize(y[:, ::2]), ValueError, "contiguous"),
+    (lambda y: histeq.equalize(y[::-1]), ValueError, "strides"),
+    (lambda y: histeq.equalize([1, 2, 3]), TypeError, "expected an array"),
+    (lambda y: histeq.equalize("frame"), TypeError, "expected an array"),
+    (lambda y: histeq.equalize(None), TypeError, "None"),
+    (lambda y: histeq.equalize((y,)), ValueError, "sequence of 1"),
+    (lambda y: histeq.equalize((y, y, y)), ValueError, "chroma"),
+    (lambda y: histeq.equalize((y, np.zeros((90, 160), np.uint16), np.zeros((90, 160), np.uint16))), TypeError, "one dtype"),
+    (lambda y: histeq.equalize(y, out=np.empty((10, 10), np.uint8)), ValueError, "out"),
+    (lambda y: histeq.equalize(y, out=np.empty(y.shape, np.uint16)), ValueError, "out"),
+    (lambda y: histeq.equalize(y, out=np.broadcast_to(np.uint8(0), y.shape)), ValueError, "out"),
+    (lambda y: histeq.equalize(y, clip_limt=2), ValueError, "did you mean 'clip_limit'"),
+    (lambda y: histeq.equalize(y, clip_limit=100), ValueError, "clip"),
+    (lambda y: histeq.equalize(y, mode="local"), ValueError, "mode"),
+    (lambda y: histeq.equalize(y, clip_limit=[1]), TypeError, "clip_limit"),
+    (lambda y: histeq.equalize(y, plain="yes"), TypeError, "plain"),
+    (lambda y: histeq.equalize(y, stream="s"), TypeError, "stream"),
+    (lambda y: histeq.Equalizer(tiles=(0, 4)), ValueError, "tiles"),
+    (lambda y: histeq.Equalizer(backend="gpu") if not histeq.gpu_available() else (_ for _ in ()).throw(ValueError("gpu")), ValueError, "gpu"),
+    (lambda y: histeq.Equalizer(kernel="nope"), ValueError, "kernel"),
+    (lambda y: setattr(histeq.Equalizer(), "clip_limt", 2), ValueError, "did you mean"),
+    (lambda y: setattr(histeq.Equalizer(), "strength", 2), ValueError, "strength"),
+    (lambda y: histeq.Equalizer()(y, time="now"), TypeError, "time"),
+    (lambda y: histeq.histogram(y, bins=3), ValueError, "bins"),
+    (lambda y: histeq.histogram(y, kernel="nope"), ValueError, "nope"),
+    (lambda y: histeq.histogram(np.zeros((2, 2, 2), np.uint8)), ValueError, "2-D"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(BAD)))
+def test_bad_input_raises(case):
+    call, error, words = BAD[case]
+    with pytest.raises(error) as e:
+        call(picture())
+    assert words.lower() in str(e.value).lower(), str(e.value)
+
+
+def test_samples_above_ten_bits_do_not_crash():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 65536, (64, 96), dtype=np.uint16)
+    u = rng.integers(0, 65536, (32, 48), dtype=np.uint16)
+    for mode in ("global", "clahe"):
+        histeq.equalize(y, mode=mode)
+        histeq.equalize((y, u, u.copy()), mode=mode)
+        histeq.equalize((y, np.stack([u, u], -1)), mode=mode)
+    assert histeq.histogram(y).sum() <= y.size
+
+
+def test_threads_never_overlap_on_one_equalizer():
+    """eq(frame) lets go of the GIL; a second thread's call on the same object raises instead of
+    running beside the first (the C++ Equalizer takes one call at a time). Separate equalizers run
+    in parallel."""
+    import threading
+    y = picture(720, 1280)
+    want = histeq.Equalizer(temporal=0)(y)
+    shared = histeq.Equalizer(temporal=0)
+    outcomes = []
+
+    def work(eq):
+        for _ in range(3):
+            try:
+                outcomes.append(np.array_equal(eq(y), want))
+            except RuntimeError as e:
+                assert "in use by another thread" in str(e)
+                outcomes.append("busy")
+
+    threads = [threading.Thread(target=work, args=(shared if i < 4 else histeq.Equalizer(temporal=0),)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(outcomes) == 18 and False not in outcomes
