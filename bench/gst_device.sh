@@ -45,7 +45,7 @@ md5_gst() {  # md5_gst "PIPELINE (ending in raw video)" [I420 | I420_10LE]: the 
 }
 check_frames() {  # check_frames NAME "HISTEQ PROPERTIES" "EXPORT FLAGS"
   local name=$1 props=$2 flags=$3 ref cudamd5 sysmd5
-  "$H" export "$clip" -o /tmp/ref.yuv -y --codec rawvideo --progress none $flags || { echo "FAIL: histeq export $flags"; failed=1; return; }
+  "$H" export "$clip" -o /tmp/ref.yuv -y --codec rawvideo --pix-fmt yuv420p --progress none $flags || { echo "FAIL: histeq export $flags"; failed=1; return; }
   ref=$(md5sum </tmp/ref.yuv | cut -d' ' -f1)
   cudamd5=$(md5_gst "$dec ! $cuda ! histeq $props ! cudadownload")
   sysmd5=$(md5_gst "$dec ! video/x-raw ! histeq $props")

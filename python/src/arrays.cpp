@@ -59,7 +59,10 @@ Library lookup_library(nb::handle type) {
 }
 
 const Library& library_of(nb::handle array) {
-  static std::unordered_map<PyTypeObject*, Library> cache;  // types live as long as the process
+  // Types live as long as the process, and so does this cache: never destroyed, because its Python
+  // objects must not be released by a C++ static destructor after the interpreter has finalized
+  // (a segfault in PyObject_GC_Del at exit, seen on the H100 machine with torch and CuPy).
+  static auto& cache = *new std::unordered_map<PyTypeObject*, Library>();
   PyTypeObject* t = Py_TYPE(array.ptr());
   auto it = cache.find(t);
   if (it != cache.end()) return it->second;
