@@ -312,7 +312,10 @@ struct Cub {
 };
 
 struct CpuParallel {
-  static constexpr long kMinBytesPerThread = 1L << 18;  // below 256 KiB a thread costs more than it saves
+  // bench (H100 host, 16 cores, docs/results/issue19/cpu_histogram, `histeq bench --kernel
+  // cpu_parallel --sizes 1080p,4k`, with the 64-bit byte loop): 64 KiB (16 threads at 1080p)
+  // 224 us against 507-519 us at 256 KiB (8 threads); 4K 739-789 against 895-963 us.
+  static constexpr long kMinBytesPerThread = 1L << 16;
 };
 
 }  // namespace histeq::hist::policy
