@@ -12,17 +12,9 @@ out=${OUT:-/tmp/histeq-gst-out}
 mkdir -p "$out"
 log=$out/gst_device.log
 exec > >(tee "$log") 2>&1
-[ -f .carry/gst.tar.xz ] || { echo "gst_device.sh: .carry/gst.tar.xz is missing (run bench/prepare_gst.sh here, carry .carry/gst.tar.xz)"; exit 1; }
-rm -rf /tmp/histeq-gst && mkdir -p /tmp/histeq-gst && tar -C /tmp/histeq-gst -xJf .carry/gst.tar.xz || exit 1
-G=/tmp/histeq-gst/gst
-H=$G/bin/histeq
+# shellcheck source=bench/gst_env.sh
+source bench/gst_env.sh || exit 1
 clip=$G/clip1080.mp4
-export LD_LIBRARY_PATH=$G/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$G/bin:$PATH
-# Only the carried plugins, scanned by the carried scanner, into a registry of this run's own.
-export GST_PLUGIN_SYSTEM_PATH_1_0=$G/plugins GST_PLUGIN_PATH_1_0="" GST_PLUGIN_SCANNER_1_0=$G/libexec/gst-plugin-scanner
-export GST_REGISTRY_1_0=/tmp/histeq-gst-registry.bin
-rm -f "$GST_REGISTRY_1_0"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 failed=0
 for e in nvh264dec histeq cudadownload fpsdisplaysink parsebin; do
