@@ -193,6 +193,18 @@ def run(args, n, tmp):
     return res
 
 
+def summary(r):
+    """One line for a stream count's result."""
+    pct = {k: r[k]["mean"] or 0 for k in ("cpu_busy_pct", "gpu_sm_pct", "nvdec_pct")}
+    decoders = ", ".join(f"{k}: {v}" for k, v in r["decoders"].items())
+    parts = [f"{r['streams']:3d} streams {r['mode']}: {r['aggregate_fps']:.1f} fps in all",
+             f"slowest {r['slowest_stream_fps']:.1f}", f"late {r['late']}", f"dropped {r['dropped']}", f"failed {r['failed']}",
+             "CPU {cpu_busy_pct:.0f}% GPU {gpu_sm_pct:.0f}% NVDEC {nvdec_pct:.0f}%".format(**pct),
+             f"memory a stream: GPU {r['gpu_mem_mib']['per_stream']} MiB, host {r['host_mem_mib']['per_stream']} MiB",
+             f"busiest {r['busiest']} ({decoders})"]
+    return "; ".join(parts)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--histeq", default="", help="the histeq binary (process mode)")
@@ -216,12 +228,7 @@ def main():
         for n in (int(x) for x in args.streams.split(",")):
             r = run(args, n, tmp)
             results.append(r)
-            print(f"{n:3d} streams {r['mode']:9s}: {r['aggregate_fps']:8.1f} fps in all, slowest {r['slowest_stream_fps']:6.1f}, "
-                  f"late {r['late']}, dropped {r['dropped']}, failed {r['failed']}; CPU {r['cpu_busy_pct']['mean'] or 0:.0f}%, "
-                  f"GPU {r['gpu_sm_pct']['mean'] or 0:.0f}%, NVDEC {r['nvdec_pct']['mean'] or 0:.0f}%, "
-                  f"memory a stream: GPU {r['gpu_mem_mib']['per_stream']} MiB, host {r['host_mem_mib']['per_stream']} MiB "
-                  f"-> busiest {r['busiest']} "
-                  f"({', '.join(f'{k}: {v}' for k, v in r['decoders'].items())})", flush=True)
+            print(summary(r), flush=True)
             for note, count in r["software_decode_notes"].items():
                 print(f"    {count} x {note}", flush=True)
             for e in r["errors"]:
