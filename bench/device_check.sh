@@ -3,6 +3,9 @@
 # equalization benchmarks, the cost of the quality controls, and the CPU path's frame rate with
 # the defaults against --plain on all cores and on two. Needs the static binaries of
 # bench/prepare_device.sh packed as .carry/bin.tgz (histeq, histeq_gpu_tests). Writes to $OUT.
+# Optional, when carried: histeq_old in .carry/bin.tgz (the binary before a change: its quality bench
+# runs beside the new one's, alternating, twice, GPU and CPU), .carry/py (bench/prepare_python_device.sh:
+# then bench/python_device.sh runs too). PLAY_RUNS=0 skips the CPU play runs (3 by default).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FINAL=${OUT:-/tmp/out}
@@ -35,21 +38,40 @@ fi
 step timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --error-exitcode 9 $T --gtest_brief=1 \
   --gtest_filter='GpuQualityFunctions.*:GpuAgents*' > "$OUT/memcheck.txt" 2>&1
 tail -3 "$OUT/memcheck.txt" >&2
+step timeout 200 /usr/local/cuda/bin/compute-sanitizer --tool racecheck --error-exitcode 9 $T --gtest_brief=1 \
+  --gtest_filter='GpuQualityFunctions.*' > "$OUT/racecheck.txt" 2>&1
+tail -3 "$OUT/racecheck.txt" >&2
+if [ -x /tmp/hb/histeq_old ]; then
+  for r in 1 2; do
+    for b in old new; do
+      exe=$H; [ $b = old ] && exe=/tmp/hb/histeq_old
+      step timeout 120 $exe quality --bench --sizes 1080p,4k --runs 200 --input .carry/real.mp4 --csv "$OUT/qb_gpu_${b}_$r.csv" \
+        > "$OUT/qb_gpu_${b}_$r.txt" 2>&1
+      step timeout 120 $exe quality --bench --cpu --sizes 1080p --runs 100 --input .carry/real.mp4 --csv "$OUT/qb_cpu_${b}_$r.csv" \
+        > "$OUT/qb_cpu_${b}_$r.txt" 2>&1
+    done
+  done
+  grep -h "1080p" "$OUT"/qb_gpu_*_2.txt "$OUT"/qb_cpu_*_2.txt >&2
+fi
+if [ -f .carry/py/py.tgz ]; then
+  OUT=$OUT/python step timeout 300 bash bench/python_device.sh > "$OUT/python_device.log" 2>&1
+  tail -8 "$OUT/python_device.log" >&2
+fi
 step timeout 120 $H bench --quick -k method2_tuned,cub,block_atomic,global_atomic --csv "$OUT/kernels.csv" > "$OUT/kernels.txt" 2>&1
 step timeout 120 $H bench --equalize --sizes 1080p,4k --csv "$OUT/equalize.csv" > "$OUT/equalize.txt" 2>&1
 step timeout 120 $H quality --bench --sizes 1080p,4k --runs 200 --csv "$OUT/quality_bench.csv" > "$OUT/quality_bench.txt" 2>&1
 step timeout 60 $H quality --bench --cpu --sizes 1080p --runs 30 --csv "$OUT/quality_bench_cpu.csv" > "$OUT/quality_bench_cpu.txt" 2>&1
-for cores in all 2; do
+for cores in $( [ "${PLAY_RUNS:-3}" = 0 ] || echo all 2); do
   pin=(); [ "$cores" = 2 ] && pin=(taskset -c 0,1)
   for look in plain default chroma_keep; do
     o=(); [ "$look" = plain ] && o=(--plain); [ "$look" = chroma_keep ] && o=(--chroma keep)
-    for r in 1 2 3; do
+    for r in $(seq "${PLAY_RUNS:-3}"); do
       "${pin[@]}" timeout 60 $H play --headless --cpu --max-speed --duration 10 "${o[@]}" > /tmp/p.txt 2>&1
       fps=$(grep -o "[0-9.]* fps;" /tmp/p.txt | head -1 | cut -d' ' -f1)
       echo "$cores,$look,$r,$fps" >> "$OUT/cpu_play.csv"
     done
   done
 done
-cat "$OUT/cpu_play.csv" >&2
+[ -f "$OUT/cpu_play.csv" ] && cat "$OUT/cpu_play.csv" >&2
 tar czf "$FINAL/device_check.tgz" -C "$OUT" .
 exit $rc
