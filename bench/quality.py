@@ -20,8 +20,9 @@ equalizeHist is 8-bit only), scaled back << 2 for the 10-bit measures.
   cut lag      for histeq configurations with the temporal filter: frames after each cut until the
                output's mean luma stays (3 frames) within 2 levels of the same configuration's
                without the filter (its "reference" run): 0 = the new shot's exposure at once
-  colourfulness  Hasler & Suesstrunk 2003 (M = sigma_rgyb + 0.3 mu_rgyb on BT.709 RGB), mean over
-               every 5th frame, output / input
+  colourfulness  Hasler & Suesstrunk 2003 (M = sigma_rgyb + 0.3 mu_rgyb on BT.709 RGB, converted
+               per the clip's range and clipped to 0..255 as a display shows it), mean over every
+               5th frame, output / input
   noise        in every 10th frame, the flattest 5 % of the 16x16 luma windows of the input (lowest
                standard deviation, among those above 0.25: a window that compression made perfectly
                flat stays flat through any LUT); the outputs' standard deviation in the same
@@ -173,10 +174,10 @@ def shadow_detail_sum(y, idx):
 
 
 def compare_files(inp, out):
-    """crushed (input, output, difference in percentage points), shadow detail, lifted black and
-    the flicker p99 ratio (no cuts) of one output against its input, as quality.py measures them,
-    at the input's depth and range; shadow detail and lifted black in every frame (for the short
-    clips of tests)."""
+    """crushed (input, output, difference in percentage points), shadow detail, lifted black, the
+    flicker p99 ratio (no cuts) and the colourfulness ratio of one output against its input, as
+    quality.py measures them, at the input's depth and range; shadow detail, lifted black and
+    colourfulness in every frame (for the short clips of tests)."""
     w, h, depth, full = probe_video(inp)
     a, b = Stats(depth, full, detail_every=1), Stats(depth, full, detail_every=1)
     for i, (fi, fo) in enumerate(itertools.zip_longest(decode(inp, w, h, depth=depth), decode(out, w, h, depth=depth))):
@@ -184,28 +185,35 @@ def compare_files(inp, out):
             raise RuntimeError(f"{out} has {'more' if fi is None else 'fewer'} frames than {inp}")
         a.add_levels(i, fi[0])
         b.add_levels(i, fo[0], flat=a)
-        for st, y in ((a, fi[0]), (b, fo[0])):
-            st.mean.append(float(y.mean(dtype=np.float64)) / (1 << (depth - 8)))
+        for st, f in ((a, fi), (b, fo)):
+            st.mean.append(float(f[0].mean(dtype=np.float64)) / (1 << (depth - 8)))
+            st.colour[i] = colourfulness(*(to8(p, depth) for p in f), full)
     r = crush_detail(a, b)
     step = lambda st: float(np.percentile(np.abs(np.diff(st.mean)), 99)) if len(st.mean) > 1 else 0.0
     r.update({"depth": depth, "full_range": full, "frames": len(a.crush),
-              "flicker_p99_ratio": step(b) / step(a) if step(a) > 0 else float("nan")})
+              "flicker_p99_ratio": step(b) / step(a) if step(a) > 0 else float("nan"),
+              "colourfulness_ratio": float(np.mean(list(b.colour.values())) / np.mean(list(a.colour.values())))})
     return r
 
 
-def rgb709(y, u, v):
-    """BT.709 limited range YUV 4:2:0 -> RGB floats 0..255 (chroma upsampled by repetition)."""
-    Y = (y.astype(np.float32) - 16) * (255 / 219)
-    U = np.repeat(np.repeat((u.astype(np.float32) - 128) * (255 / 224), 2, 0), 2, 1)[:y.shape[0], :y.shape[1]]
-    V = np.repeat(np.repeat((v.astype(np.float32) - 128) * (255 / 224), 2, 0), 2, 1)[:y.shape[0], :y.shape[1]]
+def rgb709(y, u, v, full=False):
+    """BT.709 YUV 4:2:0 (8-bit samples) -> RGB floats clipped to 0..255 as a display shows them (chroma
+    upsampled by repetition), per the clip's range: limited (16..235 luma, 16..240 chroma) expanded
+    to 0..255, full range (0..255) as it is. Reading full-range samples as limited ones put every
+    shadow below 16 at negative RGB, clipped to black with its colour, and scaled the chroma by 255 /
+    224: the full-range clips' colourfulness ratios came out x1.11-1.14 too high (issue 20)."""
+    ys, cs = (1.0, 1.0) if full else (255 / 219, 255 / 224)
+    Y = (y.astype(np.float32) - (0 if full else 16)) * ys
+    U = np.repeat(np.repeat((u.astype(np.float32) - 128) * cs, 2, 0), 2, 1)[:y.shape[0], :y.shape[1]]
+    V = np.repeat(np.repeat((v.astype(np.float32) - 128) * cs, 2, 0), 2, 1)[:y.shape[0], :y.shape[1]]
     r = Y + 1.5748 * V
     b = Y + 1.8556 * U
     g = (Y - 0.2126 * r - 0.0722 * b) / 0.7152
     return np.clip(r, 0, 255), np.clip(g, 0, 255), np.clip(b, 0, 255)
 
 
-def colourfulness(y, u, v):
-    r, g, b = rgb709(y, u, v)
+def colourfulness(y, u, v, full=False):
+    r, g, b = rgb709(y, u, v, full)
     rg = r - g
     yb = 0.5 * (r + g) - b
     return math.sqrt(rg.std() ** 2 + yb.std() ** 2) + 0.3 * math.sqrt(rg.mean() ** 2 + yb.mean() ** 2)
@@ -255,7 +263,7 @@ class Stats:
         self.clipped.append(float(np.count_nonzero((y == 0) | (y == 255))) / y.size)
         self.hists.append(hist256(y))
         if i % COLOUR_EVERY == 0:
-            self.colour[i] = colourfulness(y, u, v)
+            self.colour[i] = colourfulness(y, u, v, self.full)
         if i % NOISE_EVERY == 0:
             s = window_std(y)
             if flat is None:  # the input: choose the flattest 5 % of the windows that are not constant
@@ -443,7 +451,7 @@ def main():
                   f"crushed {row['crushed_pct']:.2f} % (input {row['crushed_in_pct']:.2f}, {row['crushed_pp']:+.2f} pp)  "
                   f"shadow detail x{row['shadow_detail_ratio']:.2f}  lifted black {row['lifted_black_pct']:.2f} %  "
                   f"{row.get('ms_median', float('nan')) or 0:.3f} ms", flush=True)
-        still_frames[name] = stills
+        still_frames[name] = (stills, full)
 
     write_results(a.out, man, rows)
     write_markdown(rows, os.path.join(a.out, "quality_table.md"))
@@ -451,8 +459,8 @@ def main():
     write_floors_markdown(rows, os.path.join(a.out, "floors_table.md"))
     plot(curves, os.path.join(a.out, "mean_luma.png"))
     if a.stills:
-        for name, stills in still_frames.items():
-            save_stills(name, stills, os.path.join(a.out, "stills", name + ".png"))
+        for name, (stills, full) in still_frames.items():
+            save_stills(name, stills, os.path.join(a.out, "stills", name + ".png"), full)
     print(f"wrote {a.out}/quality.csv, quality.json, quality_table.md, crush_table.md, floors_table.md, mean_luma.png" + (", stills/" if a.stills else ""))
 
 
@@ -611,7 +619,7 @@ def plot(curves, path):
     plt.close(fig)
 
 
-def save_stills(name, stills, path):
+def save_stills(name, stills, path, full=False):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -627,7 +635,7 @@ def save_stills(name, stills, path):
     for ax in axes.ravel():
         ax.axis("off")
     for ax, k in zip(axes.ravel(), order):
-        r, g, b = rgb709(*stills[k])
+        r, g, b = rgb709(*stills[k], full)
         ax.imshow(np.stack([r, g, b], -1).astype(np.uint8))
         ax.set_title(k, fontsize=10)
     fig.tight_layout()

@@ -744,7 +744,7 @@ def crush_and_detail(name, modes):
         m = out[label]
         print(f"{name} {label}: crushed {m['crushed_pct']:.2f} % (input {m['crushed_in_pct']:.2f}, {m['crushed_pp']:+.2f} pp), "
               f"shadow detail x{m['shadow_detail_ratio']:.3f}, lifted black {m['lifted_black_pct']:.2f} %, "
-              f"flicker p99 x{m['flicker_p99_ratio']:.3f}")
+              f"flicker p99 x{m['flicker_p99_ratio']:.3f}, colourfulness x{m['colourfulness_ratio']:.3f}")
     return out
 
 
@@ -760,6 +760,10 @@ def true_blacks(name):
     assert not bad, f"{name}: want crushed <= +0.5 pp, shadow detail >= 1.0, lifted black <= 1 %; " + "; ".join(bad)
     f = res["default"]["flicker_p99_ratio"]
     assert f <= 1.0, f"{name}: default flicker p99 x{f:.3f} the input's, want <= 1.0"
+    # Issue 20's colour floor, in every range: chroma follow restores what the brightening takes
+    # (at most x1.2), so the picture is as colourful as the input or a little more, not garish.
+    bad = [f"{label}: x{m['colourfulness_ratio']:.3f}" for label, m in res.items() if not 0.9 <= m["colourfulness_ratio"] <= 1.3]
+    assert not bad, f"{name}: colourfulness, want 0.9-1.3x the input's; " + "; ".join(bad)
 
 
 def case_true_blacks_limited():
@@ -776,6 +780,24 @@ def case_true_blacks_limited_10bit():
 
 def case_true_blacks_full_10bit():
     true_blacks("blacks10_full")
+
+
+def full_range_colour_kept(name):
+    # Issue 20: bench/quality.py read full-range frames as limited range, so the input's shadows
+    # (0..15) went to negative RGB, clipped to black with their colour: an output whose chroma is the
+    # input's (--chroma keep) scored x1.14 the input's colourfulness, and the defaults x1.35. Kept
+    # chroma on a brightened picture is as colourful as the input, to the little that brightening
+    # takes off the display's clipping of the darkest colours.
+    m = crush_and_detail(name, [("keep", ["--chroma", "keep"])])["keep"]
+    assert 0.98 <= m["colourfulness_ratio"] <= 1.03, f"{name} --chroma keep: colourfulness x{m['colourfulness_ratio']:.3f}, want ~1"
+
+
+def case_full_range_colourfulness():
+    full_range_colour_kept("blacks_full")
+
+
+def case_full_range_colourfulness_10bit():
+    full_range_colour_kept("blacks10_full")
 
 
 def case_dark_clip_shadow_detail():
