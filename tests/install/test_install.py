@@ -16,6 +16,10 @@ its layout, and makes the clips with the ffmpeg CLI and their references with th
   completion            the installed bash completion offers commands, options and choices, and is
                         what `histeq completion bash` prints (every option of `histeq CMD --help`)
   man_page              share/man/man1/histeq.1 has a section per command of `histeq --help`
+  pip_install           `pip install SRC` into a fresh venv (an isolated build: scikit-build-core and
+                        nanobind from PyPI), then the module's CPU tests (tests/python/test_api.py,
+                        test_export_match.py) on that installed module, with the prefix's `histeq
+                        export` as the reference
 
   test_install.py --build BUILD --source SRC --work WORK CASE     (exit 77 = skipped)
   test_install.py --list
@@ -258,6 +262,40 @@ def case_man_page():
     if shutil.which("man"):
         text = run(["man", "-l", prefix("share", "man", "man1", "histeq.1")], env=dict(clean_env(), MANWIDTH="100")).stdout
         assert "HISTEQ EXPORT" in text and "--clip-limit" in text
+
+
+def pip_settings():
+    """pip's --config-settings for the build: its own build folder in WORK; the main build's CUDA
+    architecture when it has one (a GPU machine's), else the first of its list (only the CPU runs
+    here), and its compiler launchers (ccache)."""
+    cache = open(os.path.join(A.build, "CMakeCache.txt")).read()
+    settings = ["--config-settings=build-dir=" + work("pip-build")]
+    for var in ("CMAKE_CUDA_ARCHITECTURES", "CMAKE_C_COMPILER_LAUNCHER", "CMAKE_CXX_COMPILER_LAUNCHER", "CMAKE_CUDA_COMPILER_LAUNCHER"):
+        m = re.search(rf"^{var}:[A-Z]+=(.+)$", cache, re.M)
+        if m:
+            settings.append(f"--config-settings=cmake.define.{var}={m.group(1).split(';')[0]}")
+    return settings
+
+
+def case_pip_install():
+    venv = work("pip-venv")
+    shutil.rmtree(venv, ignore_errors=True)
+    run([sys.executable, "-m", "venv", "--system-site-packages", venv])  # numpy and pytest: Debian's
+    py = os.path.join(venv, "bin", "python3")
+    env = dict(clean_env(), CMAKE_BUILD_PARALLEL_LEVEL=str(os.cpu_count() or 2))
+    env.pop("PYTHONPATH", None)
+    run([py, "-m", "pip", "install", "--quiet", A.source] + pip_settings(), timeout=3000, env=env)
+    where = run([py, "-c", "import histeq; print(histeq.__file__, len(histeq.kernels()))"], cwd=work(), env=env).stdout.split()
+    assert where[0].startswith(venv + os.sep), f"imported {where[0]}, not the installed module"
+    assert int(where[1]) > 0, "the installed module lists no kernels"
+    stubs = glob.glob(os.path.join(os.path.dirname(where[0]), "*.pyi"))
+    assert stubs, "the installed module has no type stubs"
+    tests = [os.path.join(A.source, "tests", "python", f) for f in ("test_api.py", "test_export_match.py")]
+    r = run([py, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs"] + tests, cwd=work(), timeout=900, check=False,
+            env=dict(env, HISTEQ_BIN=histeq_bin()))
+    print(r.stdout[-3000:])
+    assert r.returncode == 0, f"the module's tests failed on the pip-installed module:\n{r.stdout[-3000:]}\n{r.stderr[-2000:]}"
+    assert " passed" in r.stdout, "no test passed"
 
 
 CASES = {k[5:]: v for k, v in sorted(globals().items()) if k.startswith("case_")}
