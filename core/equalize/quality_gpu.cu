@@ -183,6 +183,11 @@ __device__ int32_t weighted_reference(const TemporalArgs& a, int v, bool cut, in
   return tone::tile_reference(a.tile_counts, a.count, a.bins, v, state_of, fallback);
 }
 
+// The state the brightness limit measures bin v through (st: the reference LUT's, filtered).
+__device__ int32_t reference_state(const TemporalArgs& a, int v, bool mine, bool cut, int32_t st) {
+  return a.tile_counts != nullptr && a.extra != nullptr && mine ? weighted_reference(a, v, cut, st) : st;
+}
+
 // One block: the histogram's mean and normalized bins, the scene-cut test, the reference LUT (the extra one,
 // else LUT 0) through the filter, the brightness offset, and the scalars for the next frame. In
 // global mode that is all; in clahe mode temporal_tiles_kernel then does the tile LUTs.
@@ -234,7 +239,7 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
   __shared__ uint32_t s_h[BLOCK];
   __shared__ int32_t s_st[BLOCK], s_off[kWarps], s_u[kWarps];
   s_h[v] = h;
-  s_st[v] = a.tile_counts != nullptr && a.extra != nullptr && mine ? weighted_reference(a, v, cut, st) : st;
+  s_st[v] = reference_state(a, v, mine, cut, st);
   __syncthreads();
   const int warp = v / 32, lane = v % 32;
   const int bins_log2 = tone::log2_pow2(a.bins);

@@ -243,6 +243,22 @@ TEST_F(GpuQualityFunctions, ClippedAndTileLutsMatchCpu) {
   }
 }
 
+// Tiles' histograms summing to h: its samples dealt over `count` tiles unevenly (tile t takes up to
+// 2 t + 2 of a bin's samples, the last tile the rest).
+std::vector<uint32_t> dealt_over_tiles(const std::vector<uint32_t>& h, int count, std::mt19937& rng) {
+  const size_t bins = h.size();
+  std::vector<uint32_t> tiles(static_cast<size_t>(count) * bins, 0);
+  for (size_t v = 0; v < bins; ++v) {
+    uint32_t left = h[v];
+    for (int t = 0; t < count && left > 0; ++t) {
+      const uint32_t take = t == count - 1 ? left : std::min<uint32_t>(left, static_cast<uint32_t>(rng() % (2 * (t + 1) + 1)));
+      tiles[static_cast<size_t>(t) * bins + v] = take;
+      left -= take;
+    }
+  }
+  return tiles;
+}
+
 TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
   REQUIRE_GPU();
   const cudaStream_t s = stream.get();
@@ -271,16 +287,7 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
           h[std::min(v, bins - 1)] += 1 + rng() % 3;
         }
         if (f >= 30 && f < 35) h[bins - 10] += 4000;
-        // The tiles' histograms: h's samples dealt over the tiles unevenly (tile t takes about t + 1 shares).
-        std::vector<uint32_t> tiles_h(static_cast<size_t>(count) * bins, 0);
-        for (int v = 0; v < bins; ++v) {
-          uint32_t left = h[v];
-          for (int t = 0; t < count && left > 0; ++t) {
-            const uint32_t take = t == count - 1 ? left : std::min<uint32_t>(left, static_cast<uint32_t>(rng() % (2 * (t + 1) + 1)));
-            tiles_h[static_cast<size_t>(t) * bins + v] = take;
-            left -= take;
-          }
-        }
+        const std::vector<uint32_t> tiles_h = dealt_over_tiles(h, count, rng);
         std::vector<uint16_t> target(static_cast<size_t>(luts) * bins);
         for (auto& t : target) t = static_cast<uint16_t>(rng() % bins);
         std::vector<uint16_t> cpu = target;
