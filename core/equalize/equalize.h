@@ -145,6 +145,10 @@ struct TemporalArgs {
   uint16_t* luts = nullptr;
   int count = 1;
   uint16_t* extra = nullptr;
+  // Clahe, optional: the tiles' histograms (count x bins, tile-major, summing to counts). When given,
+  // the brightness limit measures the mean through the tile states weighted by these
+  // (tone::tile_reference) rather than through the extra LUT's; the LUTs put out are the same kinds.
+  const uint32_t* tile_counts = nullptr;
   int32_t* state = nullptr;
   const uint32_t* prev_hist = nullptr;
   uint32_t* next_hist = nullptr;

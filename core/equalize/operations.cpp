@@ -247,6 +247,7 @@ class TemporalOp final : public Operation {
     a.luts = clahe ? ctx.tile_luts : ctx.lut;
     a.count = clahe ? ctx.tiles.count() : 1;
     a.extra = clahe ? ctx.lut : nullptr;
+    a.tile_counts = clahe ? ctx.tile_counts : nullptr;
     a.state = static_cast<int32_t*>(state_.data());
     // buffers_: histogram 0, histogram 1, scalars 0, scalars 1.
     uint32_t* hist = static_cast<uint32_t*>(buffers_.data());

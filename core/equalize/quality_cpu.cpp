@@ -357,6 +357,26 @@ Status check_temporal_args(const TemporalArgs& a) {
   return validate_levels(a.bins, a.levels);
 }
 
+namespace {
+
+// tone::tile_reference at every level into out, from the stepped tile states (fallback: the extra's).
+const int32_t* weighted_reference(const TemporalArgs& a, const int32_t* fallback, int32_t* out) {
+  for (int v = 0; v < a.bins; ++v) {
+    auto state_of = [&](int k) { return a.state[static_cast<size_t>(k) * a.bins + v]; };
+    out[v] = tone::tile_reference(a.tile_counts, a.count, a.bins, v, state_of, fallback[v]);
+  }
+  return out;
+}
+
+// The states the brightness limit measures through: the extra LUT's, else LUT 0's; with the tiles'
+// histograms, their weighted states (into `weighted`).
+const int32_t* reference_states(const TemporalArgs& a, int32_t* weighted) {
+  const int32_t* ref = a.state + static_cast<size_t>(a.extra != nullptr ? a.count : 0) * a.bins;
+  return a.tile_counts != nullptr && a.extra != nullptr ? weighted_reference(a, ref, weighted) : ref;
+}
+
+}  // namespace
+
 Status temporal_update(const TemporalArgs& a) {
   HISTEQ_TRY(check_temporal_args(a));
   const int bins = a.bins;
@@ -379,8 +399,8 @@ Status temporal_update(const TemporalArgs& a) {
     int32_t* state = a.state + static_cast<size_t>(k) * bins;
     for (int v = 0; v < bins; ++v) state[v] = cut ? tone::temporal_start(lut[v]) : tone::temporal_step(state[v], lut[v], a.alpha_q16);
   }
-  // The brightness limit, measured through the reference LUT: the extra one, else LUT 0.
-  const int32_t* ref = a.state + static_cast<size_t>(a.extra != nullptr ? a.count : 0) * bins;
+  int32_t weighted[kMaxBins];
+  const int32_t* ref = reference_states(a, weighted);
   auto u_of = [&](int32_t off) -> int32_t {
     uint64_t sum = 0;
     for (int v = 0; v < bins; ++v) sum += static_cast<uint64_t>(a.counts[v]) * tone::temporal_entry(ref[v], off, v, bins, a.levels);

@@ -172,6 +172,22 @@ Status tiles_reduce(const In* in, int tiles, int bins, Out* out, cudaStream_t st
 
 // --- temporal filter ----------------------------------------------------------------------------
 
+// Clahe's brightness reference at level v (tone::tile_reference): the tile states as
+// temporal_tiles_kernel steps them (it does so after this kernel, from the same inputs).
+__device__ int32_t weighted_reference(const TemporalArgs& a, int v, bool cut, int32_t fallback) {
+  auto state_of = [&](int k) {
+    const size_t at = static_cast<size_t>(k) * a.bins + v;
+    const uint32_t target = a.luts[at];
+    return cut ? tone::temporal_start(target) : tone::temporal_step(a.state[at], target, a.alpha_q16);
+  };
+  return tone::tile_reference(a.tile_counts, a.count, a.bins, v, state_of, fallback);
+}
+
+// The state the brightness limit measures bin v through (st: the reference LUT's, filtered).
+__device__ int32_t reference_state(const TemporalArgs& a, int v, bool mine, bool cut, int32_t st) {
+  return a.tile_counts != nullptr && a.extra != nullptr && mine ? weighted_reference(a, v, cut, st) : st;
+}
+
 // One block: the histogram's mean and normalized bins, the scene-cut test, the reference LUT (the extra one,
 // else LUT 0) through the filter, the brightness offset, and the scalars for the next frame. In
 // global mode that is all; in clahe mode temporal_tiles_kernel then does the tile LUTs.
@@ -223,7 +239,7 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
   __shared__ uint32_t s_h[BLOCK];
   __shared__ int32_t s_st[BLOCK], s_off[kWarps], s_u[kWarps];
   s_h[v] = h;
-  s_st[v] = st;
+  s_st[v] = reference_state(a, v, mine, cut, st);
   __syncthreads();
   const int warp = v / 32, lane = v % 32;
   const int bins_log2 = tone::log2_pow2(a.bins);

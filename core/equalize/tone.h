@@ -21,8 +21,9 @@
 //   the frame holds raised so that the curve's slope there is at least 1.
 // Tile LUT (Zuiderveld's mapping, OpenCV's calcLut, within the levels {lo, hi, guard} of lut.h):
 //   lut(v) = lo + round_half_up(C'(x) * (hi - lo) / N_tile), x = clamp(v, lo, hi), C' = N_tile at
-//   x >= hi, else cdf'(x); lut.h's guard; with range-aware levels from black: lo + round_half_up((C'(x)
-//   - C'(lo)) (hi - lo) / (N_tile - C'(lo))), lo at x <= lo (tile_lut_entry); blended with the
+//   x >= hi, else cdf'(x); lut.h's guard; with range-aware levels black at black, Zuiderveld's slope
+//   kept and the lift taken off: lo + round_half_up(((C'(x) - C'(lo)) (hi - lo) + C'(lo) (x - lo)) /
+//   N_tile), lo at x <= lo (tile_lut_entry); blended with the
 //   identity by the strength weight as lut.h does. With the textbook levels: round_half_up(cdf'(v) * maxval / N_tile), OpenCV's. The global
 //   LUT keeps lut.h's formula (with cdf_min), on h' when clipped.
 // Bilinear interpolation (clahe apply): tile c's centre along an axis is (start_c + start_{c+1}) / 2
@@ -44,7 +45,8 @@
 //     |c| <= kMaxOffset levels. The offset bends the curve rather than shifting it: the LUT applied
 //     is clamp(round((s + c w(s) + dither(v)) / 4096), lo, hi), w(s) = min(1, (s - lo) / R, (hi -
 //     s) / R) with R = 2 kMaxOffset levels (temporal_entry; in clahe mode every tile LUT with the
-//     same c, the mean measured through the mean of the tile LUTs), and lut.h's guard on bins v with
+//     same c, the mean measured through the tile states as the tiles' samples see them:
+//     tile_reference), and lut.h's guard on bins v with
 //     lo < v < hi. So the curve stays anchored at black and white and its slope never falls below
 //     1 - |c| / R >= 1/2: the hold can slow a change of brightness but never merge the shadows into
 //     black (issue 20: a shift by up to 64 levels with R = 64 pushed a dim scene's darkest mass below
@@ -190,21 +192,24 @@ HISTEQ_HD uint32_t shadow_floor(Terms&& terms, uint32_t total, const Levels& l) 
 // else cdf(x) (cdf_x = cdf(x), not read when v >= hi), e = lo + round_half_up(C(x) (hi - lo) /
 // total), lut.h's guard, blended with the raw value by the weight. An empty tile (only samples
 // that were not counted) maps every level to x. With range-aware levels (l.guard) black stays
-// black: the mapping starts from black, e = lo + round_half_up((C(x) - C(lo)) (hi - lo) / (total -
-// C(lo))) (cdf_lo = C(lo)), so x <= lo maps to lo; a tile whose samples all lie at or below black
-// maps every level to x. Zuiderveld's own mapping gives a tile's black its share of the clipped
+// black: e = lo + round_half_up(((C(x) - C(lo)) (hi - lo) + C(lo) (x - lo)) / total) (cdf_lo =
+// C(lo)), so x <= lo maps to lo and hi to hi; a tile whose samples all lie at or below black maps
+// every level to x. Zuiderveld's own mapping gives a tile's black its share of the clipped
 // histogram (its samples at or below black and its part of the redistributed excess), which lifted
-// letterbox bars at 16 to about 18 (issue 20); starting from black (as lut.h's cdf_min does) keeps
-// the curve's slope (rather than snapping black alone to black, which would put the lift into the
-// one step above black and multiply the noise of shadows sitting at black). The guard keeps a level
-// above black from becoming black; this keeps black from becoming a grey.
+// letterbox bars at 16 to about 18 (issue 20). The lift C(lo) (hi - lo) / total is taken off and
+// given back spread evenly over the levels (the C(lo) (x - lo) term), so the curve keeps
+// Zuiderveld's slope plus C(lo) / total at most: mapping from black (C(lo) off the denominator, as
+// lut.h's cdf_min does) steepened the whole curve by total / (total - C(lo)), and with it the noise
+// of flat areas (docs/quality.md, "CLAHE's noise and flicker"); snapping black alone to black would
+// put the lift into the one step above black. The guard keeps a level above black from becoming
+// black; this keeps black from becoming a grey.
 HISTEQ_HD uint32_t tile_lut_entry(uint32_t v, uint32_t cdf_x, uint32_t cdf_lo, uint32_t total, const Levels& l, uint32_t weight) {
   const uint32_t x = clamp_level(v, l);
   const uint32_t base = l.guard ? cdf_lo : 0u;
   if (total <= base) return blend_weight(v, x, weight);
   if (l.guard && x <= l.lo) return blend_weight(v, l.lo, weight);
   const uint32_t c = x >= l.hi ? total : cdf_x;
-  const uint64_t num = static_cast<uint64_t>(c - base) * (l.hi - l.lo), den = total - base;
+  const uint64_t num = static_cast<uint64_t>(c - base) * (l.hi - l.lo) + static_cast<uint64_t>(base) * (x - l.lo), den = total;
   const uint32_t e = l.lo + static_cast<uint32_t>((2 * num + den) / (2 * den));
   return blend_weight(v, guard_level(x, e, l), weight);
 }
@@ -369,6 +374,38 @@ HISTEQ_HD int32_t bisect_at_most(U&& u_of, int32_t a, int32_t b, int32_t t) {
     else b = mid;
   }
   return a;
+}
+
+// Clahe's brightness reference at a level (the state the hold measures the output's mean through):
+// the tiles' filtered states at that level weighted by how many of the tile's samples hold it,
+// sum_t h_t(v) s_t(v) / sum_t h_t(v) rounded (sum_hs: the numerator, sum_h: the denominator; h_t
+// sums to less than 2^32 and states are below 2^22, so both fit 64 bits), so that the mean measured
+// is the one the tiles put out rather than the mean of their curves: on a pan, where a shadow moves
+// from a tile that lifts it into one that does not, the output's mean moves though no curve does,
+// and only this reference sees it. Each sample counts with its own tile's curve, not the blend of
+// four that the interpolation gives it: weighting the neighbours' curves by the blend's average
+// share (3/4 own, 1/8 each neighbour an axis) measured worse on the dark clips (docs/quality.md,
+// "CLAHE's noise and flicker"). A level no tile holds takes `fallback` (it weighs nothing).
+HISTEQ_HD int32_t weighted_state(int64_t sum_hs, uint64_t sum_h, int32_t fallback) {
+  if (sum_h == 0) return fallback;
+  const int64_t h = static_cast<int64_t>(sum_h);
+  return static_cast<int32_t>((sum_hs + h / 2) / h);
+}
+
+// weighted_state at level v over `tiles` tiles; state_of(k): tile k's state at v.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable
+#endif
+template <class State>
+HISTEQ_HD int32_t tile_reference(const uint32_t* tile_counts, int tiles, int bins, int v, State&& state_of, int32_t fallback) {
+  int64_t sum_hs = 0;
+  uint64_t sum_h = 0;
+  for (int t = 0; t < tiles; ++t) {
+    const uint32_t h = tile_counts[static_cast<size_t>(t) * bins + v];
+    sum_hs += static_cast<int64_t>(h) * state_of(t);
+    sum_h += h;
+  }
+  return weighted_state(sum_hs, sum_h, fallback);
 }
 
 HISTEQ_HD int32_t max_offset(int bins) { return (kMaxOffset * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits; }

@@ -243,13 +243,30 @@ TEST_F(GpuQualityFunctions, ClippedAndTileLutsMatchCpu) {
   }
 }
 
+// Tiles' histograms summing to h: its samples dealt over `count` tiles unevenly (tile t takes up to
+// 2 t + 2 of a bin's samples, the last tile the rest).
+std::vector<uint32_t> dealt_over_tiles(const std::vector<uint32_t>& h, int count, std::mt19937& rng) {
+  const size_t bins = h.size();
+  std::vector<uint32_t> tiles(static_cast<size_t>(count) * bins, 0);
+  for (size_t v = 0; v < bins; ++v) {
+    uint32_t left = h[v];
+    for (int t = 0; t < count && left > 0; ++t) {
+      const uint32_t take = t == count - 1 ? left : std::min<uint32_t>(left, static_cast<uint32_t>(rng() % (2 * (t + 1) + 1)));
+      tiles[static_cast<size_t>(t) * bins + v] = take;
+      left -= take;
+    }
+  }
+  return tiles;
+}
+
 TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
   REQUIRE_GPU();
   const cudaStream_t s = stream.get();
   for (int bins : {256, 1024})
   for (const eq::Levels& lv : all_levels(bins)) {
-    for (int count : {1, 7}) {
+    for (int count : {1, 7, 8}) {
       const bool extra = count > 1;
+      const bool weighted = count == 8;  // clahe's brightness through the tiles' histograms
       const int luts = count + (extra ? 1 : 0);
       const int k = bins / 256;
       std::vector<int32_t> state(static_cast<size_t>(luts) * bins, 0);
@@ -270,6 +287,7 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
           h[std::min(v, bins - 1)] += 1 + rng() % 3;
         }
         if (f >= 30 && f < 35) h[bins - 10] += 4000;
+        const std::vector<uint32_t> tiles_h = dealt_over_tiles(h, count, rng);
         std::vector<uint16_t> target(static_cast<size_t>(luts) * bins);
         for (auto& t : target) t = static_cast<uint16_t>(rng() % bins);
         std::vector<uint16_t> cpu = target;
@@ -280,6 +298,7 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
         a.count = count;
         a.extra = extra ? cpu.data() + static_cast<size_t>(count) * bins : nullptr;
         a.state = state.data();
+        a.tile_counts = weighted ? tiles_h.data() : nullptr;
         a.prev_hist = cdf.data() + ((f + 1) % 2) * bins;
         a.next_hist = cdf.data() + (f % 2) * bins;
         a.prev_scalars = scalars.data() + ((f + 1) % 2) * eq::kTemporalScalars;
@@ -291,7 +310,9 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
         ASSERT_OK(eq::temporal_update(a));
         cuda::Buffer dcounts = upload(h, s);
         cuda::Buffer dluts = upload(target, s);
+        cuda::Buffer dtiles = upload(tiles_h, s);
         eq::TemporalArgs g = a;
+        g.tile_counts = weighted ? static_cast<uint32_t*>(dtiles.data()) : nullptr;
         g.counts = static_cast<uint32_t*>(dcounts.data());
         g.luts = static_cast<uint16_t*>(dluts.data());
         g.extra = extra ? g.luts + static_cast<size_t>(count) * bins : nullptr;
