@@ -77,14 +77,17 @@ Status check_host_plane(const PlaneView<T>& p) {
 // and one blend per pixel instead of four lookups and three blends: the same integer sums, so the
 // same frames, at a third of the work per pixel.
 template <class T>
-void apply_tiles_row(T* row, int width, const TileLuts& t, uint32_t bins, const uint32_t* blended) {
+void apply_tiles_row(const T* in, T* row, int width, const TileLuts& t, uint32_t bins, const uint32_t* blended) {
   using tone::kWeightBits;
   using tone::kWeightOne;
   const int sh = t.shift;
   const uint32_t* xt = t.x_table;
   for (int x = 0; x < width; ++x) {
-    const uint32_t v = static_cast<uint32_t>(row[x]) >> sh;
-    if (v >= bins) continue;  // the header's contract: samples outside the LUTs stay (and are never read past)
+    const uint32_t v = static_cast<uint32_t>(in[x]) >> sh;
+    if (v >= bins) {  // the header's contract: samples outside the LUTs stay (and are never read past)
+      row[x] = in[x];
+      continue;
+    }
     const uint32_t ex = xt[x], wx = tone::axis_w(ex);
     const uint32_t sum = blended[tone::axis_lo(ex) * bins + v] * (kWeightOne - wx) + blended[tone::axis_hi(ex) * bins + v] * wx;
     row[x] = static_cast<T>(((sum + (1u << (2 * kWeightBits - 1))) >> (2 * kWeightBits)) << sh);
@@ -101,10 +104,13 @@ inline void blend_tile_rows(const TileLuts& t, uint32_t bins, uint32_t ey, uint3
   for (size_t i = 0; i < n; ++i) blended[i] = r0[i] * wy0 + r1[i] * wy;
 }
 
+// `in` may be `p` itself (in place).
 template <class T>
-Status apply_tiles_host(const PlaneView<T>& p, const TileLuts& t, int bins, image::ForkJoin* pool) {
+Status apply_tiles_host(const PlaneView<const T>& in, const PlaneView<T>& p, const TileLuts& t, int bins, image::ForkJoin* pool) {
   HISTEQ_TRY(check_bins(bins));
   HISTEQ_TRY(check_host_plane(p));
+  HISTEQ_TRY(check_host_plane(in));
+  if (in.width != p.width || in.height != p.height) return HISTEQ_ERROR(Code::invalid_argument, "apply_tiles: planes of different sizes");
   if (p.empty()) return Status::ok();
   if (t.luts == nullptr || t.x_table == nullptr || t.y_table == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null tile LUTs");
   const uint32_t n = static_cast<uint32_t>(bins);
@@ -115,7 +121,7 @@ Status apply_tiles_host(const PlaneView<T>& p, const TileLuts& t, int bins, imag
       const uint32_t ey = t.y_table[y];
       if (y == y0 || ey != last) blend_tile_rows(t, n, ey, blended.data());
       last = ey;
-      apply_tiles_row(p.row(y), p.width, t, n, blended.data());
+      apply_tiles_row(in.row(y), p.row(y), p.width, t, n, blended.data());
     }
   });
   return Status::ok();
@@ -333,10 +339,17 @@ void axis_table(int size, int n, uint32_t* table) {
 }
 
 Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, image::ForkJoin* pool) {
-  return apply_tiles_host(plane, t, bins, pool);
+  return apply_tiles_host<uint8_t>(plane, plane, t, bins, pool);
 }
 Status apply_tiles(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, image::ForkJoin* pool) {
-  return apply_tiles_host(plane, t, bins, pool);
+  return apply_tiles_host<uint16_t>(plane, plane, t, bins, pool);
+}
+Status apply_tiles(const PlaneView<const uint8_t>& in, const PlaneView<uint8_t>& out, const TileLuts& t, int bins, image::ForkJoin* pool) {
+  return apply_tiles_host(in, out, t, bins, pool);
+}
+Status apply_tiles(const PlaneView<const uint16_t>& in, const PlaneView<uint16_t>& out, const TileLuts& t, int bins,
+                   image::ForkJoin* pool) {
+  return apply_tiles_host(in, out, t, bins, pool);
 }
 
 Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* lut, const TileLuts* tiles, int bins,
