@@ -232,11 +232,33 @@ struct ColourPass {
   }
 };
 
+#if defined(__x86_64__) && defined(__GNUC__)
+// The same loops compiled for AVX2 where the CPU has it (the build targets baseline x86-64): flatten
+// inlines everything they call, so the gains' divisions and the chroma scaling run 4 and 8 wide
+// instead of 2 and 4. Integer arithmetic and one IEEE division (AVX2 brings no FMA to contract
+// anything into): the same values as the baseline loops.
+template <class Pass>
+__attribute__((target("avx2"), flatten)) void rows_avx2(const Pass& pass, int y0, int y1) {
+  pass.rows(y0, y1);
+}
+bool cpu_has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+#else
+template <class Pass>
+void rows_avx2(const Pass& pass, int y0, int y1) {
+  pass.rows(y0, y1);
+}
+bool cpu_has_avx2() { return false; }
+#endif
+
 template <class T, class Map>
 void colour_host(const PlaneView<T>& y, const ChromaPlanes& c, int bins, Map map, image::ForkJoin* pool) {
   // Chroma rows over the pool's threads: each covers its own luma rows, so they share nothing.
   const ColourPass<T, Map> pass(y, c, bins, map);
-  for_rows(pool, pass.ch, [&pass](int cy0, int cy1) { pass.rows(cy0, cy1); });
+  const bool avx2 = cpu_has_avx2();
+  for_rows(pool, pass.ch, [&pass, avx2](int cy0, int cy1) { avx2 ? rows_avx2(pass, cy0, cy1) : pass.rows(cy0, cy1); });
 }
 
 template <class T>

@@ -7,6 +7,10 @@
 namespace histeq::image {
 namespace {
 
+// How long the shared pool's threads poll between jobs: longer than the gaps between a frame's
+// stages and between frames fed back to back, short enough that an idle player's threads sleep.
+constexpr int kSharedSpinUs = 50;
+
 // The pool whose job this thread is running (a nested run() goes inline instead of waiting on itself).
 thread_local const ForkJoin* t_in_job = nullptr;
 
@@ -119,7 +123,7 @@ ForkJoin* shared_pool() {
   // Leaked on purpose: destroyed at exit it could join threads under another static's destructor,
   // and a forked child has no threads behind the parent's pool.
   if (pool == nullptr || owner != getpid()) {
-    pool = new ForkJoin(cores - 1, 100);
+    pool = new ForkJoin(cores - 1, kSharedSpinUs);
     owner = getpid();
   }
   return pool;

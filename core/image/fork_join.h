@@ -62,7 +62,7 @@ class ForkJoin {
 };
 
 // The process's pool for the CPU equalizer (histogram, LUT, apply): hardware_concurrency - 1
-// workers that poll briefly between jobs; null on a one-core machine (the loops then run on the
+// workers that poll for 50 us between jobs; null on a one-core machine (the loops then run on the
 // caller). Made at the first call and never destroyed (its threads sleep until the process ends);
 // a forked child gets a pool of its own.
 ForkJoin* shared_pool();
