@@ -216,6 +216,15 @@ histeq::Status Equalizer::Impl::run_operations(const Image& in, PlaneRef* work, 
   return histeq::Status::ok();
 }
 
+// The input's planes into the work planes, unless they are the same (`in_place`). `direct` (a host
+// frame into a separate host output on the CPU): the luma is left where it is, the operations read
+// it there and the apply writes the output from it (one pass fewer over the frame).
+static histeq::Status copy_in(const Image& in, bool in_place, bool direct, PlaneRef* work, cudaStream_t st) {
+  if (in_place) return histeq::Status::ok();
+  for (int i = direct ? 1 : 0; i < in.plane_count(); ++i) HISTEQ_TRY(copy_to(plane_ref(in, i), work[i], st));
+  return histeq::Status::ok();
+}
+
 histeq::Status Equalizer::Impl::process(const Image& in, const Image& out, cudaStream_t caller) {
   const bool gpu = backend == Backend::gpu;
   const bool any_host = in.memory == Memory::host || out.memory == Memory::host;
@@ -233,13 +242,10 @@ histeq::Status Equalizer::Impl::process(const Image& in, const Image& out, cudaS
   } else {
     HISTEQ_TRY(stage(out, work));
   }
-  // A host frame into a separate host output on the CPU: the luma is not copied, the operations
-  // read it where it is and the apply writes the output from it (one pass fewer over the frame).
   const bool direct = !gpu && out_is_work && in.memory == Memory::host && !same_planes(in, out);
-  const PlaneRef source = plane_ref(in, 0);
-  if (!out_is_work || !same_planes(in, out))
-    for (int i = direct ? 1 : 0; i < in.plane_count(); ++i) HISTEQ_TRY(copy_to(plane_ref(in, i), work[i], st));
+  HISTEQ_TRY(copy_in(in, out_is_work && same_planes(in, out), direct, work, st));
   if (!gpu && in.memory == Memory::device) HISTEQ_CUDA_TRY(cudaStreamSynchronize(st));  // the CPU reads it next
+  const PlaneRef source = plane_ref(in, 0);
   HISTEQ_TRY(run_operations(in, work, direct ? &source : nullptr, st));
   if (!out_is_work)
     for (int i = 0; i < out.plane_count(); ++i) HISTEQ_TRY(copy_to(work[i], plane_ref(out, i), st));
