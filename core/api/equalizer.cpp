@@ -72,7 +72,7 @@ struct __attribute__((visibility("hidden"))) Equalizer::Impl {
   histeq::Status apply_settings(const Settings& s);
   histeq::Status prepare(const video::FrameFormat& f);
   histeq::Status stage(const Image& im, PlaneRef* work);
-  histeq::Status run_operations(const Image& in, PlaneRef* work, cudaStream_t st);
+  histeq::Status run_operations(const Image& in, PlaneRef* work, const PlaneRef* source, cudaStream_t st);
   histeq::Status process(const Image& in, const Image& out, cudaStream_t caller);
 };
 
@@ -179,8 +179,10 @@ histeq::Status Equalizer::Impl::stage(const Image& im, PlaneRef* work) {
 }
 
 // The operations on the planes `work` (luma first), as pipeline::Equalizer's run_chain: the plan
-// from this frame's settings, each operation asked active() for every frame.
-histeq::Status Equalizer::Impl::run_operations(const Image& in, PlaneRef* work, cudaStream_t st) {
+// from this frame's settings, each operation asked active() for every frame. `source` (CPU, or
+// null): the luma still to be copied into work[0]; the operations that can take it read it there
+// (FrameContext::source), and it is copied before the first that cannot, or at the end.
+histeq::Status Equalizer::Impl::run_operations(const Image& in, PlaneRef* work, const PlaneRef* source, cudaStream_t st) {
   eq::Settings fs;
   fs.quality = settings.impl_->quality;
   if (is_gray(in.format)) fs.quality.chroma = eq::ChromaMode::keep;  // no chroma to follow the luma
@@ -192,6 +194,7 @@ histeq::Status Equalizer::Impl::run_operations(const Image& in, PlaneRef* work, 
   ctx.frame_index = index;
   ctx.settings = &fs;
   ctx.luma = work[0];
+  if (source != nullptr) ctx.source = *source;
   for (int i = 1; i < in.plane_count(); ++i) ctx.chroma[i - 1] = work[i];
   ctx.bins = format.bins();
   ctx.counts = static_cast<uint32_t*>(counts.data());
@@ -201,10 +204,24 @@ histeq::Status Equalizer::Impl::run_operations(const Image& in, PlaneRef* work, 
   const eq::Plan plan = eq::plan_frame(fs, backend, format);
   for (auto& op : ops) {
     if (!(op->active(ctx) && plan.runs(op->part()))) continue;  // active() first: it is asked every frame
+    if (ctx.source.data != nullptr && !op->takes_source(ctx)) {
+      HISTEQ_TRY(copy_to(ctx.source, ctx.luma, st));
+      ctx.source = {};
+    }
     HISTEQ_TRY(op->run(ctx, st));
   }
+  if (ctx.source.data != nullptr) HISTEQ_TRY(copy_to(ctx.source, ctx.luma, st));
   ++index;
   last_time = ctx.time_s;
+  return histeq::Status::ok();
+}
+
+// The input's planes into the work planes, unless they are the same (`in_place`). `direct` (a host
+// frame into a separate host output on the CPU): the luma is left where it is, the operations read
+// it there and the apply writes the output from it (one pass fewer over the frame).
+static histeq::Status copy_in(const Image& in, bool in_place, bool direct, PlaneRef* work, cudaStream_t st) {
+  if (in_place) return histeq::Status::ok();
+  for (int i = direct ? 1 : 0; i < in.plane_count(); ++i) HISTEQ_TRY(copy_to(plane_ref(in, i), work[i], st));
   return histeq::Status::ok();
 }
 
@@ -225,10 +242,11 @@ histeq::Status Equalizer::Impl::process(const Image& in, const Image& out, cudaS
   } else {
     HISTEQ_TRY(stage(out, work));
   }
-  if (!out_is_work || !same_planes(in, out))
-    for (int i = 0; i < in.plane_count(); ++i) HISTEQ_TRY(copy_to(plane_ref(in, i), work[i], st));
+  const bool direct = !gpu && out_is_work && in.memory == Memory::host && !same_planes(in, out);
+  HISTEQ_TRY(copy_in(in, out_is_work && same_planes(in, out), direct, work, st));
   if (!gpu && in.memory == Memory::device) HISTEQ_CUDA_TRY(cudaStreamSynchronize(st));  // the CPU reads it next
-  HISTEQ_TRY(run_operations(in, work, st));
+  const PlaneRef source = plane_ref(in, 0);
+  HISTEQ_TRY(run_operations(in, work, direct ? &source : nullptr, st));
   if (!out_is_work)
     for (int i = 0; i < out.plane_count(); ++i) HISTEQ_TRY(copy_to(work[i], plane_ref(out, i), st));
   if (gpu) {  // the caller's later work on its stream after this frame's

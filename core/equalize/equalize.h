@@ -47,6 +47,12 @@ Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins,
 // 16-bit samples; `shift` > 0 for samples stored in the high bits (P010: shift 6): the table is
 // indexed by v >> shift and its entry goes back to the high bits (the low bits are kept).
 Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins, int shift = 0, image::ForkJoin* pool = nullptr);
+// The same from `in` into `out` (host planes of one size; `in` unchanged unless it is `out`): one
+// pass where a copy then the in-place apply would make two.
+Status apply_lut(const PlaneView<const uint8_t>& in, const PlaneView<uint8_t>& out, const uint16_t* lut, int bins,
+                 image::ForkJoin* pool = nullptr);
+Status apply_lut(const PlaneView<const uint16_t>& in, const PlaneView<uint16_t>& out, const uint16_t* lut, int bins, int shift = 0,
+                 image::ForkJoin* pool = nullptr);
 
 namespace detail {
 // The 8-bit host apply has an AVX-512 VBMI path, chosen at run time; tests compare it with the
@@ -106,6 +112,11 @@ struct TileLuts {
 // samples of each row are touched.
 Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, image::ForkJoin* pool = nullptr);
 Status apply_tiles(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, image::ForkJoin* pool = nullptr);
+// The same from `in` into `out` (host planes of one size), as apply_lut's two-plane form.
+Status apply_tiles(const PlaneView<const uint8_t>& in, const PlaneView<uint8_t>& out, const TileLuts& t, int bins,
+                   image::ForkJoin* pool = nullptr);
+Status apply_tiles(const PlaneView<const uint16_t>& in, const PlaneView<uint16_t>& out, const TileLuts& t, int bins,
+                   image::ForkJoin* pool = nullptr);
 Status apply_tiles_gpu(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, cudaStream_t stream);
 Status apply_tiles_gpu(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, cudaStream_t stream);
 

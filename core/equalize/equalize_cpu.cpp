@@ -76,15 +76,15 @@ HISTEQ_VBMI inline __m512i lookup64(__m512i v, __m512i t0, __m512i t1, __m512i t
   return _mm512_mask_blend_epi8(_mm512_movepi8_mask(v), lo, hi);
 }
 
-HISTEQ_VBMI void apply_row_vbmi(uint8_t* row, int n, const uint8_t* table) {
+HISTEQ_VBMI void apply_row_vbmi(const uint8_t* in, uint8_t* out, int n, const uint8_t* table) {
   const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
   const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
   int x = 0;
   for (; x + 64 <= n; x += 64)
-    _mm512_storeu_si512(row + x, lookup64(_mm512_loadu_si512(row + x), t0, t1, t2, t3));
+    _mm512_storeu_si512(out + x, lookup64(_mm512_loadu_si512(in + x), t0, t1, t2, t3));
   if (x < n) {  // the row's tail: masked, so nothing past the row is read or written
     const __mmask64 k = (1ULL << (n - x)) - 1;
-    _mm512_mask_storeu_epi8(row + x, k, lookup64(_mm512_maskz_loadu_epi8(k, row + x), t0, t1, t2, t3));
+    _mm512_mask_storeu_epi8(out + x, k, lookup64(_mm512_maskz_loadu_epi8(k, in + x), t0, t1, t2, t3));
   }
 }
 
@@ -97,29 +97,46 @@ bool cpu_has_vbmi() {
 bool cpu_has_vbmi() { return false; }
 #endif
 
-// Rows [y0, y1) through a byte table. The plane comes in by value: a byte store may alias anything
+// Rows [y0, y1) through a byte table. The planes come in by value: a byte store may alias anything
 // in memory, so a captured reference would be reloaded after every sample.
-void apply_rows_u8(const PlaneView<uint8_t> p, const uint8_t* const table, int y0, int y1) {
+void apply_rows_u8(const PlaneView<const uint8_t> in, const PlaneView<uint8_t> out, const uint8_t* const table, int y0, int y1) {
   // A copy of our own, whose address never escapes: the compiler knows the row stores leave it be.
   alignas(64) uint8_t t[256];
   std::memcpy(t, table, sizeof(t));
-  const int w = p.width;
+  const int w = out.width;
   for (int y = y0; y < y1; ++y) {
-    uint8_t* const row = p.row(y);
-    for (int x = 0; x < w; ++x) row[x] = t[row[x]];
+    const uint8_t* const src = in.row(y);
+    uint8_t* const dst = out.row(y);
+    if (src == dst) {  // in place: the compiler then knows a store never feeds a later load
+      for (int x = 0; x < w; ++x) dst[x] = t[dst[x]];
+    } else {
+      for (int x = 0; x < w; ++x) dst[x] = t[src[x]];
+    }
   }
 }
 
 template <class T>
-Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool allow_simd, int shift = 0,
+Status check_apply_planes(const PlaneView<const T>& in, const PlaneView<T>& p) {
+  if (p.memory == MemoryKind::device || in.memory == MemoryKind::device)
+    return HISTEQ_ERROR(Code::invalid_argument, "apply_lut needs host planes");
+  if (in.width != p.width || in.height != p.height) return HISTEQ_ERROR(Code::invalid_argument, "apply_lut: planes of different sizes");
+  if (p.empty()) return Status::ok();
+  if (p.data == nullptr || in.data == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane");
+  if (p.height > 1 && (p.pitch < p.row_bytes() || in.pitch < in.row_bytes()))
+    return HISTEQ_ERROR(Code::invalid_argument, "pitch smaller than a row");
+  return Status::ok();
+}
+
+// out = lut[in] row by row; `in` may be `p` itself (in place).
+template <class T>
+Status apply_host(const PlaneView<const T>& in, const PlaneView<T>& p, const uint16_t* lut, int bins, bool allow_simd, int shift = 0,
                   image::ForkJoin* pool = nullptr) {
   HISTEQ_TRY(validate_lut_args(bins, 0));
   if (shift < 0 || shift >= 16 || (sizeof(T) == 1 && shift != 0))
     return HISTEQ_ERROR(Code::invalid_argument, "sample shift out of range");
-  if (p.memory == MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "apply_lut needs a host plane");
+  HISTEQ_TRY(check_apply_planes(in, p));
   if (p.empty()) return Status::ok();
-  if (p.data == nullptr || lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane or LUT");
-  if (p.height > 1 && p.pitch < p.row_bytes()) return HISTEQ_ERROR(Code::invalid_argument, "pitch smaller than a row");
+  if (lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null LUT");
   if constexpr (sizeof(T) == 1) {
     // A byte table covering every 8-bit value: no range test in the inner loop.
     alignas(64) uint8_t table[256];
@@ -127,23 +144,24 @@ Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool all
 #ifdef HISTEQ_HAVE_VBMI_PATH
     if (allow_simd && cpu_has_vbmi()) {
       image::for_rows(pool, p.height, [&](int y0, int y1) {
-        for (int y = y0; y < y1; ++y) apply_row_vbmi(p.row(y), p.width, table);
+        for (int y = y0; y < y1; ++y) apply_row_vbmi(in.row(y), p.row(y), p.width, table);
       });
       return Status::ok();
     }
 #endif
-    image::for_rows(pool, p.height, [&p, &table](int y0, int y1) { apply_rows_u8(p, table, y0, y1); });
+    image::for_rows(pool, p.height, [&in, &p, &table](int y0, int y1) { apply_rows_u8(in, p, table, y0, y1); });
   } else {
     (void)allow_simd;
     const uint32_t n = static_cast<uint32_t>(bins);
     const uint32_t low = (1u << shift) - 1u;
     image::for_rows(pool, p.height, [&](int y0, int y1) {
       for (int y = y0; y < y1; ++y) {
+        const T* src = in.row(y);
         T* row = p.row(y);
         for (int x = 0; x < p.width; ++x) {
-          const uint32_t v = row[x];
+          const uint32_t v = src[x];
           const uint32_t i = v >> shift;
-          if (i < n) row[x] = static_cast<T>((static_cast<uint32_t>(lut[i]) << shift) | (v & low));
+          row[x] = i < n ? static_cast<T>((static_cast<uint32_t>(lut[i]) << shift) | (v & low)) : static_cast<T>(v);
         }
       }
     });
@@ -156,15 +174,22 @@ Status apply_host(const PlaneView<T>& p, const uint16_t* lut, int bins, bool all
 namespace detail {
 bool apply_lut_has_simd() { return cpu_has_vbmi(); }
 Status apply_lut_scalar(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins) {
-  return apply_host(plane, lut, bins, false);
+  return apply_host<uint8_t>(plane, plane, lut, bins, false);
 }
 }  // namespace detail
 
 Status apply_lut(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins, image::ForkJoin* pool) {
-  return apply_host(plane, lut, bins, true, 0, pool);
+  return apply_host<uint8_t>(plane, plane, lut, bins, true, 0, pool);
 }
 Status apply_lut(const PlaneView<uint16_t>& plane, const uint16_t* lut, int bins, int shift, image::ForkJoin* pool) {
-  return apply_host(plane, lut, bins, true, shift, pool);
+  return apply_host<uint16_t>(plane, plane, lut, bins, true, shift, pool);
+}
+Status apply_lut(const PlaneView<const uint8_t>& in, const PlaneView<uint8_t>& out, const uint16_t* lut, int bins, image::ForkJoin* pool) {
+  return apply_host(in, out, lut, bins, true, 0, pool);
+}
+Status apply_lut(const PlaneView<const uint16_t>& in, const PlaneView<uint16_t>& out, const uint16_t* lut, int bins, int shift,
+                 image::ForkJoin* pool) {
+  return apply_host(in, out, lut, bins, true, shift, pool);
 }
 
 }  // namespace histeq::eq

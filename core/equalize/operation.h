@@ -53,6 +53,10 @@ struct FrameContext {
   // The luma being equalized, in place: device memory on the GPU, host memory on the CPU. Its
   // PlaneRef::bit_depth is the stored depth (format->storage_depth()).
   PlaneRef luma;
+  // CPU, when set: the frame's luma as it came, not yet in `luma` (a library call with a separate
+  // output). The operations that say takes_source() read it instead of `luma`, and the apply maps
+  // it into `luma` (clearing it); before any other operation, the caller copies it into `luma`.
+  PlaneRef source;
   // The chroma planes in the same memory, when the equalizer holds them there (planar: U, V;
   // semi-planar: the UV plane in chroma[0]); empty planes otherwise.
   PlaneRef chroma[2];
@@ -96,6 +100,12 @@ class Operation {
   virtual bool active(const FrameContext& ctx) const {
     (void)ctx;
     return true;
+  }
+  // Whether run() can take the frame with FrameContext::source set (it reads the luma from there,
+  // or not at all). False: the caller copies the source into the luma first.
+  virtual bool takes_source(const FrameContext& ctx) const {
+    (void)ctx;
+    return false;
   }
   // Works on one frame (see the header comment for streams and memory).
   virtual Status run(FrameContext& ctx, cudaStream_t stream) = 0;

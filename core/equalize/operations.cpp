@@ -117,6 +117,7 @@ struct TileScratch {
 class HistogramOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
+  bool takes_source(const FrameContext&) const override { return true; }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
     (void)backend, (void)format;
     kernels_.clear();
@@ -134,7 +135,8 @@ class HistogramOp final : public Operation {
       it = set.emplace(ctx.settings->kernel, std::move(k.value())).first;
     }
     const MemoryKind mem = memory_of(ctx);
-    if (ctx.settings->quality.mode != Mode::clahe) return hist::compute(*it->second, ctx.luma, {ctx.counts, ctx.bins, mem}, stream);
+    const PlaneRef& luma = ctx.source.data != nullptr ? ctx.source : ctx.luma;
+    if (ctx.settings->quality.mode != Mode::clahe) return hist::compute(*it->second, luma, {ctx.counts, ctx.bins, mem}, stream);
 
     TileScratch& t = tiles_.at(static_cast<size_t>(ctx.slot));
     ctx.tiles = effective_tiles(ctx.settings->quality, ctx.luma.width, ctx.luma.height);
@@ -143,7 +145,7 @@ class HistogramOp final : public Operation {
     ctx.tile_luts = static_cast<uint16_t*>(t.luts.data());
     ctx.tile_x = static_cast<const uint32_t*>(t.x_table.data());
     ctx.tile_y = static_cast<const uint32_t*>(t.y_table.data());
-    HISTEQ_TRY(hist::compute_tiles(*it->second, ctx.luma, ctx.tiles, {ctx.tile_counts, ctx.bins, mem}, stream));
+    HISTEQ_TRY(hist::compute_tiles(*it->second, luma, ctx.tiles, {ctx.tile_counts, ctx.bins, mem}, stream));
     if (ctx.backend == Backend::gpu) return sum_tiles_gpu(ctx.tile_counts, ctx.tiles.count(), ctx.bins, ctx.counts, stream);
     return sum_tiles(ctx.tile_counts, ctx.tiles.count(), ctx.bins, ctx.counts);
   }
@@ -154,26 +156,26 @@ class HistogramOp final : public Operation {
   std::vector<TileScratch> tiles_;
 };
 
-// An operation whose CPU form spreads over the cores: its threads besides the caller's, kept for
-// the equalizer's life (none for the GPU or on a single core).
+// An operation whose CPU form spreads over the cores: the process's shared pool (image::shared_pool(),
+// the histogram kernel's too, so one set of threads serves every stage of a frame awake; none for
+// the GPU or on a single core).
 class PooledOp : public Operation {
  public:
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
     (void)slots, (void)format;
-    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    pool_.reset();
-    if (backend == Backend::cpu && cores > 1) pool_ = std::make_unique<image::ForkJoin>(cores - 1);
+    pool_ = backend == Backend::cpu ? image::shared_pool() : nullptr;
     return Status::ok();
   }
 
  protected:
-  std::unique_ptr<image::ForkJoin> pool_;  // run from the equalizer's thread
+  image::ForkJoin* pool_ = nullptr;  // the process's pool, shared with the cpu_parallel kernel
 };
 
 // CPU CLAHE's 64 tile curves (a clip and a shadow-floor search each) go over the pool.
 class LutOp final : public PooledOp {
  public:
   video::StageId stage() const override { return id_; }
+  bool takes_source(const FrameContext&) const override { return true; }  // reads the histograms only
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     const Quality& q = ctx.settings->quality;
     const bool gpu = ctx.backend == Backend::gpu;
@@ -183,7 +185,7 @@ class LutOp final : public PooledOp {
       if (ctx.tile_counts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe LUTs without tile histograms");
       const int tiles = ctx.tiles.count();
       return gpu ? build_tile_luts_gpu(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, stream)
-                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, pool_.get());
+                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, pool_);
     }
     // clip 0: build_lut / build_lut_gpu themselves, so plain equalization is the fused path's bit for bit.
     return gpu ? build_lut_clipped_gpu(ctx.counts, ctx.bins, w, clip, levels, ctx.lut, stream)
@@ -204,6 +206,7 @@ class LutOp final : public PooledOp {
 class TemporalOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
+  bool takes_source(const FrameContext&) const override { return true; }  // reads the histogram and LUTs only
   bool stateful() const override { return true; }
   bool active(const FrameContext& ctx) const override {
     if (ctx.settings->quality.temporal_s > 0) return true;
@@ -293,6 +296,10 @@ class TemporalOp final : public Operation {
 class ApplyOp final : public PooledOp {
  public:
   video::StageId stage() const override { return id_; }
+  // The luma alone from the source into the luma, on the CPU (the colour pass works in place).
+  bool takes_source(const FrameContext& ctx) const override {
+    return ctx.backend == Backend::cpu && ctx.settings->quality.chroma != ChromaMode::follow;
+  }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     const Quality& q = ctx.settings->quality;
     const bool gpu = ctx.backend == Backend::gpu;
@@ -302,6 +309,12 @@ class ApplyOp final : public PooledOp {
       tiles = {ctx.tile_luts, ctx.tiles, ctx.tile_x, ctx.tile_y, ctx.format->sample_shift()};
     }
     const TileLuts* tp = q.mode == Mode::clahe ? &tiles : nullptr;
+    if (ctx.source.data != nullptr) {
+      if (!takes_source(ctx)) return HISTEQ_ERROR(Code::internal, "apply given a source it cannot take");
+      const PlaneRef src = ctx.source;
+      ctx.source = {};
+      return apply_from(src, ctx, tp);
+    }
     if (q.chroma == ChromaMode::follow) {
       ChromaPlanes c;
       const video::FrameFormat& f = *ctx.format;
@@ -318,24 +331,35 @@ class ApplyOp final : public PooledOp {
       c.hi = levels.chroma_hi;
       c.limit_q12 = chroma_limit_q12(q);
       c.shift = ctx.format->sample_shift();
-      return gpu ? apply_colour_gpu(ctx.luma, c, ctx.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, c, ctx.lut, tp, ctx.bins, pool_.get());
+      return gpu ? apply_colour_gpu(ctx.luma, c, ctx.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, c, ctx.lut, tp, ctx.bins, pool_);
     }
     if (tp != nullptr) {
       if (ctx.luma.bytes_per_sample == 1)
         return gpu ? apply_tiles_gpu(writable<uint8_t>(ctx.luma), tiles, ctx.bins, stream)
-                   : apply_tiles(writable<uint8_t>(ctx.luma), tiles, ctx.bins, pool_.get());
+                   : apply_tiles(writable<uint8_t>(ctx.luma), tiles, ctx.bins, pool_);
       return gpu ? apply_tiles_gpu(writable<uint16_t>(ctx.luma), tiles, ctx.bins, stream)
-                 : apply_tiles(writable<uint16_t>(ctx.luma), tiles, ctx.bins, pool_.get());
+                 : apply_tiles(writable<uint16_t>(ctx.luma), tiles, ctx.bins, pool_);
     }
     if (ctx.luma.bytes_per_sample == 1)
       return gpu ? apply_lut_gpu(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, stream)
-                 : apply_lut(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, pool_.get());
+                 : apply_lut(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, pool_);
     const int shift = ctx.format->sample_shift();  // P010: the table maps v >> 6
     return gpu ? apply_lut_gpu(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, stream, shift)
-               : apply_lut(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, shift, pool_.get());
+               : apply_lut(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, shift, pool_);
   }
 
  private:
+  // CPU: the luma mapped from `src` into ctx.luma in one pass.
+  Status apply_from(const PlaneRef& src, const FrameContext& ctx, const TileLuts* tp) {
+    if (src.bytes_per_sample == 1) {
+      const PlaneView<const uint8_t> in = src.as<uint8_t>();
+      return tp != nullptr ? apply_tiles(in, writable<uint8_t>(ctx.luma), *tp, ctx.bins, pool_)
+                           : apply_lut(in, writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, pool_);
+    }
+    const PlaneView<const uint16_t> in = src.as<uint16_t>();
+    return tp != nullptr ? apply_tiles(in, writable<uint16_t>(ctx.luma), *tp, ctx.bins, pool_)
+                         : apply_lut(in, writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, ctx.format->sample_shift(), pool_);
+  }
   video::StageId id_ = video::stage_id("apply");
 };
 

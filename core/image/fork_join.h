@@ -1,14 +1,24 @@
 // ForkJoin: a small pool of CPU threads for data-parallel loops over an image (the cpu_parallel
-// histogram kernel, the synthetic source's rows). run(n, f) calls f(0..n-1), f(0) on the caller and
-// the rest on the workers, and returns when all are done. The threads live as long as the pool, so
-// a video frame does not pay for thread creation.
-// Thread: run() from one thread at a time.
+// histogram kernel, the CPU equalizer's LUT and apply stages, the synthetic source's rows).
+// run(n, f) calls f(0..n-1), f(0) on the caller and the rest on the workers, and returns when all
+// are done. The threads live as long as the pool, so a video frame does not pay for thread
+// creation.
+//
+// Waking a sleeping thread costs tens of microseconds, as much as a 1080p frame's whole apply on 16
+// cores. A pool made with spin_us > 0 keeps its workers (and the caller waiting for them) polling
+// for that long after each job before they sleep, so the forks of one frame (histogram, LUT, apply)
+// and of frames that follow each other closely find them awake.
+//
+// Thread: run() may be called from any thread; calls from different threads take turns (a mutex),
+// and a run() from inside one of the pool's own jobs runs its parts on the calling thread.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -17,62 +27,45 @@ namespace histeq::image {
 
 class ForkJoin {
  public:
-  explicit ForkJoin(int workers) {
-    for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i + 1); });
-  }
-  ~ForkJoin() {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      quit_ = true;
-    }
-    cv_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  int size() const { return static_cast<int>(threads_.size()) + 1; }
+  // `workers` threads besides the caller; they poll for spin_us microseconds before sleeping.
+  explicit ForkJoin(int workers, int spin_us = 0);
+  ~ForkJoin();
+  ForkJoin(const ForkJoin&) = delete;
+  ForkJoin& operator=(const ForkJoin&) = delete;
+  int size() const { return static_cast<int>(slots_.size()) + 1; }
 
-  void run(int n, const std::function<void(int)>& f) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      job_ = &f;
-      jobs_ = n;
-      pending_ = n - 1;
-      ++generation_;
-    }
-    cv_.notify_all();
-    f(0);
-    std::unique_lock<std::mutex> l(mu_);
-    done_cv_.wait(l, [&] { return pending_ == 0; });
-    job_ = nullptr;
-  }
+  // f(0..n-1); n is at most size() (more is an error of the caller's: the extra parts run on the caller).
+  void run(int n, const std::function<void(int)>& f);
 
  private:
-  void loop(int index) {
-    uint64_t seen = 0;
-    for (;;) {
-      const std::function<void(int)>* job;
-      {
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [&] { return quit_ || generation_ != seen; });
-        if (quit_) return;
-        seen = generation_;
-        if (index >= jobs_) continue;
-        job = job_;
-      }
-      (*job)(index);
-      std::lock_guard<std::mutex> l(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
-    }
-  }
+  // One worker's mailbox, on its own cache line: the caller writes job then bumps posted.
+  struct alignas(64) Slot {
+    std::atomic<uint64_t> posted{0};
+    const std::function<void(int)>* job = nullptr;
+    std::atomic<bool> sleeping{false};
+    std::mutex mu;
+    std::condition_variable cv;
+  };
+  void loop(Slot& s, int index);
+  uint64_t wait_posted(Slot& s, uint64_t seen);
+  void wait_done();
 
+  std::vector<std::unique_ptr<Slot>> slots_;
   std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable cv_, done_cv_;
-  const std::function<void(int)>* job_ = nullptr;
-  int jobs_ = 0;
-  int pending_ = 0;
-  uint64_t generation_ = 0;
-  bool quit_ = false;
+  const int spin_us_;
+  std::mutex run_mu_;                  // one run() at a time
+  alignas(64) std::atomic<int> pending_{0};
+  std::atomic<bool> caller_sleeping_{false};
+  std::mutex done_mu_;
+  std::condition_variable done_cv_;
+  std::atomic<bool> quit_{false};
 };
+
+// The process's pool for the CPU equalizer (histogram, LUT, apply): hardware_concurrency - 1
+// workers that poll for 50 us between jobs; null on a one-core machine (the loops then run on the
+// caller). Made at the first call and never destroyed (its threads sleep until the process ends);
+// a forked child gets a pool of its own.
+ForkJoin* shared_pool();
 
 // Items [0, n) in contiguous parts of at least min_per_part over the pool's threads: f(begin, end)
 // for each part; all on the caller without a pool.

@@ -84,19 +84,33 @@ TEST(Api, RangeTagIsTheFramesColourRange) {
   EXPECT_NE(api_run(a, EngineSettings{}.api()), api_run(b, EngineSettings{}.api())) << "full range must change the curve";
 }
 
-TEST(Api, OutputToOtherPlanesLeavesTheInputAndEqualsInPlace) {
-  auto frames = clip(PixelFormat::nv12, 45, 29, 3, 2);
-  auto e = api::Equalizer::create(EngineSettings{}.api());
+// A host output of its own: the CPU equalizer reads the input's luma where it is and the apply
+// writes the output from it (no copy first) where the operations allow; the frames are the same.
+void expect_out_of_place_equals_in_place(PixelFormat f, const EngineSettings& settings) {
+  auto frames = clip(f, 45, 29, 3, 2);
+  auto e = api::Equalizer::create(settings.api());
   ASSERT_TRUE(e.ok());
-  const auto want = api_run(frames, EngineSettings{}.api());
+  const auto want = api_run(frames, settings.api());
   for (size_t n = 0; n < frames.size(); ++n) {
-    ApiFrame out = make_frame(PixelFormat::nv12, 45, 29, 9, 7);  // other content, other pitch
-    const auto before = frames[n].packed(0);
+    ApiFrame out = make_frame(f, 45, 29, 9, 7);  // other content, other pitch
+    std::vector<std::vector<uint8_t>> before;
+    for (size_t i = 0; i < frames[n].planes.size(); ++i) before.push_back(frames[n].packed(static_cast<int>(i)));
     ASSERT_TRUE(e.value().process(frames[n].image(), out.image()).ok());
-    EXPECT_EQ(frames[n].packed(0), before) << "the input was written";
-    EXPECT_EQ(out.packed(0), want[n][0]);
-    EXPECT_EQ(out.packed(1), want[n][1]);
+    for (size_t i = 0; i < frames[n].planes.size(); ++i) {
+      EXPECT_EQ(frames[n].packed(static_cast<int>(i)), before[i]) << "the input's plane " << i << " was written";
+      EXPECT_EQ(out.packed(static_cast<int>(i)), want[n][i]) << "plane " << i << ", frame " << n;
+    }
   }
+}
+
+TEST(Api, OutputToOtherPlanesLeavesTheInputAndEqualsInPlace) {
+  expect_out_of_place_equals_in_place(PixelFormat::nv12, {});
+  expect_out_of_place_equals_in_place(PixelFormat::gray8, {{}, true});
+  expect_out_of_place_equals_in_place(PixelFormat::yuv420p, {{{"chroma", "keep"}}, false});
+  expect_out_of_place_equals_in_place(PixelFormat::gray8, {{{"mode", "clahe"}, {"tiles", "4x3"}}, false});
+  expect_out_of_place_equals_in_place(PixelFormat::gray10, {{{"mode", "clahe"}, {"tiles", "3x2"}, {"chroma", "keep"}}, false});
+  expect_out_of_place_equals_in_place(PixelFormat::p010, {{{"chroma", "keep"}}, false});
+  expect_out_of_place_equals_in_place(PixelFormat::yuv420p, {{{"denoise", "4"}, {"chroma", "keep"}}, false});
 }
 
 TEST(Api, TemporalStateFollowsTheFramesAndResetRestartsIt) {

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include <random>
 #include <vector>
 
@@ -151,9 +153,14 @@ TEST(ColourThreads, LumaAppliesSplitOverThreadsAsOnOne) {
   std::vector<uint16_t> lut(256);
   for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = static_cast<uint16_t>(255 - i);
   auto b = a;
+  std::vector<uint8_t> c(a.size(), 3);  // from a into c, the two-plane form
+  ASSERT_OK(eq::apply_lut(PlaneView<const uint8_t>{a.data(), w, h, static_cast<size_t>(w), 8, MemoryKind::host},
+                          PlaneView<uint8_t>{c.data(), w, h, static_cast<size_t>(w), 8, MemoryKind::host}, lut.data(), 256, &pool));
+  EXPECT_EQ(a, b) << "the input was written";
   ASSERT_OK(eq::apply_lut(PlaneView<uint8_t>{a.data(), w, h, static_cast<size_t>(w), 8, MemoryKind::host}, lut.data(), 256));
   ASSERT_OK(eq::apply_lut(PlaneView<uint8_t>{b.data(), w, h, static_cast<size_t>(w), 8, MemoryKind::host}, lut.data(), 256, &pool));
   EXPECT_EQ(a, b);
+  EXPECT_EQ(a, c);
   const hist::TileGrid grid{4, 3};
   std::vector<uint16_t> luts(static_cast<size_t>(grid.count()) * 256);
   for (size_t i = 0; i < luts.size(); ++i) luts[i] = static_cast<uint16_t>((i * 7) % 256);
@@ -209,6 +216,20 @@ void check_tiles_per_sample(int w, int h, int bins, int shift, hist::TileGrid gr
       if (v < static_cast<uint32_t>(bins)) s = static_cast<T>(tone::tile_map(luts.data(), grid.cols, bins, xt[x], yt[y], v) << shift);
     }
   const eq::TileLuts tiles{luts.data(), grid, xt.data(), yt.data(), shift};
+  // From a separate input into another output (pitch of its own) first: the input stays as it is.
+  const std::vector<T> input = got;
+  const int pitch = w + 5;
+  std::vector<T> out(static_cast<size_t>(pitch) * h, T{7});
+  const int depth = sizeof(T) == 1 ? 8 : 16;
+  ASSERT_OK(eq::apply_tiles(PlaneView<const T>{got.data(), w, h, sizeof(T) * w, depth, MemoryKind::host},
+                            PlaneView<T>{out.data(), w, h, sizeof(T) * pitch, depth, MemoryKind::host}, tiles, bins, pool));
+  EXPECT_EQ(got, input) << "the input was written";
+  for (int y = 0; y < h; ++y) {
+    ASSERT_TRUE(std::equal(want.begin() + static_cast<ptrdiff_t>(y) * w, want.begin() + static_cast<ptrdiff_t>(y + 1) * w,
+                           out.begin() + static_cast<ptrdiff_t>(y) * pitch)) << "row " << y;
+    ASSERT_TRUE(std::all_of(out.begin() + static_cast<ptrdiff_t>(y) * pitch + w, out.begin() + static_cast<ptrdiff_t>(y + 1) * pitch,
+                            [](T v) { return v == T{7}; })) << "padding of row " << y;
+  }
   ASSERT_OK(eq::apply_tiles(PlaneView<T>{got.data(), w, h, sizeof(T) * w, sizeof(T) == 1 ? 8 : 16, MemoryKind::host}, tiles, bins, pool));
   EXPECT_EQ(got, want) << w << "x" << h << " bins " << bins << " shift " << shift << (pool ? " threads" : "");
 }
@@ -239,6 +260,37 @@ TEST(ColourThreads, TileLutsOverThreadsAreTheOnesOnOne) {
     ASSERT_OK(eq::build_tile_luts(counts.data(), tiles, bins, eq::kWeightOne, 282, l, b.data(), mb.data(), &pool));
     EXPECT_EQ(a, b) << bins;
     EXPECT_EQ(ma, mb) << bins;
+  }
+}
+
+}  // namespace
+}  // namespace histeq::test
+
+namespace histeq::test {
+namespace {
+
+// The pool (fork_join.h): every part runs once per run, with sleeping and with polling workers,
+// fewer parts than threads, a run from inside a job (inline), and runs from two threads at once.
+TEST(ForkJoin, EveryPartOnceWhateverTheWaitingAndTheCallers) {
+  for (int spin_us : {0, 200}) {
+    image::ForkJoin pool(3, spin_us);
+    for (int round = 0; round < 300; ++round) {
+      const int n = 1 + round % 4;
+      std::vector<int> hits(static_cast<size_t>(n), 0);
+      pool.run(n, [&](int i) { ++hits[static_cast<size_t>(i)]; });
+      ASSERT_EQ(hits, std::vector<int>(static_cast<size_t>(n), 1)) << "round " << round << " spin " << spin_us;
+    }
+    std::atomic<int> inner{0};
+    pool.run(4, [&](int) { pool.run(3, [&](int) { ++inner; }); });
+    EXPECT_EQ(inner.load(), 12);
+    std::atomic<int> total{0};
+    auto many = [&] {
+      for (int r = 0; r < 200; ++r) pool.run(4, [&](int) { ++total; });
+    };
+    std::thread other(many);
+    many();
+    other.join();
+    EXPECT_EQ(total.load(), 2 * 200 * 4);
   }
 }
 

@@ -1,9 +1,11 @@
 // cpu_parallel: privatized per-thread histograms over all cores, merged at the end.
 // Source: Wilt, The CUDA Handbook, "Privatized (per thread) histograms": M threads for M cores, the
 // input cut into M chunks, one histogram per thread in that core's cache, fork/join, then a merge.
-// The threads are a pool kept by the kernel instance, so a video frame does not pay for thread
-// creation; chunks are ranges of samples (not rows), so a single tall or wide row still splits.
+// The threads are the process's shared pool (image::shared_pool()), which the CPU equalizer's LUT
+// and apply stages use too, so a video frame neither pays for thread creation nor wakes one set of
+// threads per stage; chunks are ranges of samples (not rows), so a single tall or wide row still splits.
 #include <algorithm>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -16,20 +18,19 @@ namespace {
 
 class CpuParallel final : public Kernel {
  public:
-  CpuParallel(const KernelInfo& info, KernelOptions opts) : Kernel(info, opts) {
-    int n = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    if (opts.max_blocks > 0) n = std::min(n, opts.max_blocks);
-    pool_ = std::make_unique<image::ForkJoin>(n - 1);
+  CpuParallel(const KernelInfo& info, KernelOptions opts) : Kernel(info, opts), pool_(image::shared_pool()) {
+    threads_ = pool_ == nullptr ? 1 : pool_->size();
+    if (opts.max_blocks > 0) threads_ = std::min(threads_, opts.max_blocks);
   }
 
   Status run(const PlaneRef& in, const HistogramView& out, cudaStream_t) override {
     const uint64_t n = in.samples();
     const uint64_t min_chunk = std::max<uint64_t>(1, policy::CpuParallel::kMinBytesPerThread / in.bytes_per_sample);
-    const int chunks = static_cast<int>(std::clamp<uint64_t>(n / min_chunk, 1, static_cast<uint64_t>(pool_->size())));
+    const int chunks = static_cast<int>(std::clamp<uint64_t>(n / min_chunk, 1, static_cast<uint64_t>(threads_)));
     const int bins = out.bins;
     const size_t per_chunk = static_cast<size_t>(cpu::kWays) * bins;
     private_.assign(chunks * per_chunk, 0u);
-    pool_->run(chunks, [&](int c) {
+    run_parts(chunks, [&](int c) {
       const uint64_t first = n * c / chunks, last = n * (c + 1) / chunks;
       uint32_t* h = private_.data() + c * per_chunk;
       if (in.bytes_per_sample == 1) cpu::accumulate(in.as<uint8_t>(), bins, first, last, h);
@@ -49,11 +50,11 @@ class CpuParallel final : public Kernel {
     const int tiles = grid.count();
     const uint64_t min_chunk = std::max<uint64_t>(1, policy::CpuParallel::kMinBytesPerThread / in.bytes_per_sample);
     const int threads = static_cast<int>(std::clamp<uint64_t>(in.samples() / min_chunk, 1,
-                                                               static_cast<uint64_t>(std::min(pool_->size(), tiles))));
+                                                               static_cast<uint64_t>(std::min(threads_, tiles))));
     const int bins = out.bins;
     const size_t per_thread = static_cast<size_t>(cpu::kWays) * bins;
     private_.assign(threads * per_thread, 0u);
-    pool_->run(threads, [&](int c) {
+    run_parts(threads, [&](int c) {
       uint32_t* h = private_.data() + c * per_thread;
       for (int t = c; t < tiles; t += threads) {
         std::fill(h, h + per_thread, 0u);
@@ -72,7 +73,13 @@ class CpuParallel final : public Kernel {
   }
 
  private:
-  std::unique_ptr<image::ForkJoin> pool_;
+  void run_parts(int n, const std::function<void(int)>& f) {
+    if (pool_ != nullptr) return pool_->run(n, f);
+    for (int i = 0; i < n; ++i) f(i);
+  }
+
+  image::ForkJoin* pool_;  // the shared pool; null on one core
+  int threads_ = 1;        // the most parts a run uses (KernelOptions::max_blocks)
   std::vector<uint32_t> private_;
 };
 
