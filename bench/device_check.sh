@@ -6,6 +6,8 @@
 # Optional, when carried: histeq_old in .carry/bin.tgz (the binary before a change: its quality bench
 # runs beside the new one's, alternating, twice, GPU and CPU), .carry/py (bench/prepare_python_device.sh:
 # then bench/python_device.sh runs too). PLAY_RUNS=0 skips the CPU play runs (3 by default).
+# PART=tests runs only the tests (GPU, GL, memcheck, racecheck, the Python module's), PART=bench only
+# the benchmarks, so that each fits one call; both by default.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 FINAL=${OUT:-/tmp/out}
@@ -18,6 +20,7 @@ nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >
 nproc >> "$OUT/device.txt"
 rc=0
 step() { echo "== $*" >&2; "$@" || { echo "FAILED($?): $*" >&2; rc=$((rc + 1)); }; }
+tests() {
 step timeout 240 $T --gtest_brief=1 --gtest_filter="${GPU_TESTS:--Matrix/*}" > "$OUT/gpu_tests.txt" 2>&1
 tail -5 "$OUT/gpu_tests.txt" >&2
 # The example operation of docs/architecture.md (a build with -DHISTEQ_EXAMPLE_OPERATION=ON), when carried.
@@ -41,6 +44,12 @@ tail -3 "$OUT/memcheck.txt" >&2
 step timeout 200 /usr/local/cuda/bin/compute-sanitizer --tool racecheck --error-exitcode 9 $T --gtest_brief=1 \
   --gtest_filter='GpuQualityFunctions.*' > "$OUT/racecheck.txt" 2>&1
 tail -3 "$OUT/racecheck.txt" >&2
+if [ -f .carry/py/py.tgz ]; then
+  OUT=$OUT/python step timeout 300 bash bench/python_device.sh > "$OUT/python_device.log" 2>&1
+  tail -8 "$OUT/python_device.log" >&2
+fi
+}
+benches() {
 if [ -x /tmp/hb/histeq_old ]; then
   for r in 1 2; do
     for b in old new; do
@@ -52,10 +61,6 @@ if [ -x /tmp/hb/histeq_old ]; then
     done
   done
   grep -h "1080p" "$OUT"/qb_gpu_*_2.txt "$OUT"/qb_cpu_*_2.txt >&2
-fi
-if [ -f .carry/py/py.tgz ]; then
-  OUT=$OUT/python step timeout 300 bash bench/python_device.sh > "$OUT/python_device.log" 2>&1
-  tail -8 "$OUT/python_device.log" >&2
 fi
 step timeout 120 $H bench --quick -k method2_tuned,cub,block_atomic,global_atomic --csv "$OUT/kernels.csv" > "$OUT/kernels.txt" 2>&1
 step timeout 120 $H bench --equalize --sizes 1080p,4k --csv "$OUT/equalize.csv" > "$OUT/equalize.txt" 2>&1
@@ -73,5 +78,8 @@ for cores in $( [ "${PLAY_RUNS:-3}" = 0 ] || echo all 2); do
   done
 done
 [ -f "$OUT/cpu_play.csv" ] && cat "$OUT/cpu_play.csv" >&2
+}
+[ "${PART:-all}" = bench ] || tests
+[ "${PART:-all}" = tests ] || benches
 tar czf "$FINAL/device_check.tgz" -C "$OUT" .
 exit $rc
