@@ -18,13 +18,14 @@
 #include "core/equalize/operation.h"
 #include "core/equalize/planner.h"
 #include "core/histogram/histogram.h"
+#include "core/image/fork_join.h"
 #include "core/pipeline/equalizer.h"
 
 namespace histeq::api {
 namespace {
 
 std::string cpu_name() {
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const auto threads = static_cast<unsigned>(image::usable_cores());
   return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
 

@@ -1,5 +1,6 @@
 #include "core/image/fork_join.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -113,11 +114,18 @@ void ForkJoin::run(int n, const std::function<void(int)>& f) {
   wait_done();
 }
 
+int usable_cores() noexcept {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 ForkJoin* shared_pool() {
   static std::mutex mu;
   static ForkJoin* pool = nullptr;
   static pid_t owner = 0;
-  static const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  static const int cores = usable_cores();
   if (cores == 1) return nullptr;
   std::lock_guard<std::mutex> l(mu);
   // Leaked on purpose: destroyed at exit it could join threads under another static's destructor,

@@ -61,7 +61,13 @@ class ForkJoin {
   std::atomic<bool> quit_{false};
 };
 
-// The process's pool for the CPU equalizer (histogram, LUT, apply): hardware_concurrency - 1
+// The cores this process may run on: its CPU affinity mask's count (taskset, cgroups' cpusets), at
+// least 1; hardware_concurrency() where the mask cannot be read. hardware_concurrency() alone counts
+// the machine's cores, and polling workers beyond the cores a process has take them from its own
+// threads.
+int usable_cores() noexcept;
+
+// The process's pool for the CPU equalizer (histogram, LUT, apply): usable_cores() - 1
 // workers that poll for 50 us between jobs; null on a one-core machine (the loops then run on the
 // caller). Made at the first call and never destroyed (its threads sleep until the process ends);
 // a forked child gets a pool of its own.

@@ -13,6 +13,7 @@
 #include "core/equalize/operation.h"
 #include "core/equalize/planner.h"
 #include "core/histogram/histogram.h"
+#include "core/image/fork_join.h"
 
 namespace histeq::pipeline {
 namespace {
@@ -691,7 +692,7 @@ Result<std::unique_ptr<Equalizer>> Equalizer::create(const EqualizerOptions& opt
   info.weight = *w;
   HISTEQ_TRY(eq::validate(opts.quality));
   info.quality = opts.quality;
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const auto threads = static_cast<unsigned>(image::usable_cores());
   const std::string cpu_name = "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   if (opts.passthrough) {
     info.kernel = "none";

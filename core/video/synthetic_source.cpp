@@ -298,7 +298,7 @@ Result<std::unique_ptr<Source>> open_synthetic(const SyntheticOptions& opts) {
   // CPU: rows in parallel, as many threads as a frame's size calls for (about 1 per 2 Mpixels,
   // so 1080p60 fits one core and 4K60/8K spread over the machine's cores).
   const int want = static_cast<int>((static_cast<int64_t>(opts.width) * opts.height + 1'000'000) / 2'000'000);
-  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int cores = image::usable_cores();
   HISTEQ_TRY(s->init(opts.on_gpu, opts.threads > 0 ? opts.threads : std::clamp(want, 1, std::min(cores, 8))));
   return std::unique_ptr<Source>(std::move(s));
 }
