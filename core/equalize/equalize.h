@@ -170,7 +170,8 @@ struct TemporalArgs {
   uint32_t cut_q16 = 65536;
   uint32_t alpha_q16 = 65536;
 };
-Status temporal_update(const TemporalArgs& a);
+// pool: the per-LUT loops over its threads (null: the caller's only); the same values either way.
+Status temporal_update(const TemporalArgs& a, image::ForkJoin* pool = nullptr);
 // The argument checks both forms make (bins, buffers, the extra LUT of several).
 Status check_temporal_args(const TemporalArgs& a);
 Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream);

@@ -203,7 +203,7 @@ class LutOp final : public PooledOp {
 // (the last frame's time and settings, whether the filter ran) decides when it starts over: after
 // reset(), when it was off for the previous frame, when any setting changed (a mode, a grid, the
 // strength...: the user sees a change at once rather than at the filter's pace).
-class TemporalOp final : public Operation {
+class TemporalOp final : public PooledOp {
  public:
   video::StageId stage() const override { return id_; }
   bool takes_source(const FrameContext&) const override { return true; }  // reads the histogram and LUTs only
@@ -214,7 +214,7 @@ class TemporalOp final : public Operation {
     return false;
   }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
-    (void)backend, (void)slots;
+    HISTEQ_TRY(PooledOp::prepare(backend, slots, format));
     bins_ = format.bins();
     state_ = {};
     buffers_ = {};
@@ -263,7 +263,7 @@ class TemporalOp final : public Operation {
     a.levels = levels;
     a.cut_q16 = cut_q16(q);
     a.alpha_q16 = temporal_alpha_q16(q.temporal_s, dt);
-    HISTEQ_TRY(ctx.backend == Backend::gpu ? temporal_update_gpu(a, stream) : temporal_update(a));
+    HISTEQ_TRY(ctx.backend == Backend::gpu ? temporal_update_gpu(a, stream) : temporal_update(a, pool_));
     if (same) interval_ = dt;
     active_ = true;
     layout_ = layout;

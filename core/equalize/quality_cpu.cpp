@@ -441,25 +441,74 @@ Status check_temporal_args(const TemporalArgs& a) {
 
 namespace {
 
-// tone::tile_reference at every level into out, from the stepped tile states (fallback: the extra's).
-const int32_t* weighted_reference(const TemporalArgs& a, const int32_t* fallback, int32_t* out) {
-  for (int v = 0; v < a.bins; ++v) {
-    auto state_of = [&](int k) { return a.state[static_cast<size_t>(k) * a.bins + v]; };
-    out[v] = tone::tile_reference(a.tile_counts, a.count, a.bins, v, state_of, fallback[v]);
-  }
-  return out;
+// Levels a part of the temporal filter's per-level loops takes at least: 16 int32 states are a
+// cache line, so parts of a state row never share one.
+constexpr int kLevelsPerPart = 16;
+
+// Levels [0, bins) in parts over the pool, each a whole number of kLevelsPerPart (bins < 16: one part).
+template <class F>
+void for_levels(image::ForkJoin* pool, int bins, const F& f) {
+  const int group = std::min(bins, kLevelsPerPart);
+  image::for_parts(pool, bins / group, 1, [&](int g0, int g1) { f(g0 * group, g1 * group); });
 }
 
-// The states the brightness limit measures through: the extra LUT's, else LUT 0's; with the tiles'
-// histograms, their weighted states (into `weighted`).
-const int32_t* reference_states(const TemporalArgs& a, int32_t* weighted) {
-  const int32_t* ref = a.state + static_cast<size_t>(a.extra != nullptr ? a.count : 0) * a.bins;
-  return a.tile_counts != nullptr && a.extra != nullptr ? weighted_reference(a, ref, weighted) : ref;
+// The states of every LUT stepped towards this frame's LUTs (or started over at a cut), levels [v0,
+// v1); with the tiles' histograms, tone::tile_reference at those levels into `weighted`
+// (fallback: the extra's state).
+void step_levels(const TemporalArgs& a, bool cut, int luts, int v0, int v1, int32_t* weighted) {
+  const size_t bins = static_cast<size_t>(a.bins);
+  for (int k = 0; k < luts; ++k) {
+    const uint16_t* lut = k < a.count ? a.luts + k * bins : a.extra;
+    int32_t* state = a.state + k * bins;
+    for (int v = v0; v < v1; ++v) state[v] = cut ? tone::temporal_start(lut[v]) : tone::temporal_step(state[v], lut[v], a.alpha_q16);
+  }
+  if (weighted == nullptr) return;
+  const int32_t* fallback = a.state + static_cast<size_t>(a.count) * bins;
+  for (int v = v0; v < v1; ++v) {
+    auto state_of = [&](int k) { return a.state[static_cast<size_t>(k) * bins + v]; };
+    weighted[v] = tone::tile_reference(a.tile_counts, a.count, a.bins, v, state_of, fallback[v]);
+  }
 }
+
+// The LUTs [k0, k1) from their states and the brightness offset c.
+void put_luts(const TemporalArgs& a, int32_t c, int k0, int k1) {
+  const size_t bins = static_cast<size_t>(a.bins);
+  const int bins_log2 = tone::log2_pow2(a.bins);
+  for (int k = k0; k < k1; ++k) {
+    uint16_t* lut = k < a.count ? a.luts + k * bins : a.extra;
+    const int32_t* state = a.state + k * bins;
+    for (int v = 0; v < a.bins; ++v) lut[v] = static_cast<uint16_t>(tone::temporal_entry_log2(state[v], c, v, bins_log2, a.levels));
+  }
+}
+
+// The frame's brightness offset (tone::limit_offset) measured through `ref`.
+struct Brightness {
+  const TemporalArgs& a;
+  const int32_t* ref;
+  uint64_t total;
+  int32_t m;  // the input's mean, Q12
+  int bins_log2 = tone::log2_pow2(a.bins);
+  int32_t mean(int32_t off) const {
+    uint64_t sum = 0;
+    for (int v = 0; v < a.bins; ++v)
+      sum += static_cast<uint64_t>(a.counts[v]) * tone::temporal_entry_log2(ref[v], off, v, bins_log2, a.levels);
+    return tone::mean_q12(sum, total);
+  }
+  int32_t offset(bool free) const {
+    if (free) return 0;
+    const int32_t d = m > a.prev_scalars[2] ? m - a.prev_scalars[2] : a.prev_scalars[2] - m;
+    auto u_of = [this](int32_t off) { return mean(off); };
+    auto search = [&](int32_t lo, int32_t hi, int32_t t) { return tone::bisect_at_most(u_of, lo, hi, t); };
+    return tone::limit_offset(u_of, search, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
+                              tone::max_offset(a.bins));
+  }
+};
 
 }  // namespace
 
-Status temporal_update(const TemporalArgs& a) {
+// The per-LUT loops (65 LUTs of bins levels in clahe 8x8: most of a frame's filter) go over the
+// pool; the brightness search stays on the caller (a few dozen means of one LUT's levels).
+Status temporal_update(const TemporalArgs& a, image::ForkJoin* pool) {
   HISTEQ_TRY(check_temporal_args(a));
   const int bins = a.bins;
   uint64_t total = 0, sum_hv = 0;
@@ -476,34 +525,18 @@ Status temporal_update(const TemporalArgs& a) {
   }
   const bool cut = a.restart || diff / 2 > a.cut_q16;
   const int luts = a.count + (a.extra != nullptr ? 1 : 0);
-  for (int k = 0; k < luts; ++k) {
-    const uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * bins : a.extra;
-    int32_t* state = a.state + static_cast<size_t>(k) * bins;
-    for (int v = 0; v < bins; ++v) state[v] = cut ? tone::temporal_start(lut[v]) : tone::temporal_step(state[v], lut[v], a.alpha_q16);
-  }
+  // The brightness is measured through the extra LUT's states, else LUT 0's; with the tiles'
+  // histograms, through their weighted states.
   int32_t weighted[kMaxBins];
-  const int32_t* ref = reference_states(a, weighted);
-  auto u_of = [&](int32_t off) -> int32_t {
-    uint64_t sum = 0;
-    for (int v = 0; v < bins; ++v) sum += static_cast<uint64_t>(a.counts[v]) * tone::temporal_entry(ref[v], off, v, bins, a.levels);
-    return tone::mean_q12(sum, total);
-  };
+  const bool tiles = a.tile_counts != nullptr && a.extra != nullptr;
+  for_levels(pool, bins, [&](int v0, int v1) { step_levels(a, cut, luts, v0, v1, tiles ? weighted : nullptr); });
+  const int32_t* ref = tiles ? weighted : a.state + static_cast<size_t>(a.extra != nullptr ? a.count : 0) * bins;
+  const Brightness b{a, ref, total, m};
   const bool free = a.restart || (cut && tone::free_cut(a.prev_scalars[4], m - a.prev_scalars[2], a.prev_scalars[5], bins));
-  int32_t c = 0;
-  if (!free) {
-    const int32_t d = m > a.prev_scalars[2] ? m - a.prev_scalars[2] : a.prev_scalars[2] - m;
-    auto search = [&](int32_t lo, int32_t hi, int32_t t) { return tone::bisect_at_most(u_of, lo, hi, t); };
-    c = tone::limit_offset(u_of, search, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
-                           tone::max_offset(bins));
-  }
-  for (int k = 0; k < luts; ++k) {
-    uint16_t* lut = k < a.count ? a.luts + static_cast<size_t>(k) * bins : a.extra;
-    const int32_t* state = a.state + static_cast<size_t>(k) * bins;
-    for (int v = 0; v < bins; ++v) lut[v] = static_cast<uint16_t>(tone::temporal_entry(state[v], c, v, bins, a.levels));
-  }
-  const int32_t u = u_of(c);
+  const int32_t c = b.offset(free);
+  image::for_parts(pool, luts, 4, [&](int k0, int k1) { put_luts(a, c, k0, k1); });
   a.next_scalars[0] = c;
-  a.next_scalars[1] = u;
+  a.next_scalars[1] = b.mean(c);
   a.next_scalars[2] = m;
   a.next_scalars[3] = cut ? 1 : 0;
   a.next_scalars[4] = cut ? 0 : std::min(a.restart ? 1 : a.prev_scalars[4] + 1, 1 << 20);

@@ -15,6 +15,7 @@
 #include "core/equalize/quality.h"
 #include "core/equalize/tone.h"
 #include "core/histogram/histogram.h"
+#include "core/image/fork_join.h"
 #include "core/image/synthetic.h"
 #include "tests/common/quality_cases.h"
 #include "tests/common/gtest_status.h"
@@ -668,6 +669,64 @@ TEST(Quality, TheBrightnessOffsetDoesNotDependOnHowItIsSearched) {
     const int32_t a = tone::limit_offset(u_of, scan, c_prev, alpha, u_prev - d, u_prev + d, most);
     ASSERT_EQ(tone::limit_offset(u_of, bisect, c_prev, alpha, u_prev - d, u_prev + d, most), a) << trial;
     ASSERT_EQ(tone::limit_offset(u_of, many, c_prev, alpha, u_prev - d, u_prev + d, most), a) << trial;
+  }
+}
+
+// The CPU filter's per-LUT loops over a pool (clahe: 64 tile LUTs and the extra, the weighted
+// reference) give the caller-only run's LUTs, states and scalars bit for bit, frame after frame,
+// across a cut, at 8 and 10 bits and with odd tile counts.
+TEST(Quality, TheTemporalFilterOnThePoolIsTheCallersBitForBit) {
+  image::ForkJoin pool(3);
+  for (const auto& [bins, tiles] : {std::pair{256, 64}, std::pair{1024, 15}, std::pair{256, 1}}) {
+    std::mt19937 rng(static_cast<uint32_t>(bins + tiles));
+    const size_t luts = static_cast<size_t>(tiles) + 1, n = luts * bins;
+    struct Run {
+      std::vector<int32_t> state, scalars;
+      std::vector<uint32_t> hist;
+      std::vector<uint16_t> lut;
+    };
+    Run one{std::vector<int32_t>(n), std::vector<int32_t>(2 * eq::kTemporalScalars), std::vector<uint32_t>(2 * bins), {}};
+    Run many = one;
+    const eq::Levels levels = eq::nominal_levels(bins == 1024 ? 10 : 8, false, false);
+    for (int frame = 0; frame < 12; ++frame) {
+      // Two shots, the dark half of the levels and then the bright half: a cut at frame 7.
+      const bool second = frame >= 7;
+      std::vector<uint32_t> tile_counts(static_cast<size_t>(tiles) * bins), counts(bins, 0);
+      for (size_t i = 0; i < tile_counts.size(); ++i) {
+        const bool bright = static_cast<int>(i % bins) >= bins / 2;
+        counts[i % bins] += tile_counts[i] = bright == second ? 100 + rng() % 50 : 0;
+      }
+      std::vector<uint16_t> target(n);
+      for (size_t k = 0; k < luts; ++k) {
+        uint32_t level = levels.lo;
+        for (int v = 0; v < bins; ++v) target[k * bins + v] = static_cast<uint16_t>(level = std::min<uint32_t>(levels.hi, level + rng() % 3));
+      }
+      const int parity = frame % 2;
+      for (Run* r : {&one, &many}) {
+        r->lut = target;
+        eq::TemporalArgs a;
+        a.counts = counts.data();
+        a.bins = bins;
+        a.luts = r->lut.data();
+        a.count = tiles;
+        a.extra = r->lut.data() + static_cast<size_t>(tiles) * bins;
+        a.tile_counts = tile_counts.data();
+        a.state = r->state.data();
+        a.prev_hist = r->hist.data() + (parity ^ 1) * bins;
+        a.next_hist = r->hist.data() + parity * bins;
+        a.prev_scalars = r->scalars.data() + (parity ^ 1) * eq::kTemporalScalars;
+        a.next_scalars = r->scalars.data() + parity * eq::kTemporalScalars;
+        a.restart = frame == 0;
+        a.levels = levels;
+        a.cut_q16 = 20000;
+        a.alpha_q16 = 6000;
+        ASSERT_OK(eq::temporal_update(a, r == &many ? &pool : nullptr));
+      }
+      ASSERT_EQ(one.lut, many.lut) << bins << " bins, frame " << frame;
+      ASSERT_EQ(one.state, many.state) << bins << " bins, frame " << frame;
+      ASSERT_EQ(one.scalars, many.scalars) << bins << " bins, frame " << frame;
+      EXPECT_EQ(one.scalars[parity * eq::kTemporalScalars + 3], frame == 0 || frame == 7 ? 1 : 0) << bins << " bins, frame " << frame;
+    }
   }
 }
 
