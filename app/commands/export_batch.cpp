@@ -19,6 +19,7 @@
 #include "app/common/run_common.h"
 #include "core/cuda/device.h"
 #include "core/histogram/histogram.h"
+#include "core/image/fork_join.h"
 #include "core/pipeline/batch.h"
 
 namespace histeq::app {
@@ -465,7 +466,7 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
   const bool gpu = uses_gpu(o.eq);
   std::vector<int> devices;
   if (const int rc = pick_devices(o, gpu, devices)) return rc;
-  const pipeline::JobPlan jp = pipeline::plan_jobs(o.jobs, gpu, devices, pipeline::usable_cores(), items.size());
+  const pipeline::JobPlan jp = pipeline::plan_jobs(o.jobs, gpu, devices, image::usable_cores(), items.size());
 
   std::error_code ec;
   if (!fs::is_directory(o.output, ec) && !fs::create_directories(o.output, ec) && ec)

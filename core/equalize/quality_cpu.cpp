@@ -130,16 +130,10 @@ void apply_tiles_row(const T* in, T* row, int width, const TileLuts& t, uint32_t
   using tone::kWeightOne;
   const int sh = t.shift;
   const uint32_t* xt = t.x_table;
-  if (sizeof(T) == 1 && bins == 256) {  // every 8-bit sample is in range
-    const int done = cpu_has_avx2() ? tiles_row_avx2(reinterpret_cast<const uint8_t*>(in), reinterpret_cast<uint8_t*>(row), width, xt, blended) : 0;
-    for (int x = done; x < width; ++x) {
-      const uint32_t v = in[x], ex = xt[x], wx = tone::axis_w(ex);
-      const uint32_t sum = blended[tone::axis_lo(ex) * 256 + v] * (kWeightOne - wx) + blended[tone::axis_hi(ex) * 256 + v] * wx;
-      row[x] = static_cast<T>((sum + (1u << (2 * kWeightBits - 1))) >> (2 * kWeightBits));
-    }
-    return;
-  }
-  for (int x = 0; x < width; ++x) {
+  int x = 0;  // 8-bit samples into 256 entries (all in range): the AVX2 row first where the CPU has it
+  if (sizeof(T) == 1 && bins == 256 && cpu_has_avx2())
+    x = tiles_row_avx2(reinterpret_cast<const uint8_t*>(in), reinterpret_cast<uint8_t*>(row), width, xt, blended);
+  for (; x < width; ++x) {
     const uint32_t v = static_cast<uint32_t>(in[x]) >> sh;
     if (v >= bins) {  // the header's contract: samples outside the LUTs stay (and are never read past)
       row[x] = in[x];
@@ -257,11 +251,11 @@ struct ColourPass {
     T* const r0 = y.row(2 * cy);
     T* const r1 = y.row(2 * cy + 1);
     const Map m = map;
-    const int s = sizeof(T) == 1 ? 0 : sh, st = step;  // 8-bit samples never sit in high bits: no shifts
-    const uint32_t bins = n_bins, black = c.black, limit = c.limit_q12, mid = neutral, lo = c_lo, hi = c_hi;
+    const int s = sizeof(T) == 1 ? 0 : sh;  // 8-bit samples never sit in high bits: no shifts
+    const uint32_t bins = n_bins;
     auto look = [m, bins](int x, int yy, uint32_t v) { return sizeof(T) == 1 || v < bins ? m(x, yy, v) : v; };
     constexpr int kChunk = 256;
-    uint32_t sums_in[kChunk], sums_out[kChunk], gain[kChunk];
+    uint32_t sums_in[kChunk], sums_out[kChunk];
     for (int base = 0; base < quads; base += kChunk) {
       const int n = std::min(kChunk, quads - base);
       for (int i = 0; i < n; ++i) {
@@ -277,13 +271,21 @@ struct ColourPass {
         sums_in[i] = a + b + d + e;
         sums_out[i] = ma + mb + md + me;
       }
-      for (int i = 0; i < n; ++i) gain[i] = tone::chroma_scale_branchless(sums_in[i], sums_out[i], 4, black, limit);
-      T* const pu = u.row(cy) + base * st;
-      T* const pv = (c.interleaved ? u.row(cy) + 1 : v.row(cy)) + base * st;
-      for (int i = 0; i < n; ++i) {
-        pu[i * st] = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(pu[i * st]) >> s, gain[i], mid, lo, hi) << s);
-        pv[i * st] = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(pv[i * st]) >> s, gain[i], mid, lo, hi) << s);
-      }
+      chroma_span(cy, base, n, sums_in, sums_out);
+    }
+  }
+  // Chroma pairs [base, base + n) of row cy (n <= 256), scaled by the gains of their four luma
+  // samples' sums in and out: branch-free loops the compiler vectorises.
+  void chroma_span(int cy, int base, int n, const uint32_t* sums_in, const uint32_t* sums_out) const {
+    const int s = sizeof(T) == 1 ? 0 : sh, st = step;
+    const uint32_t black = c.black, limit = c.limit_q12, mid = neutral, lo = c_lo, hi = c_hi;
+    uint32_t gain[256];
+    for (int i = 0; i < n; ++i) gain[i] = tone::chroma_scale_branchless(sums_in[i], sums_out[i], 4, black, limit);
+    T* const pu = u.row(cy) + base * st;
+    T* const pv = (c.interleaved ? u.row(cy) + 1 : v.row(cy)) + base * st;
+    for (int i = 0; i < n; ++i) {
+      pu[i * st] = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(pu[i * st]) >> s, gain[i], mid, lo, hi) << s);
+      pv[i * st] = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(pv[i * st]) >> s, gain[i], mid, lo, hi) << s);
     }
   }
   void rows(int cy0, int cy1) const {
@@ -295,6 +297,48 @@ struct ColourPass {
         quad_row(cy, cx);
       }
       for (; cx < cw; ++cx) block(cx, cy);
+    }
+  }
+};
+
+
+// CLAHE's colour pass on 4:2:0 (both luma rows of a chroma row): each luma row through the tiled
+// apply's row (blended tile rows, two lookups a sample, AVX2 where the CPU has it) instead of
+// tone::tile_map's four lookups and three blends a sample, with each block's sums taken before and
+// after: the same integer sums (apply_tiles_row), so the same frames. Other rows and the last
+// column of an odd width go through the pass's own block().
+template <class T, class Map>
+struct TiledColourRows {
+  const ColourPass<T, Map>& pass;
+  const TileLuts& t;
+  // The four samples' sum of each of n quads from quad `base`, after a shift of s.
+  static void quad_sums(T* const r[2], int base, int n, int s, uint32_t* sums) {
+    for (int i = 0, x = 2 * base; i < n; ++i, x += 2)
+      sums[i] = (static_cast<uint32_t>(r[0][x]) >> s) + (static_cast<uint32_t>(r[0][x + 1]) >> s) +
+                (static_cast<uint32_t>(r[1][x]) >> s) + (static_cast<uint32_t>(r[1][x + 1]) >> s);
+  }
+  void rows(int cy0, int cy1) const {
+    const PlaneView<T>& y = pass.y;
+    const int s = sizeof(T) == 1 ? 0 : pass.sh, quads = std::min(pass.cw, y.width / 2);
+    std::vector<uint32_t> blended(static_cast<size_t>(t.grid.cols) * pass.n_bins), sums_in(static_cast<size_t>(quads));
+    uint32_t sums_out[256];
+    for (int cy = cy0; cy < cy1; ++cy) {
+      int cx = 0;
+      if (pass.c.shift_x == 1 && pass.c.shift_y == 1 && 2 * cy + 1 < y.height) {
+        T* const r[2] = {y.row(2 * cy), y.row(2 * cy + 1)};
+        quad_sums(r, 0, quads, s, sums_in.data());
+        for (int k = 0; k < 2; ++k) {
+          blend_tile_rows(t, pass.n_bins, t.y_table[2 * cy + k], blended.data());
+          apply_tiles_row(r[k], r[k], 2 * quads, t, pass.n_bins, blended.data());
+        }
+        for (int base = 0; base < quads; base += 256) {
+          const int n = std::min(256, quads - base);
+          quad_sums(r, base, n, s, sums_out);
+          pass.chroma_span(cy, base, n, sums_in.data() + base, sums_out);
+        }
+        cx = quads;
+      }
+      for (; cx < pass.cw; ++cx) pass.block(cx, cy);
     }
   }
 };
@@ -320,9 +364,19 @@ Status apply_colour_host(const PlaneRef& luma, const ChromaPlanes& c, const uint
   }
   if (y.empty()) return Status::ok();
   if (tiles != nullptr) {
-    colour_host(y, c, bins, [tiles, bins](int x, int yy, uint32_t v) {
+    auto map = [tiles, bins](int x, int yy, uint32_t v) {
       return tone::tile_map(tiles->luts, tiles->grid.cols, bins, tiles->x_table[x], tiles->y_table[yy], v);
-    }, pool);
+    };
+    // The row path wherever its samples outside the LUTs are block()'s: all 8-bit samples in
+    // range (256 entries) or 16-bit ones, with the tiles' shift the chroma's.
+    if ((sizeof(T) == 2 || bins == 256) && tiles->shift == c.shift) {
+      const ColourPass<T, decltype(map)> pass(y, c, bins, map);
+      const TiledColourRows<T, decltype(map)> tiled{pass, *tiles};
+      const bool avx2 = cpu_has_avx2();
+      for_rows(pool, pass.ch, [&tiled, avx2](int cy0, int cy1) { avx2 ? rows_avx2(tiled, cy0, cy1) : tiled.rows(cy0, cy1); });
+    } else {
+      colour_host(y, c, bins, map, pool);
+    }
   } else if (sizeof(T) == 1) {
     // A byte table for every 8-bit value: one load a sample, no range test.
     alignas(64) uint8_t table[256];

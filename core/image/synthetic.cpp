@@ -5,6 +5,8 @@
 
 #include "core/image/synthetic.h"
 
+#include "core/image/fork_join.h"
+
 namespace histeq::synth {
 
 const char* pattern_name(Pattern p) noexcept {
@@ -30,7 +32,7 @@ namespace {
 template <class T>
 Status fill(PlaneView<T> p, Pattern pattern, uint32_t seed, uint32_t value) {
   if (p.memory == MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "fill_host needs a host plane");
-  const int threads = static_cast<int>(std::clamp<size_t>(p.samples() >> 20, 1, std::max(1u, std::thread::hardware_concurrency())));
+  const int threads = static_cast<int>(std::clamp<size_t>(p.samples() >> 20, 1, static_cast<size_t>(image::usable_cores())));
   auto rows = [&](int y0, int y1) {
     const size_t pad = (p.pitch - p.row_bytes()) / sizeof(T);
     const T marker = static_cast<T>((1u << p.bit_depth) - 1u);

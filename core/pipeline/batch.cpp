@@ -1,7 +1,6 @@
 #include "core/pipeline/batch.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -138,17 +137,6 @@ Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs
     items.push_back({f, out});
   }
   return items;
-}
-
-int usable_cores() noexcept {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
-    const int n = CPU_COUNT(&set);
-    if (n > 0) return n;
-  }
-  const unsigned h = std::thread::hardware_concurrency();
-  return h > 0 ? static_cast<int>(h) : 1;
 }
 
 JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files) {

@@ -33,9 +33,6 @@ struct BatchItem {
 Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs, const std::string& out_dir,
                                           const std::string& ext = "");
 
-// The cores this process may run on (its CPU affinity: a Slurm task's or a container's share).
-int usable_cores() noexcept;
-
 struct JobPlan {
   int jobs = 1;
   int encoder_threads = 0;  // per job; 0: the encoder's own choice (a single job)

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "app/player/audio_clock.h"
+#include "core/image/fork_join.h"
 #include "core/pipeline/batch.h"
 #include "core/pipeline/export.h"
 #include "core/video/audio_source.h"
@@ -355,7 +356,7 @@ TEST(BatchJobs, OnePipelinePerDeviceOrAQuarterOfTheCoresAndTheEncodersShareThem)
   p = pipeline::plan_jobs(5, false, {}, 4, 10);
   EXPECT_EQ(p.jobs, 5);
   EXPECT_EQ(p.encoder_threads, 1);
-  EXPECT_GE(pipeline::usable_cores(), 1);
+  EXPECT_GE(image::usable_cores(), 1);
 }
 
 TEST_F(Batch, ABadFileIsReportedAndTheOthersComplete) {
