@@ -59,6 +59,9 @@ namespace detail {
 // plain loop.
 bool apply_lut_has_simd();
 Status apply_lut_scalar(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins);
+// out[x] = table[in[x]] for n samples with that path (in may be out); false, having done nothing,
+// on a CPU without it. For the colour pass's rows.
+bool apply_row_simd(const uint8_t* in, uint8_t* out, int n, const uint8_t* table);
 }  // namespace detail
 
 // GPU: d_lut[v] from d_counts (both device memory), one block, on `stream`; without levels, the

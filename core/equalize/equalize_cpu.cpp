@@ -173,6 +173,16 @@ Status apply_host(const PlaneView<const T>& in, const PlaneView<T>& p, const uin
 
 namespace detail {
 bool apply_lut_has_simd() { return cpu_has_vbmi(); }
+bool apply_row_simd(const uint8_t* in, uint8_t* out, int n, const uint8_t* table) {
+#ifdef HISTEQ_HAVE_VBMI_PATH
+  if (!cpu_has_vbmi()) return false;
+  apply_row_vbmi(in, out, n, table);
+  return true;
+#else
+  (void)in, (void)out, (void)n, (void)table;
+  return false;
+#endif
+}
 Status apply_lut_scalar(const PlaneView<uint8_t>& plane, const uint16_t* lut, int bins) {
   return apply_host<uint8_t>(plane, plane, lut, bins, false);
 }

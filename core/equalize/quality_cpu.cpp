@@ -302,15 +302,16 @@ struct ColourPass {
 };
 
 
-// CLAHE's colour pass on 4:2:0 (both luma rows of a chroma row): each luma row through the tiled
-// apply's row (blended tile rows, two lookups a sample, AVX2 where the CPU has it) instead of
-// tone::tile_map's four lookups and three blends a sample, with each block's sums taken before and
-// after: the same integer sums (apply_tiles_row), so the same frames. Other rows and the last
-// column of an odd width go through the pass's own block().
-template <class T, class Map>
-struct TiledColourRows {
+// The colour pass on 4:2:0 (both luma rows of a chroma row) with the luma mapped a whole row at a
+// time by the fast row of the luma's own apply, `RowMap::map(yy, row, n, scratch)`, and each
+// block's sums taken before and after: the same values as the pass's per-sample loop, at the
+// speed of the luma-only apply (CLAHE: two lookups a sample instead of tile_map's four; a LUT:
+// 64 samples a step with AVX-512 VBMI). Other rows and the last column of an odd width go through
+// the pass's own block().
+template <class T, class Map, class RowMap>
+struct RowColourRows {
   const ColourPass<T, Map>& pass;
-  const TileLuts& t;
+  RowMap row_map;
   // The four samples' sum of each of n quads from quad `base`, after a shift of s.
   static void quad_sums(T* const r[2], int base, int n, int s, uint32_t* sums) {
     for (int i = 0, x = 2 * base; i < n; ++i, x += 2)
@@ -320,17 +321,14 @@ struct TiledColourRows {
   void rows(int cy0, int cy1) const {
     const PlaneView<T>& y = pass.y;
     const int s = sizeof(T) == 1 ? 0 : pass.sh, quads = std::min(pass.cw, y.width / 2);
-    std::vector<uint32_t> blended(static_cast<size_t>(t.grid.cols) * pass.n_bins), sums_in(static_cast<size_t>(quads));
+    std::vector<uint32_t> scratch, sums_in(static_cast<size_t>(quads));
     uint32_t sums_out[256];
     for (int cy = cy0; cy < cy1; ++cy) {
       int cx = 0;
       if (pass.c.shift_x == 1 && pass.c.shift_y == 1 && 2 * cy + 1 < y.height) {
         T* const r[2] = {y.row(2 * cy), y.row(2 * cy + 1)};
         quad_sums(r, 0, quads, s, sums_in.data());
-        for (int k = 0; k < 2; ++k) {
-          blend_tile_rows(t, pass.n_bins, t.y_table[2 * cy + k], blended.data());
-          apply_tiles_row(r[k], r[k], 2 * quads, t, pass.n_bins, blended.data());
-        }
+        for (int k = 0; k < 2; ++k) row_map.map(2 * cy + k, r[k], 2 * quads, scratch);
         for (int base = 0; base < quads; base += 256) {
           const int n = std::min(256, quads - base);
           quad_sums(r, base, n, s, sums_out);
@@ -343,6 +341,30 @@ struct TiledColourRows {
   }
 };
 
+// Luma rows through the tiled apply's row (its blended tile rows in the scratch).
+template <class T>
+struct TiledRowMap {
+  const TileLuts& t;
+  uint32_t bins;
+  void map(int yy, T* row, int n, std::vector<uint32_t>& scratch) const {
+    scratch.resize(static_cast<size_t>(t.grid.cols) * bins);
+    blend_tile_rows(t, bins, t.y_table[yy], scratch.data());
+    apply_tiles_row(row, row, n, t, bins, scratch.data());
+  }
+};
+
+// 8-bit luma rows through a byte table with the LUT apply's SIMD row (the caller checked it runs).
+struct TableRowMap {
+  const uint8_t* table;
+  void map(int, uint8_t* row, int n, std::vector<uint32_t>&) const { detail::apply_row_simd(row, row, n, table); }
+};
+
+template <class T, class Map, class RowMap>
+void row_colour_host(const ColourPass<T, Map>& pass, const RowMap& row_map, image::ForkJoin* pool) {
+  const RowColourRows<T, Map, RowMap> rows{pass, row_map};
+  const bool avx2 = cpu_has_avx2();
+  for_rows(pool, pass.ch, [&rows, avx2](int cy0, int cy1) { avx2 ? rows_avx2(rows, cy0, cy1) : rows.rows(cy0, cy1); });
+}
 
 template <class T, class Map>
 void colour_host(const PlaneView<T>& y, const ChromaPlanes& c, int bins, Map map, image::ForkJoin* pool) {
@@ -370,19 +392,22 @@ Status apply_colour_host(const PlaneRef& luma, const ChromaPlanes& c, const uint
     // The row path wherever its samples outside the LUTs are block()'s: all 8-bit samples in
     // range (256 entries) or 16-bit ones, with the tiles' shift the chroma's.
     if ((sizeof(T) == 2 || bins == 256) && tiles->shift == c.shift) {
-      const ColourPass<T, decltype(map)> pass(y, c, bins, map);
-      const TiledColourRows<T, decltype(map)> tiled{pass, *tiles};
-      const bool avx2 = cpu_has_avx2();
-      for_rows(pool, pass.ch, [&tiled, avx2](int cy0, int cy1) { avx2 ? rows_avx2(tiled, cy0, cy1) : tiled.rows(cy0, cy1); });
+      row_colour_host(ColourPass<T, decltype(map)>(y, c, bins, map), TiledRowMap<T>{*tiles, static_cast<uint32_t>(bins)}, pool);
     } else {
       colour_host(y, c, bins, map, pool);
     }
-  } else if (sizeof(T) == 1) {
+  } else if constexpr (sizeof(T) == 1) {
     // A byte table for every 8-bit value: one load a sample, no range test.
     alignas(64) uint8_t table[256];
     for (int v = 0; v < 256; ++v) table[v] = static_cast<uint8_t>(v < bins ? lut[v] : v);
     // The table by value: each loop's copy is its own, which no store of theirs can alias.
-    colour_host(y, c, bins, [table](int, int, uint32_t v) { return static_cast<uint32_t>(table[v]); }, pool);
+    auto map = [table](int, int, uint32_t v) { return static_cast<uint32_t>(table[v]); };
+    // With the SIMD row (VBMI) the luma goes a row at a time; without, the per-sample loop is faster
+    // than a separate scalar pass.
+    if (detail::apply_lut_has_simd())
+      row_colour_host(ColourPass<uint8_t, decltype(map)>(y, c, bins, map), TableRowMap{table}, pool);
+    else
+      colour_host(y, c, bins, map, pool);
   } else {
     colour_host(y, c, bins, [lut](int, int, uint32_t v) { return static_cast<uint32_t>(lut[v]); }, pool);
   }
