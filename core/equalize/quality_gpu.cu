@@ -188,6 +188,68 @@ __device__ int32_t reference_state(const TemporalArgs& a, int v, bool mine, bool
   return a.tile_counts != nullptr && a.extra != nullptr && mine ? weighted_reference(a, v, cut, st) : st;
 }
 
+// The brightness limit, block-wide (every thread calls it; v = threadIdx.x, h and ref_state: bin
+// v's count and the state the mean is measured through). The bins' counts and states go to shared
+// memory, so that each warp can measure the output's mean for an offset of its own: kWarps offsets
+// a pass. u_of (one offset) and the search (kWarps a pass, kWarps + 1 ways) return the same value
+// to every thread, so limit_offset's branches are uniform. Returns the offset c, and u(c) in *u_c.
+template <int BLOCK>
+__device__ int32_t block_offset(const TemporalArgs& a, int v, uint32_t h, int32_t ref_state, uint32_t total, int32_t m, bool cut,
+                                int32_t* u_c) {
+  constexpr int kWarps = BLOCK / 32;
+  __shared__ uint32_t s_h[BLOCK];
+  __shared__ int32_t s_st[BLOCK], s_off[kWarps], s_u[kWarps];
+  s_h[v] = h;
+  s_st[v] = ref_state;
+  __syncthreads();
+  const int warp = v / 32, lane = v % 32;
+  const int bins_log2 = tone::log2_pow2(a.bins);
+  // u for s_off[w] into s_u[w], warp w; then a barrier.
+  auto measure = [&]() {
+    const int32_t off = s_off[warp];
+    uint64_t sum = 0;
+    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry_log2(s_st[b], off, b, bins_log2, a.levels);
+    for (int k = 16; k > 0; k >>= 1) sum += __shfl_down_sync(0xFFFFFFFFu, sum, k);
+    if (lane == 0) s_u[warp] = tone::mean_q12(sum, total);
+    __syncthreads();
+  };
+  auto u_of = [&](int32_t off) -> int32_t {
+    if (v < kWarps) s_off[v] = off;
+    __syncthreads();
+    measure();
+    const int32_t u = s_u[0];
+    __syncthreads();  // every thread has read s_u before the next pass writes it
+    return u;
+  };
+  auto search = [&](int32_t lo, int32_t hi, int32_t t) -> int32_t {
+    while (hi - lo > 1) {
+      // kWarps offsets spread over (lo, hi), increasing: u(lo) <= t < u(hi) and u never decreases,
+      // so the offsets with u <= t come first.
+      if (v < kWarps) s_off[v] = lo + static_cast<int32_t>((static_cast<int64_t>(hi - lo) * (v + 1)) / (kWarps + 1));
+      __syncthreads();
+      measure();
+      int32_t nlo = lo, nhi = hi;
+      for (int k = 0; k < kWarps; ++k) {
+        if (s_u[k] <= t) nlo = max(nlo, s_off[k]);
+        else nhi = min(nhi, s_off[k]);
+      }
+      __syncthreads();  // every thread has read s_off and s_u before the next pass writes them
+      lo = nlo;
+      hi = nhi;
+    }
+    return lo;
+  };
+  const bool free = a.restart || (cut && tone::free_cut(a.prev_scalars[4], m - a.prev_scalars[2], a.prev_scalars[5], a.bins));
+  int32_t c = 0;
+  if (!free) {
+    const int32_t d = m > a.prev_scalars[2] ? m - a.prev_scalars[2] : a.prev_scalars[2] - m;
+    c = tone::limit_offset(u_of, search, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
+                           tone::max_offset(a.bins));
+  }
+  *u_c = u_of(c);
+  return c;
+}
+
 // One block: the histogram's mean and normalized bins, the scene-cut test, the reference LUT (the extra one,
 // else LUT 0) through the filter, the brightness offset, and the scalars for the next frame. In
 // global mode that is all; in clahe mode temporal_tiles_kernel then does the tile LUTs.
@@ -231,61 +293,8 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a) {
     st = cut ? tone::temporal_start(t) : tone::temporal_step(state[v], t, a.alpha_q16);
     state[v] = st;
   }
-  // The brightness limit. The bins' counts and filtered states go to shared memory, so that each
-  // warp can measure the output's mean for an offset of its own: kWarps offsets a pass. u_of (one
-  // offset) and the search (kWarps a pass, kWarps + 1 ways) return the same value to every thread,
-  // so limit_offset's branches are uniform.
-  constexpr int kWarps = BLOCK / 32;
-  __shared__ uint32_t s_h[BLOCK];
-  __shared__ int32_t s_st[BLOCK], s_off[kWarps], s_u[kWarps];
-  s_h[v] = h;
-  s_st[v] = reference_state(a, v, mine, cut, st);
-  __syncthreads();
-  const int warp = v / 32, lane = v % 32;
-  const int bins_log2 = tone::log2_pow2(a.bins);
-  // u for s_off[w] into s_u[w], warp w; then a barrier.
-  auto measure = [&]() {
-    const int32_t off = s_off[warp];
-    uint64_t sum = 0;
-    for (int b = lane; b < a.bins; b += 32) sum += static_cast<uint64_t>(s_h[b]) * tone::temporal_entry_log2(s_st[b], off, b, bins_log2, a.levels);
-    for (int m = 16; m > 0; m >>= 1) sum += __shfl_down_sync(0xFFFFFFFFu, sum, m);
-    if (lane == 0) s_u[warp] = tone::mean_q12(sum, s_total);
-    __syncthreads();
-  };
-  auto u_of = [&](int32_t off) -> int32_t {
-    if (v < kWarps) s_off[v] = off;
-    __syncthreads();
-    measure();
-    const int32_t u = s_u[0];
-    __syncthreads();  // every thread has read s_u before the next pass writes it
-    return u;
-  };
-  auto search = [&](int32_t lo, int32_t hi, int32_t t) -> int32_t {
-    while (hi - lo > 1) {
-      // kWarps offsets spread over (lo, hi), increasing: u(lo) <= t < u(hi) and u never decreases,
-      // so the offsets with u <= t come first.
-      if (v < kWarps) s_off[v] = lo + static_cast<int32_t>((static_cast<int64_t>(hi - lo) * (v + 1)) / (kWarps + 1));
-      __syncthreads();
-      measure();
-      int32_t nlo = lo, nhi = hi;
-      for (int k = 0; k < kWarps; ++k) {
-        if (s_u[k] <= t) nlo = max(nlo, s_off[k]);
-        else nhi = min(nhi, s_off[k]);
-      }
-      __syncthreads();  // every thread has read s_off and s_u before the next pass writes them
-      lo = nlo;
-      hi = nhi;
-    }
-    return lo;
-  };
-  const bool free = a.restart || (cut && tone::free_cut(a.prev_scalars[4], s_m - a.prev_scalars[2], a.prev_scalars[5], a.bins));
-  int32_t c = 0;
-  if (!free) {
-    const int32_t d = s_m > a.prev_scalars[2] ? s_m - a.prev_scalars[2] : a.prev_scalars[2] - s_m;
-    c = tone::limit_offset(u_of, search, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
-                           tone::max_offset(a.bins));
-  }
-  const int32_t u = u_of(c);
+  int32_t u = 0;
+  const int32_t c = block_offset<BLOCK>(a, v, h, reference_state(a, v, mine, cut, st), s_total, s_m, cut, &u);
   if (v == 0) {
     a.next_scalars[0] = c;
     a.next_scalars[1] = u;

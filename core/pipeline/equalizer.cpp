@@ -403,6 +403,8 @@ class EqualizerImpl final : public Equalizer {
 
   Status submit_cpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done);
   Status submit_gpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done);
+  Result<int> stage_planes_gpu(Slot& s, bool colour, PlaneRef* work, cudaStream_t st);
+  Status download_gpu(Slot& s, const PlaneRef* work, bool colour, cudaStream_t st);
   Status retire(std::vector<PipelineFrame>& done);
   Result<FramePtr> host_frame_for_download();
   Result<FramePtr> to_host(const Frame& device_frame);
@@ -523,6 +525,67 @@ Result<FramePtr> EqualizerImpl::to_host(const Frame& d) {
   return h;
 }
 
+// Where a GPU slot's planes are worked on: where they already are (a device frame), in a device
+// frame of our own (keep_on_device: the display gets all planes), or in the slot's device planes
+// (the luma, and the chroma when chroma follow changes it). Fills work[0..planes) and returns how
+// many of work[1..2] hold the chroma on the device; the uploads are queued on st.
+Result<int> EqualizerImpl::stage_planes_gpu(Slot& s, bool colour, PlaneRef* work, cudaStream_t st) {
+  const Frame& in = *s.in;
+  const int nplanes = in.plane_count();
+  if (in.on_device()) {
+    for (int i = 0; i < nplanes; ++i) work[i] = in.plane(i);
+    return nplanes - 1;
+  }
+  if (opts_.keep_on_device) {
+    auto d = device_pool_->get();
+    if (!d) return d.status();
+    s.out = std::move(d.value());
+    for (int i = 0; i < nplanes; ++i) {
+      work[i] = s.out->plane(i);
+      HISTEQ_TRY(copy_to(in.plane(i), work[i], st));
+    }
+    s.uploaded = true;
+    return nplanes - 1;
+  }
+  // The slot's own device planes, made at the first frame: rows a multiple of 16 bytes stay contiguous.
+  auto upload = [&](const PlaneRef& host, cuda::Buffer& buf, size_t& pitch, PlaneRef& to) -> Status {
+    if (buf.empty()) {
+      pitch = (host.row_bytes() + 15) / 16 * 16;
+      auto b = cuda::Buffer::allocate(MemoryKind::device, pitch * static_cast<size_t>(host.height));
+      if (!b) return b.status();
+      buf = std::move(b.value());
+    }
+    to = host;
+    to.data = buf.data();
+    to.pitch = pitch;
+    to.memory = MemoryKind::device;
+    return copy_to(host, to, st);
+  };
+  HISTEQ_TRY(upload(in.plane(0), s.luma, s.luma_pitch, work[0]));
+  if (colour)
+    for (int i = 1; i < nplanes; ++i) HISTEQ_TRY(upload(in.plane(i), s.chroma[i - 1], s.chroma_pitch, work[i]));
+  s.uploaded = true;
+  return colour ? nplanes - 1 : 0;
+}
+
+// The frame's planes back to the host, queued on st: a device frame's all into a host frame, a
+// host frame's luma (and the chroma the colour pass changed) into itself.
+Status EqualizerImpl::download_gpu(Slot& s, const PlaneRef* work, bool colour, cudaStream_t st) {
+  const int nplanes = s.in->plane_count();
+  if (s.in->on_device()) {
+    auto h = host_frame_for_download();
+    if (!h) return h.status();
+    s.out = std::move(h.value());
+    for (int i = 0; i < nplanes; ++i) HISTEQ_TRY(copy_to(work[i], s.out->plane(i), st));
+  } else {
+    HISTEQ_TRY(copy_to(work[0], s.in->plane(0), st));
+    if (colour)
+      for (int i = 1; i < nplanes; ++i) HISTEQ_TRY(copy_to(work[i], s.in->plane(i), st));
+  }
+  s.downloaded = true;
+  return Status::ok();
+}
+
 Status EqualizerImpl::submit_gpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done) {
   while (!inflight_.empty() && slots_[static_cast<size_t>(inflight_.front())].ev.back().ready()) HISTEQ_TRY(retire(done));
   if (inflight_.size() == slots_.size()) HISTEQ_TRY(retire(done));  // waits for the oldest frame only
@@ -536,62 +599,13 @@ Status EqualizerImpl::submit_gpu(FramePtr frame, FrameSettings fs, std::vector<P
   s.uploaded = s.downloaded = false;
   const cudaStream_t st = s.stream.get();
   s.in = std::move(frame);
-  const Frame& in = *s.in;
-  const int nplanes = in.plane_count();
+  const int nplanes = s.in->plane_count();
   const bool colour = s.settings.quality.chroma == eq::ChromaMode::follow;
-
-  // Where the planes are worked on: where they already are (a device frame), in a device frame of
-  // our own (keep_on_device: the display gets all planes), or in the slot's device planes (the
-  // luma, and the chroma when chroma follow changes it).
   PlaneRef work[3];
-  int chroma_planes = 0;  // how many of work[1..2] hold the chroma on the device
   HISTEQ_TRY(s.ev[0].record(st));
-  if (in.on_device()) {
-    for (int i = 0; i < nplanes; ++i) work[i] = in.plane(i);
-    chroma_planes = nplanes - 1;
-  } else if (opts_.keep_on_device) {
-    auto d = device_pool_->get();
-    if (!d) return d.status();
-    s.out = std::move(d.value());
-    for (int i = 0; i < nplanes; ++i) {
-      work[i] = s.out->plane(i);
-      HISTEQ_TRY(copy_to(in.plane(i), work[i], st));
-    }
-    chroma_planes = nplanes - 1;
-    s.uploaded = true;
-  } else {
-    const PlaneRef host = in.plane(0);
-    if (s.luma.empty()) {
-      s.luma_pitch = (host.row_bytes() + 15) / 16 * 16;  // rows that are a multiple of 16 bytes stay contiguous
-      auto b = cuda::Buffer::allocate(MemoryKind::device, s.luma_pitch * static_cast<size_t>(host.height));
-      if (!b) return b.status();
-      s.luma = std::move(b.value());
-    }
-    work[0] = host;
-    work[0].data = s.luma.data();
-    work[0].pitch = s.luma_pitch;
-    work[0].memory = MemoryKind::device;
-    HISTEQ_TRY(copy_to(host, work[0], st));
-    if (colour) {
-      for (int i = 1; i < nplanes; ++i) {
-        const PlaneRef hc = in.plane(i);
-        cuda::Buffer& buf = s.chroma[i - 1];
-        if (buf.empty()) {
-          s.chroma_pitch = (hc.row_bytes() + 15) / 16 * 16;
-          auto b = cuda::Buffer::allocate(MemoryKind::device, s.chroma_pitch * static_cast<size_t>(hc.height));
-          if (!b) return b.status();
-          buf = std::move(b.value());
-        }
-        work[i] = hc;
-        work[i].data = buf.data();
-        work[i].pitch = s.chroma_pitch;
-        work[i].memory = MemoryKind::device;
-        HISTEQ_TRY(copy_to(hc, work[i], st));
-      }
-      chroma_planes = nplanes - 1;
-    }
-    s.uploaded = true;
-  }
+  auto staged = stage_planes_gpu(s, colour, work, st);
+  if (!staged) return staged.status();
+  const int chroma_planes = staged.value();  // how many of work[1..2] hold the chroma on the device
   if (opts_.keep_input_luma) {
     // A copy of the luma as it came, ordered before the operations on this stream (counted in the
     // upload stage): on the device for a display that reads the device, else on the host.
@@ -611,20 +625,7 @@ Status EqualizerImpl::submit_gpu(FramePtr frame, FrameSettings fs, std::vector<P
                                     cudaMemcpyDeviceToHost, st));
     HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_lut.data(), s.lut.data(), sizeof(uint16_t) * info_.bins, cudaMemcpyDeviceToHost, st));
   }
-  if (opts_.download && !opts_.keep_on_device) {
-    if (s.in->on_device()) {
-      // A device frame for a host sink: all of its planes come down into a host frame.
-      auto h = host_frame_for_download();
-      if (!h) return h.status();
-      s.out = std::move(h.value());
-      for (int i = 0; i < nplanes; ++i) HISTEQ_TRY(copy_to(work[i], s.out->plane(i), st));
-    } else {
-      HISTEQ_TRY(copy_to(work[0], s.in->plane(0), st));
-      if (colour)  // the chroma the colour pass changed
-        for (int i = 1; i < nplanes; ++i) HISTEQ_TRY(copy_to(work[i], s.in->plane(i), st));
-    }
-    s.downloaded = true;
-  }
+  if (opts_.download && !opts_.keep_on_device) HISTEQ_TRY(download_gpu(s, work, colour, st));
   HISTEQ_TRY(finish_compare(s, fs, idx));
   HISTEQ_TRY(s.ev.back().record(st));
   inflight_.push_back(idx);
