@@ -53,6 +53,8 @@ d = json.load(open(sys.argv[1]))
 if "skipped" in d:
     print("device benchmark skipped:", d["skipped"]); raise SystemExit
 for lib, r in d.items():
+    if not isinstance(r, dict):  # the command and the date
+        continue
     if "skipped" in r:
         print(lib, "skipped:", r["skipped"]); continue
     for k, v in r.items():
