@@ -523,6 +523,8 @@ namespace {
 // Levels a part of the temporal filter's per-level loops takes at least: 16 int32 states are a
 // cache line, so parts of a state row never share one.
 constexpr int kLevelsPerPart = 16;
+// LUT entries (LUTs x levels) below which the filter stays on the caller's thread.
+constexpr size_t kPooledEntries = 4096;
 
 // Levels [0, bins) in parts over the pool, each a whole number of kLevelsPerPart (bins < 16: one part).
 template <class F>
@@ -608,6 +610,8 @@ Status temporal_update(const TemporalArgs& a, image::ForkJoin* pool) {
   // histograms, through their weighted states.
   int32_t weighted[kMaxBins];
   const bool tiles = a.tile_counts != nullptr && a.extra != nullptr;
+  // Global mode's one or two LUTs are less work than waking the pool (and leaving it polling).
+  if (static_cast<size_t>(luts) * static_cast<size_t>(bins) < kPooledEntries) pool = nullptr;
   for_levels(pool, bins, [&](int v0, int v1) { step_levels(a, cut, luts, v0, v1, tiles ? weighted : nullptr); });
   const int32_t* ref = tiles ? weighted : a.state + static_cast<size_t>(a.extra != nullptr ? a.count : 0) * bins;
   const Brightness b{a, ref, total, m};
