@@ -160,8 +160,8 @@ struct TemporalArgs {
   int count = 1;
   uint16_t* extra = nullptr;
   // Clahe, optional: the tiles' histograms (count x bins, tile-major, summing to counts). When given,
-  // the brightness limit measures the mean through the tile states weighted by these
-  // (tone::tile_reference) rather than through the extra LUT's; the LUTs put out are the same kinds.
+  // the brightness limit measures the mean the tiles put out (every tile LUT's entries, rounded as
+  // applied, weighted by its own tile's histogram) rather than through the extra LUT's.
   const uint32_t* tile_counts = nullptr;
   int32_t* state = nullptr;
   const uint32_t* prev_hist = nullptr;

@@ -45,8 +45,8 @@
 //     |c| <= kMaxOffset levels. The offset bends the curve rather than shifting it: the LUT applied
 //     is clamp(round((s + c w(s) + dither(v)) / 4096), lo, hi), w(s) = min(1, (s - lo) / R, (hi -
 //     s) / R) with R = 2 kMaxOffset levels (temporal_entry; in clahe mode every tile LUT with the
-//     same c, the mean measured through the tile states as the tiles' samples see them:
-//     tile_reference), and lut.h's guard on bins v with
+//     same c, the mean measured as the tiles put it out: every tile's entries, rounded as applied,
+//     weighted by that tile's histogram, entry_terms), and lut.h's guard on bins v with
 //     lo < v < hi. So the curve stays anchored at black and white and its slope never falls below
 //     1 - |c| / R >= 1/2: the hold can slow a change of brightness but never merge the shadows into
 //     black (issue 20: a shift by up to 64 levels with R = 64 pushed a dim scene's darkest mass below
@@ -74,6 +74,7 @@
 //   1 << (depth - 1).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <algorithm>
 #include <cstdint>
@@ -278,14 +279,6 @@ HISTEQ_HD int32_t temporal_step(int32_t state, uint32_t target, uint32_t alpha_q
   return state + round_shift16(d * static_cast<int64_t>(alpha_q16));
 }
 HISTEQ_HD int32_t temporal_start(uint32_t target) { return static_cast<int32_t>(target << kStateBits); }
-// The LUT entry of a state (and offset), in [lo, hi].
-HISTEQ_HD uint32_t temporal_value(int32_t state, int32_t offset, const Levels& l) {
-  const int32_t x = state + offset;
-  if (x <= 0) return l.lo;
-  const uint32_t v = static_cast<uint32_t>((x + (1 << (kStateBits - 1))) >> kStateBits);
-  return v < l.lo ? l.lo : v > l.hi ? l.hi : v;
-}
-
 // The LUT entry of bin v from its state and the frame's offset. The offset bends the curve: it
 // moves an entry by offset x min(1, d / R), d = the state's distance to the nearer of lo and hi,
 // R = 2 kMaxOffset levels. So the ends stay where the curve put them, and as |offset| <= R / 2 the
@@ -298,31 +291,135 @@ HISTEQ_HD uint32_t temporal_value(int32_t state, int32_t offset, const Levels& l
 // the entries change one after another rather than all at once, so the frame's mean can be held to
 // a small fraction of a level instead of jumping by whole ones.
 // (bins is a power of two and so is the ramp: the divisions are shifts, written out because the
-// GPU's brightness search evaluates this for every bin at many offsets a frame, and a 64-bit
-// division there cost 20 us a frame; a signed quotient still truncates towards zero.)
+// brightness search evaluates this for every entry at many offsets a frame, and a 64-bit division
+// on the GPU cost 20 us a frame; a signed quotient still truncates towards zero.)
 HISTEQ_HD int log2_pow2(int n) {
   int k = 0;
   while ((1 << (k + 1)) <= n) ++k;
   return k;
 }
-// (bins_log2 = log2(bins): the brightness search passes it, computed once.)
-HISTEQ_HD uint32_t temporal_entry_log2(int32_t state, int32_t offset, int v, int bins_log2, const Levels& l) {
-  const int ramp_log2 = log2_pow2(2 * kMaxOffset) + kStateBits + (bins_log2 > 8 ? bins_log2 - 8 : 0);
-  const int64_t ramp = int64_t{1} << ramp_log2;  // 2 kMaxOffset levels (x bins / 256 above 256 bins), Q12
-  const int64_t lo = static_cast<int64_t>(l.lo) << kStateBits, hi = static_cast<int64_t>(l.hi) << kStateBits;
-  int64_t w = state - lo < hi - state ? state - lo : hi - state;  // distance to the nearer end, Q12
-  if (w < 0) w = 0;
-  int64_t moved = offset;
-  if (w < ramp) {
-    const int64_t m = static_cast<int64_t>(offset) * w;
-    moved = (m + (m < 0 ? ramp - 1 : 0)) >> ramp_log2;  // m / ramp, truncated towards zero
-  }
+// log2 of R in Q12: 2 kMaxOffset levels, x bins / 256 above 256 bins.
+constexpr int kRampLog2 = 7 + kStateBits;
+static_assert((1 << 7) == 2 * kMaxOffset, "the ramp R is 2 kMaxOffset levels");
+HISTEQ_HD int ramp_log2(int bins_log2) { return kRampLog2 + (bins_log2 > 8 ? bins_log2 - 8 : 0); }
+
+// An entry as a function of the offset alone (its state and bin fixed for the frame), the form the
+// brightness search evaluates: entry_at(entry_terms(s, v, ...), c, ramp) == temporal_entry_log2(s,
+// c, v, ...) for every c, by construction (temporal_entry_log2 is written through them).
+struct EntryTerms {
+  int32_t y;      // state + the bin's dither + half a level (Q12): the rounding folded in
+  int32_t w;      // min(d, R), d = the state's distance to the nearer end, at least 0 (Q12)
+  uint16_t lo;    // the entry's bounds: the levels', narrowed by lut.h's guard for lo < v < hi
+  uint16_t hi;
+};
+HISTEQ_HD EntryTerms entry_terms(int32_t state, int v, int bins_log2, const Levels& l) {
+  const int32_t ramp = 1 << ramp_log2(bins_log2);
+  const int32_t lo = static_cast<int32_t>(l.lo) << kStateBits, hi = static_cast<int32_t>(l.hi) << kStateBits;
+  int32_t w = state - lo < hi - state ? state - lo : hi - state;
+  w = w < 0 ? 0 : w > ramp ? ramp : w;
   const int32_t dither = static_cast<int32_t>((static_cast<int64_t>(v) << kStateBits) >> bins_log2) - (1 << (kStateBits - 1));
-  const uint32_t e = temporal_value(state + static_cast<int32_t>(moved), dither, l);
-  return guard_level(clamp_level(static_cast<uint32_t>(v), l), e, l);
+  const uint32_t x = clamp_level(static_cast<uint32_t>(v), l);
+  const bool guarded = l.guard && x > l.lo && x < l.hi;
+  return {state + dither + (1 << (kStateBits - 1)), w, static_cast<uint16_t>(guarded ? l.lo + 1 : l.lo),
+          static_cast<uint16_t>(guarded ? l.hi - 1 : l.hi)};
 }
+// The entry for offset c: moved = c w / R truncated towards zero (w = R: c itself), then rounded
+// and clamped. The state (< 2^22), the dither and |c| <= 2^20 keep y + moved within 32 bits.
+HISTEQ_HD uint32_t entry_at(const EntryTerms& t, int32_t offset, int ramp_log2) {
+  const int64_t m = static_cast<int64_t>(offset) * t.w;
+  const int32_t moved = static_cast<int32_t>((m + (m < 0 ? (int64_t{1} << ramp_log2) - 1 : 0)) >> ramp_log2);
+  const int32_t e = (t.y + moved) >> kStateBits;  // arithmetic: at or below 0 when the sum is
+  return e < static_cast<int32_t>(t.lo) ? t.lo : e > static_cast<int32_t>(t.hi) ? t.hi : static_cast<uint32_t>(e);
+}
+// (bins_log2 = log2(bins): callers with many entries compute it once.)
+HISTEQ_HD uint32_t temporal_entry_log2(int32_t state, int32_t offset, int v, int bins_log2, const Levels& l) {
+  return entry_at(entry_terms(state, v, bins_log2, l), offset, ramp_log2(bins_log2));
+}
+// The smallest offset at which the entry reaches level k, for a k above its value at some offset
+// and at most its value at a larger one (so w > 0 and k within its bounds, where the clamp leaves
+// the rounded value alone): moved(c) = trunc(c w / R) >= d = k - y (Q12) holds from c = ceil(d R /
+// w) when d > 0, and from 1 - ceil((1 - d) R / w) when d <= 0 (truncation towards zero). The
+// quotient comes from a double division (d R < 2^42, so its error is far below 1 / w) and is then
+// made exact in integers, so both sides get the same one. The brightness search finds where the
+// mean crosses a bound from these, the levels each entry passes between two offsets, rather than
+// from the mean at many offsets.
+HISTEQ_HD int32_t entry_threshold(const EntryTerms& t, uint32_t k, int ramp_log2) {
+  const int64_t d = (static_cast<int64_t>(k) << kStateBits) - t.y;
+  const int64_t num = (d > 0 ? d : 1 - d) << ramp_log2, w = t.w;
+  auto q = static_cast<int64_t>(ceil(static_cast<double>(num) / static_cast<double>(w)));
+  while (q * w < num) ++q;
+  while ((q - 1) * w >= num) --q;
+  return static_cast<int32_t>(d > 0 ? q : 1 - q);
+}
+
 HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins, const Levels& l) {
   return temporal_entry_log2(state, offset, v, log2_pow2(bins), l);
+}
+
+// limit_offset's step towards the bound from the last two points: the excess over their slope (a
+// slope of 1 at the start: the mean moves at most as fast as the offset), or twice the last step
+// where the mean did not move; then the margin past it. So the bracket the search gets is about
+// the margin wide, where a step of the excess alone, with a slope of 1/2, fell short and left the
+// search the whole range (the search's cost grows with the levels the entries pass within it).
+HISTEQ_HD int32_t offset_step(int64_t excess, int64_t du, int64_t dc, int32_t margin) {
+  const int64_t to = (du > 0 ? excess * dc / du : 2 * dc) + margin;
+  return static_cast<int32_t>(to < (int64_t{1} << 30) ? to : int64_t{1} << 30);  // past either end: clamped there
+}
+
+// Given u(a) <= t < u(b): narrows [a, b) to a few margins around the crossing (secant points a
+// margin to the far end's side of it, while the bracket stays wide, at most four), so the
+// search's range is small.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable
+#endif
+template <class U>
+HISTEQ_HD void narrow_bracket(U&& u_of, int32_t& a, int32_t ua, int32_t& b, int32_t ub, int32_t t, int32_t margin) {
+  for (int k = 0; k < 4 && b - a > 4 * margin; ++k) {
+    const int64_t est = a + static_cast<int64_t>(t - ua) * (b - a) / (ub > ua ? ub - ua : 1);
+    const int64_t at = est - a > b - est ? est - margin : est + margin;
+    const int32_t m = static_cast<int32_t>(at <= a ? a + 1 : at >= b ? b - 1 : at);
+    const int32_t um = u_of(m);
+    (um > t ? b : a) = m;  // the end on m's side of the crossing moves to m
+    (um > t ? ub : ua) = um;
+  }
+}
+
+// offset_towards, once the mean crossed the bound t between p (c's side, u(p) = up_u) and q: the
+// search over the bracket between them, narrowed.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable
+#endif
+template <class U, class Search>
+HISTEQ_HD int32_t search_crossed(U&& u_of, Search&& last_at_most, bool up, int32_t p, int32_t up_u, int32_t q, int32_t uq,
+                                 int32_t t, int32_t margin) {
+  int32_t a = up ? p : q, b = up ? q : p;  // u(a) <= t' < u(b)
+  const int32_t t2 = up ? t - 1 : t;
+  narrow_bracket(u_of, a, up ? up_u : uq, b, up ? uq : up_u, t2, margin);
+  return last_at_most(a, b, t2) + (up ? 1 : 0);
+}
+
+// Down: the largest c' <= c with u(c') <= t, given u(c) = u > t (-most when none is). Up: the
+// smallest c' >= c with u(c') >= t, given u(c) = u < t (most when none is). Steps from c towards
+// the bound until the mean crosses it, then searches the bracket.
+#ifdef __CUDACC__
+#pragma nv_exec_check_disable
+#endif
+template <class U, class Search>
+HISTEQ_HD int32_t offset_towards(U&& u_of, Search&& last_at_most, bool up, int32_t c, int32_t u, int32_t t, int32_t most,
+                                 int32_t margin) {
+  const int64_t sign = up ? 1 : -1;  // the steps' direction, and the excess's
+  int32_t p = c, up_u = u;           // the last point on c's side of the bound
+  int32_t to = offset_step(sign * (t - u), 1, 1, margin);
+  for (;;) {
+    const int64_t next = p + sign * to;
+    const int32_t q = static_cast<int32_t>(next < -most ? -most : next > most ? most : next);
+    const int32_t uq = u_of(q);
+    if (sign * (uq - t) >= 0) return search_crossed(u_of, last_at_most, up, p, up_u, q, uq, t, margin);
+    if (q == sign * most) return q;
+    to = offset_step(sign * (t - uq), sign * (uq - up_u), sign * (q - p), margin);
+    p = q;
+    up_u = uq;
+  }
 }
 
 // The brightness offset of a frame (see the header comment): `u_of(c)` is the output's mean luma
@@ -330,8 +427,8 @@ HISTEQ_HD uint32_t temporal_entry(int32_t state, int32_t offset, int v, int bins
 // previous offset, decayed, if that keeps the mean within [lo, hi]; otherwise the nearest offset
 // towards it that does, within +-most (or the end of that range when none does). That offset is
 // unique, so how it is searched does not change it: `last_at_most(a, b, t)` returns the largest c
-// in [a, b) with u(c) <= t, given u(a) <= t < u(b) (bisection on the CPU, a many-way search on the
-// GPU). The first guess moves by the mean's excess. On the GPU u_of and last_at_most are
+// in [a, b) with u(c) <= t, given u(a) <= t < u(b) (both sides from the levels the entries pass
+// between a and b: entry_threshold). The bracket is found by secant steps. On the GPU u_of and last_at_most are
 // collective (block reductions): every thread calls them with the same arguments, so the branches
 // here are the same for the whole block.
 #ifdef __CUDACC__
@@ -343,29 +440,13 @@ HISTEQ_HD int32_t limit_offset(U&& u_of, Search&& last_at_most, int32_t c_prev, 
   int32_t c = c_prev - round_shift16(static_cast<int64_t>(c_prev) * alpha_q16);
   c = c < -most ? -most : c > most ? most : c;
   const int32_t u = u_of(c);
-  constexpr int32_t kMargin = 2 << kStateBits;
-  if (u > hi) {  // the largest c' <= c with u(c') <= hi
-    int32_t a = c - (u - hi) - kMargin;
-    if (a < -most) a = -most;
-    if (u_of(a) > hi) {
-      if (a == -most || u_of(-most) > hi) return -most;
-      a = -most;
-    }
-    return last_at_most(a, c, hi);
-  }
-  if (u < lo) {  // the smallest c' >= c with u(c') >= lo
-    int32_t b = c + (lo - u) + kMargin;
-    if (b > most) b = most;
-    if (u_of(b) < lo) {
-      if (b == most || u_of(most) < lo) return most;
-      b = most;
-    }
-    return last_at_most(c, b, lo - 1) + 1;
-  }
+  const int32_t margin = most >> 8;  // a quarter of a level
+  if (u > hi) return offset_towards(u_of, last_at_most, false, c, u, hi, most, margin);
+  if (u < lo) return offset_towards(u_of, last_at_most, true, c, u, lo, most, margin);
   return c;
 }
 
-// last_at_most by bisection (the CPU's search).
+// last_at_most by bisection (the tests' reference search).
 template <class U>
 HISTEQ_HD int32_t bisect_at_most(U&& u_of, int32_t a, int32_t b, int32_t t) {
   while (b - a > 1) {
@@ -376,42 +457,14 @@ HISTEQ_HD int32_t bisect_at_most(U&& u_of, int32_t a, int32_t b, int32_t t) {
   return a;
 }
 
-// Clahe's brightness reference at a level (the state the hold measures the output's mean through):
-// the tiles' filtered states at that level weighted by how many of the tile's samples hold it,
-// sum_t h_t(v) s_t(v) / sum_t h_t(v) rounded (sum_hs: the numerator, sum_h: the denominator; h_t
-// sums to less than 2^32 and states are below 2^22, so both fit 64 bits), so that the mean measured
-// is the one the tiles put out rather than the mean of their curves: on a pan, where a shadow moves
-// from a tile that lifts it into one that does not, the output's mean moves though no curve does,
-// and only this reference sees it. Each sample counts with its own tile's curve, not the blend of
-// four that the interpolation gives it: weighting the neighbours' curves by the blend's average
-// share (3/4 own, 1/8 each neighbour an axis) measured worse on the dark clips (docs/quality.md,
-// "CLAHE's noise and flicker"). A level no tile holds takes `fallback` (it weighs nothing).
-HISTEQ_HD int32_t weighted_state(int64_t sum_hs, uint64_t sum_h, int32_t fallback) {
-  if (sum_h == 0) return fallback;
-  const int64_t h = static_cast<int64_t>(sum_h);
-  return static_cast<int32_t>((sum_hs + h / 2) / h);
-}
-
-// weighted_state at level v over `tiles` tiles; state_of(k): tile k's state at v.
-#ifdef __CUDACC__
-#pragma nv_exec_check_disable
-#endif
-template <class State>
-HISTEQ_HD int32_t tile_reference(const uint32_t* tile_counts, int tiles, int bins, int v, State&& state_of, int32_t fallback) {
-  int64_t sum_hs = 0;
-  uint64_t sum_h = 0;
-  for (int t = 0; t < tiles; ++t) {
-    const uint32_t h = tile_counts[static_cast<size_t>(t) * bins + v];
-    sum_hs += static_cast<int64_t>(h) * state_of(t);
-    sum_h += h;
-  }
-  return weighted_state(sum_hs, sum_h, fallback);
-}
-
 HISTEQ_HD int32_t max_offset(int bins) { return (kMaxOffset * (bins / 256 > 0 ? bins / 256 : 1)) << kStateBits; }
 
 // The mean luma in Q12 from sum h(v) v; a bin's share of the histogram in Q16.
 HISTEQ_HD int32_t mean_q12(uint64_t sum_hv, uint64_t total) { return total == 0 ? 0 : static_cast<int32_t>((sum_hv << kStateBits) / total); }
+// The largest sum whose mean_q12 over total is at most t (t >= 0): sum 4096 < (t + 1) total.
+HISTEQ_HD uint64_t sum_at_most(int32_t t, uint64_t total) {
+  return total == 0 ? ~uint64_t{0} : ((static_cast<uint64_t>(t) + 1) * total - 1) >> kStateBits;
+}
 HISTEQ_HD uint32_t normalized_bin(uint32_t h, uint64_t total) {
   return total == 0 ? 0u : static_cast<uint32_t>((static_cast<uint64_t>(h) << 16) / total);
 }

@@ -672,8 +672,7 @@ TEST(Quality, TheBrightnessOffsetDoesNotDependOnHowItIsSearched) {
   }
 }
 
-// The CPU filter's per-LUT loops over a pool (clahe: 64 tile LUTs and the extra, the weighted
-// reference) give the caller-only run's LUTs, states and scalars bit for bit, frame after frame,
+// The CPU filter's per-LUT loops over a pool (clahe: 64 tile LUTs and the extra) give the caller-only run's LUTs, states and scalars bit for bit, frame after frame,
 // across a cut, at 8 and 10 bits and with odd tile counts.
 TEST(Quality, TheTemporalFilterOnThePoolIsTheCallersBitForBit) {
   image::ForkJoin pool(3);
@@ -727,6 +726,159 @@ TEST(Quality, TheTemporalFilterOnThePoolIsTheCallersBitForBit) {
       ASSERT_EQ(one.scalars, many.scalars) << bins << " bins, frame " << frame;
       EXPECT_EQ(one.scalars[parity * eq::kTemporalScalars + 3], frame == 0 || frame == 7 ? 1 : 0) << bins << " bins, frame " << frame;
     }
+  }
+}
+
+// TemporalArgs over a sequence's buffers (histograms and scalars double-buffered: frame parity
+// writes its half and reads the other), clahe's tiles when tile_counts is given.
+eq::TemporalArgs sequence_args(uint32_t* counts, int bins, uint16_t* luts, int tiles, const uint32_t* tile_counts, int32_t* state,
+                               uint32_t* hist, int32_t* scalars, int parity) {
+  eq::TemporalArgs a;
+  a.counts = counts;
+  a.bins = bins;
+  a.luts = luts;
+  a.count = tiles;
+  a.extra = tiles > 1 ? luts + static_cast<size_t>(tiles) * bins : nullptr;
+  a.tile_counts = tile_counts;
+  a.state = state;
+  a.prev_hist = hist + (parity ^ 1) * bins;
+  a.next_hist = hist + parity * bins;
+  a.prev_scalars = scalars + (parity ^ 1) * eq::kTemporalScalars;
+  a.next_scalars = scalars + parity * eq::kTemporalScalars;
+  return a;
+}
+
+// The brightness search evaluates entries through tone::entry_terms / entry_at; they are the
+// curve's formula as written before them (the state moved by c min(1, d / R) truncated towards
+// zero, the bin's dither, rounded, clamped to the levels, lut.h's guard), for every state, offset
+// and bin tried, at 8 and 10 bits, limited and full range, with and without the guard.
+TEST(Quality, TheEntryTermsAreTheBentCurvesFormula) {
+  auto reference = [](int32_t state, int32_t offset, int v, int bins, const eq::Levels& l) {
+    const int bins_log2 = tone::log2_pow2(bins);
+    const int64_t ramp = int64_t{2 * tone::kMaxOffset * (bins / 256)} << tone::kStateBits;
+    const int64_t lo = int64_t{l.lo} << tone::kStateBits, hi = int64_t{l.hi} << tone::kStateBits;
+    const int64_t w = std::max<int64_t>(0, std::min(state - lo, hi - state));
+    int64_t moved = offset;
+    if (w < ramp) moved = static_cast<int64_t>(static_cast<double>(offset) * static_cast<double>(w) / static_cast<double>(ramp));  // truncates
+    const int64_t x = state + moved + ((int64_t{v} << tone::kStateBits) >> bins_log2) - (1 << (tone::kStateBits - 1));
+    int64_t e = x <= 0 ? l.lo : (x + (1 << (tone::kStateBits - 1))) >> tone::kStateBits;
+    e = std::clamp<int64_t>(e, l.lo, l.hi);
+    const int64_t xv = std::clamp<int64_t>(v, l.lo, l.hi);
+    if (l.guard && xv > l.lo && xv < l.hi) e = std::clamp<int64_t>(e, l.lo + 1, l.hi - 1);
+    return static_cast<uint32_t>(e);
+  };
+  std::mt19937 rng(5);
+  for (int bits : {8, 10})
+    for (bool full : {false, true})
+      for (bool guard : {false, true}) {
+        eq::Levels l = eq::nominal_levels(bits, full, false);
+        l.guard = guard;
+        const int bins = 1 << bits;
+        const int32_t most = tone::max_offset(bins);
+        for (int i = 0; i < 200000; ++i) {
+          const int32_t state = static_cast<int32_t>(rng() % ((static_cast<uint32_t>(bins) + 8) << tone::kStateBits)) - (4 << tone::kStateBits);
+          const int32_t offset = static_cast<int32_t>(rng() % (2 * static_cast<uint32_t>(most) + 1)) - most;
+          const int v = static_cast<int>(rng() % static_cast<uint32_t>(bins));
+          ASSERT_EQ(tone::temporal_entry(state, offset, v, bins, l), reference(state, offset, v, bins, l))
+              << bits << " bits, full " << full << ", guard " << guard << ": state " << state << ", offset " << offset << ", bin " << v;
+        }
+      }
+}
+
+// entry_threshold is the first offset at which an entry reaches a level: below it the entry is
+// under the level, from it on at or over, for every level an entry passes within the offsets.
+TEST(Quality, AnEntrysThresholdIsWhereItReachesTheLevel) {
+  std::mt19937 rng(9);
+  for (int bits : {8, 10}) {
+    const int bins = 1 << bits, bins_log2 = bits, ramp = tone::ramp_log2(bins_log2);
+    const eq::Levels l = eq::nominal_levels(bits, false, false);
+    const int32_t most = tone::max_offset(bins);
+    int checked = 0;
+    for (int i = 0; i < 20000; ++i) {
+      const int32_t state = static_cast<int32_t>(l.lo << tone::kStateBits) +
+                            static_cast<int32_t>(rng() % (static_cast<uint32_t>(l.hi - l.lo) << tone::kStateBits));
+      const auto t = tone::entry_terms(state, static_cast<int>(rng() % static_cast<uint32_t>(bins)), bins_log2, l);
+      const int32_t a = static_cast<int32_t>(rng() % (2 * static_cast<uint32_t>(most))) - most;
+      const int32_t b = std::min(most, a + 1 + static_cast<int32_t>(rng() % 40000));
+      const uint32_t ea = tone::entry_at(t, a, ramp), eb = tone::entry_at(t, b, ramp);
+      for (uint32_t k = ea + 1; k <= eb; ++k) {
+        const int32_t c = tone::entry_threshold(t, k, ramp);
+        ASSERT_GT(c, a);
+        ASSERT_LE(c, b);
+        ASSERT_GE(tone::entry_at(t, c, ramp), k) << "state " << state << " level " << k << " offset " << c;
+        ASSERT_LT(tone::entry_at(t, c - 1, ramp), k) << "state " << state << " level " << k << " offset " << c;
+        ++checked;
+      }
+    }
+    EXPECT_GT(checked, 5000) << bits;
+  }
+}
+
+// Clahe's brightness hold measures what the tiles put out: the u it keeps (and the next frame
+// limits against) is the mean of every tile's LUT as put out, over its own tile's samples, and
+// while the offset is not at its bound that mean moves from the last frame's by no more than the
+// input's mean did. The tiles' curves differ and drift, so one mean curve's rounding would miss it.
+TEST(Quality, ClahesHoldKeepsTheMeanTheTilesPutOut) {
+  for (const auto& [bins, tiles] : {std::pair{256, 64}, std::pair{1024, 12}}) {
+    std::mt19937 rng(static_cast<uint32_t>(bins * 7 + tiles));
+    const size_t luts = static_cast<size_t>(tiles) + 1, n = luts * bins;
+    std::vector<int32_t> state(n), scalars(2 * eq::kTemporalScalars);
+    std::vector<uint32_t> hist(2 * bins);
+    const eq::Levels levels = eq::nominal_levels(bins == 1024 ? 10 : 8, false, false);
+    const int scale = bins / 256;
+    int held = 0;
+    for (int frame = 0; frame < 40; ++frame) {
+      // A dark pan: each tile's mass around a level of its own that drifts, the frame's mean
+      // moving by a small fraction of a level a frame.
+      std::vector<uint32_t> tile_counts(static_cast<size_t>(tiles) * bins, 0), counts(bins, 0);
+      for (int t = 0; t < tiles; ++t) {
+        const int centre = (40 + (t * 13) % 50 + (frame * (t % 3)) / 4) * scale;
+        for (int dv = -6 * scale; dv <= 6 * scale; ++dv) {
+          const uint32_t c = 50 + rng() % 40;
+          tile_counts[static_cast<size_t>(t) * bins + centre + dv] += c;
+          counts[centre + dv] += c;
+        }
+      }
+      // Each tile's target curve: a stretch of its own mass, redrawn a little each frame.
+      std::vector<uint16_t> lut(n);
+      for (size_t k = 0; k < luts; ++k) {
+        uint32_t level = levels.lo;
+        for (int v = 0; v < bins; ++v) lut[k * bins + v] = static_cast<uint16_t>(level = std::min<uint32_t>(levels.hi, level + (v > 20 * scale && v < 110 * scale ? rng() % 4 : rng() % 2)));
+      }
+      eq::TemporalArgs a = sequence_args(counts.data(), bins, lut.data(), tiles, tile_counts.data(), state.data(), hist.data(),
+                                         scalars.data(), frame % 2);
+      a.restart = frame == 0;
+      a.levels = levels;
+      a.cut_q16 = 65536;
+      a.alpha_q16 = 4000;
+      ASSERT_OK(eq::temporal_update(a));
+      uint64_t sum = 0, total = 0;
+      for (size_t i = 0; i < tile_counts.size(); ++i) {
+        sum += static_cast<uint64_t>(tile_counts[i]) * lut[i];
+        total += tile_counts[i];
+      }
+      const int32_t put_out = tone::mean_q12(sum, total);
+      ASSERT_EQ(a.next_scalars[1], put_out) << bins << " bins, frame " << frame;
+      const int32_t c = a.next_scalars[0];
+      if (frame > 0) {  // the offset is the one bisection over the put-out mean finds
+        auto u_of = [&](int32_t off) {
+          uint64_t sum_off = 0;
+          for (size_t i = 0; i < tile_counts.size(); ++i)
+            sum_off += static_cast<uint64_t>(tile_counts[i]) * tone::temporal_entry(state[i], off, static_cast<int>(i % bins), bins, levels);
+          return tone::mean_q12(sum_off, total);
+        };
+        auto bisect = [&](int32_t lo, int32_t hi, int32_t t) { return tone::bisect_at_most(u_of, lo, hi, t); };
+        const int32_t d = std::abs(a.next_scalars[2] - a.prev_scalars[2]);
+        ASSERT_EQ(c, tone::limit_offset(u_of, bisect, a.prev_scalars[0], a.alpha_q16, a.prev_scalars[1] - d, a.prev_scalars[1] + d,
+                                        tone::max_offset(bins)))
+            << bins << " bins, frame " << frame;
+      }
+      if (frame == 0 || std::abs(c) >= tone::max_offset(bins)) continue;
+      const int32_t d = std::abs(a.next_scalars[2] - a.prev_scalars[2]);
+      EXPECT_LE(std::abs(put_out - a.prev_scalars[1]), d) << bins << " bins, frame " << frame;
+      held += c != 0;
+    }
+    EXPECT_GT(held, 10) << bins << " bins: the hold should have been at work";
   }
 }
 
