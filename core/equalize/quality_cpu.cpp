@@ -573,30 +573,17 @@ class Measure {
     luts_ = tiles ? a.count : 1;
     const size_t first = tiles ? 0 : static_cast<size_t>(a.extra != nullptr ? a.count : 0);  // the reference LUT
     const size_t slots = static_cast<size_t>(luts_) * a.bins;
-    if (h_.size() < slots) h_.resize(slots), bounds_.resize(slots), y_.resize(slots), w_.resize(slots);
+    if (h_.size() < slots) h_.resize(slots), terms_.resize(slots);
     if (n_.size() < static_cast<size_t>(luts_)) n_.resize(luts_), part_.resize(luts_), steps_.resize(luts_);
     const int bins_log2 = tone::log2_pow2(a.bins);
-    // A level's part of the terms (its dither and bounds) is the terms of state 0 there.
-    int32_t level_y[kMaxBins];
-    uint32_t level_bounds[kMaxBins];
-    for (int v = 0; v < a.bins; ++v) {
-      const tone::EntryTerms t = tone::entry_terms(0, v, bins_log2, a.levels);
-      level_y[v] = t.y;
-      level_bounds[v] = t.lo | static_cast<uint32_t>(t.hi) << 16;
-    }
-    const int32_t lo = static_cast<int32_t>(a.levels.lo) << tone::kStateBits, hi = static_cast<int32_t>(a.levels.hi) << tone::kStateBits;
-    const int32_t ramp = 1 << ramp_log2_;
     each([&](int k) {
       const uint32_t* h = tiles ? a.tile_counts + static_cast<size_t>(k) * a.bins : a.counts;
       const int32_t* state = a.state + (first + static_cast<size_t>(k)) * a.bins;
       const size_t at = static_cast<size_t>(k) * a.bins;
       size_t n = 0;
       for (int v = 0; v < a.bins; ++v) {  // every entry written, kept when it weighs: no branch
-        const int32_t s = state[v];       // entry_terms' y and w, as there
         h_[at + n] = h[v];
-        y_[at + n] = s + level_y[v];
-        w_[at + n] = std::clamp(std::min(s - lo, hi - s), 0, ramp);
-        bounds_[at + n] = level_bounds[v];
+        terms_[at + n] = tone::entry_terms(state[v], v, bins_log2, a.levels);
         n += h[v] != 0;
       }
       n_[k] = n;
@@ -633,26 +620,11 @@ class Measure {
     for (int k = 0; k < luts_; ++k) all += part_[k];
     return all;
   }
-  // The sum of h x entry at `off` over LUT k's entries: tone::entry_at, written for the vector
-  // units (c w / R truncated towards zero is the sign of c times |c| w / R rounded down, and the
-  // multiply stays unsigned 32 x 32 -> 64).
+  // The sum of h x entry at `off` over LUT k's entries.
   uint64_t sum(int k, int32_t off) const {
-    const auto mag = static_cast<uint32_t>(off < 0 ? -static_cast<int64_t>(off) : off);
-    const int32_t sign = off < 0 ? -1 : 1;
-    const int r = ramp_log2_;
     const size_t at = static_cast<size_t>(k) * bins_;
-    const int32_t* y = y_.data() + at;
-    const int32_t* w = w_.data() + at;
-    const uint32_t* b = bounds_.data() + at;
-    const uint32_t* h = h_.data() + at;
     uint64_t total = 0;
-    for (size_t i = 0; i < n_[k]; ++i) {
-      const auto moved = static_cast<int32_t>((static_cast<uint64_t>(mag) * static_cast<uint32_t>(w[i])) >> r);
-      int32_t e = (y[i] + sign * moved) >> tone::kStateBits;
-      e = std::max(e, static_cast<int32_t>(b[i] & 0xFFFFu));
-      e = std::min(e, static_cast<int32_t>(b[i] >> 16));
-      total += static_cast<uint64_t>(h[i]) * static_cast<uint32_t>(e);
-    }
+    for (size_t i = at; i < at + n_[k]; ++i) total += static_cast<uint64_t>(h_[i]) * tone::entry_at(terms_[i], off, ramp_log2_);
     return total;
   }
   // LUT k's levels passed in (a, b], at the offsets where its entries reach them, with their weights,
@@ -663,7 +635,7 @@ class Measure {
     const size_t at = static_cast<size_t>(k) * bins_;
     uint64_t sum_a = 0;
     for (size_t i = at; i < at + n_[k]; ++i) {
-      const tone::EntryTerms te{y_[i], w_[i], static_cast<uint16_t>(bounds_[i]), static_cast<uint16_t>(bounds_[i] >> 16)};
+      const tone::EntryTerms& te = terms_[i];
       const uint32_t ea = tone::entry_at(te, a, ramp_log2_), eb = tone::entry_at(te, b, ramp_log2_);
       sum_a += static_cast<uint64_t>(h_[i]) * ea;
       for (uint32_t v = ea + 1; v <= eb; ++v) out.push_back({tone::entry_threshold(te, v, ramp_log2_), h_[i]});
@@ -703,11 +675,11 @@ class Measure {
     return lo;
   }
   // The caller thread's, reused frame after frame (the pool's threads write into it): each LUT's
-  // slot of bins entries (weights and terms, bounds: lo | hi << 16; the first n[k] in use), a sum
-  // per LUT, and the search's steps.
+  // slot of bins entries (weights and terms; the first n[k] in use), a sum per LUT, and the
+  // search's steps.
   struct Storage {
-    std::vector<uint32_t> h, bounds;
-    std::vector<int32_t> y, w;
+    std::vector<uint32_t> h;
+    std::vector<tone::EntryTerms> terms;
     std::vector<size_t> n;
     std::vector<uint64_t> part;
     std::vector<std::vector<Step>> steps;
@@ -718,9 +690,7 @@ class Measure {
   }
   Storage& st_ = storage();
   std::vector<uint32_t>& h_ = st_.h;
-  std::vector<uint32_t>& bounds_ = st_.bounds;
-  std::vector<int32_t>& y_ = st_.y;
-  std::vector<int32_t>& w_ = st_.w;
+  std::vector<tone::EntryTerms>& terms_ = st_.terms;
   std::vector<size_t>& n_ = st_.n;
   std::vector<uint64_t>& part_ = st_.part;
   std::vector<std::vector<Step>>& steps_ = st_.steps;
