@@ -177,6 +177,9 @@ struct TemporalArgs {
 Status temporal_update(const TemporalArgs& a, image::ForkJoin* pool = nullptr);
 // The argument checks both forms make (bins, buffers, the extra LUT of several).
 Status check_temporal_args(const TemporalArgs& a);
-Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream);
+// cluster: clahe's measure (tile_counts given) spreads over a thread-block cluster on devices that
+// have them (sm_90 and later); false keeps it in one block, as on older devices (the tests run
+// both). The same values either way.
+Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream, bool cluster = true);
 
 }  // namespace histeq::eq

@@ -259,16 +259,34 @@ std::vector<uint32_t> dealt_over_tiles(const std::vector<uint32_t>& h, int count
   return tiles;
 }
 
-TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
-  REQUIRE_GPU();
-  const cudaStream_t s = stream.get();
+// Frame f of the temporal sequence's histogram: a shot that drifts, fades towards black from
+// frame 10, a cut at 20, a bright object at 30..34.
+std::vector<uint32_t> sequence_frame(int bins, int f, std::mt19937& rng) {
+  const int k = bins / 256;
+  std::vector<uint32_t> h(bins, 0);
+  const int lo = (f < 20 ? 30 : 120) * k, span = (f < 20 ? 60 : 90) * k;
+  const double fade = f >= 10 && f < 20 ? 1.0 - 0.08 * (f - 9) : 1.0;
+  for (int i = 0; i < 5000; ++i) {
+    const int v = 16 * k + static_cast<int>(fade * (lo - 16 * k + static_cast<int>(rng() % span) + f));
+    h[std::min(v, bins - 1)] += 1 + rng() % 3;
+  }
+  if (f >= 30 && f < 35) h[bins - 10] += 4000;
+  return h;
+}
+
+// The temporal filter over 40 frames of a drifting, fading, cut shot with LUT targets that move,
+// CPU against GPU: every LUT, state, scalar and normalized bin each frame. cluster: clahe's
+// measure over a thread-block cluster where the device has them (else, and when false, one
+// block). 1,024 tiles: the cluster's shares too large to stage, measured from global memory.
+void temporal_sequence_matches(cudaStream_t s, bool cluster) {
   for (int bins : {256, 1024})
-  for (const eq::Levels& lv : all_levels(bins)) {
-    for (int count : {1, 7, 8, 64}) {
+  for (size_t li = 0; li < all_levels(bins).size(); ++li) {
+    const eq::Levels lv = all_levels(bins)[li];
+    for (int count : {1, 7, 8, 64, 1024}) {
+      if (count == 1024 && (bins != 256 || li != 0)) continue;  // one case: 40 frames of 262,144 entries
       const bool extra = count > 1;
       const bool weighted = count >= 8;  // clahe's brightness measured on every tile's entries
       const int luts = count + (extra ? 1 : 0);
-      const int k = bins / 256;
       std::vector<int32_t> state(static_cast<size_t>(luts) * bins, 0);
       std::vector<uint32_t> cdf(2 * bins, 0);
       std::vector<int32_t> scalars(2 * eq::kTemporalScalars, 0);
@@ -277,16 +295,7 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
       auto dscal = cuda::Buffer::allocate(MemoryKind::device, scalars.size() * 4);
       std::mt19937 rng(5);
       for (int f = 0; f < 40; ++f) {
-        // A shot that drifts, fades towards black from frame 10, a cut at 20, a bright object at
-        // 30..34; LUT targets that move.
-        std::vector<uint32_t> h(bins, 0);
-        const int lo = (f < 20 ? 30 : 120) * k, span = (f < 20 ? 60 : 90) * k;
-        const double fade = f >= 10 && f < 20 ? 1.0 - 0.08 * (f - 9) : 1.0;
-        for (int i = 0; i < 5000; ++i) {
-          const int v = 16 * k + static_cast<int>(fade * (lo - 16 * k + static_cast<int>(rng() % span) + f));
-          h[std::min(v, bins - 1)] += 1 + rng() % 3;
-        }
-        if (f >= 30 && f < 35) h[bins - 10] += 4000;
+        const std::vector<uint32_t> h = sequence_frame(bins, f, rng);
         const std::vector<uint32_t> tiles_h = dealt_over_tiles(h, count, rng);
         std::vector<uint16_t> target(static_cast<size_t>(luts) * bins);
         for (auto& t : target) t = static_cast<uint16_t>(rng() % bins);
@@ -321,7 +330,7 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
         g.next_hist = static_cast<uint32_t*>(dhist->data()) + (f % 2) * bins;
         g.prev_scalars = static_cast<int32_t*>(dscal->data()) + ((f + 1) % 2) * eq::kTemporalScalars;
         g.next_scalars = static_cast<int32_t*>(dscal->data()) + (f % 2) * eq::kTemporalScalars;
-        ASSERT_OK(eq::temporal_update_gpu(g, s));
+        ASSERT_OK(eq::temporal_update_gpu(g, s, cluster));
         ASSERT_EQ(download<uint16_t>(dluts, cpu.size(), s), cpu) << "bins " << bins << " LUTs " << luts << " frame " << f << " levels "
                                                                   << lv.lo << ".." << lv.hi;
         ASSERT_EQ(download<int32_t>(*dstate, state.size(), s), state) << "frame " << f;
@@ -330,6 +339,16 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
       }
     }
   }
+}
+
+TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
+  REQUIRE_GPU();
+  temporal_sequence_matches(stream.get(), true);
+}
+
+TEST_F(GpuQualityFunctions, TemporalFilterInOneBlockMatchesCpuOverASequence) {
+  REQUIRE_GPU();
+  temporal_sequence_matches(stream.get(), false);
 }
 
 template <class T>
