@@ -17,7 +17,10 @@ of the same round: the steadier figure on a shared machine). Needs only the Pyth
 
   bench/export_bench.py [--clip FILE] [--frames 600] [--rounds 3] [--preset veryfast] [--crf 20]
                         [--histeq build/app/histeq] [--methods plain,histeq,vf_histeq,passthrough]
-                        [--extra-histeq "--cpu"] [--csv FILE] [--json FILE]
+                        [--extra-histeq "--cpu"] [--codec rawvideo] [--csv FILE] [--json FILE]
+--codec NAME times histeq's methods with that encoder instead of x264 (rawvideo: no encoding at
+all), written as Matroska to standard output, which goes to /dev/null: the floor where the encoder is
+not the bottleneck (the plain and vf_histeq methods keep x264).
 The clip is made by bench/make_real_clip.sh when it does not exist (needs the ffmpeg CLI).
 """
 import argparse
@@ -70,6 +73,8 @@ def main():
     ap.add_argument("--methods", default=None,
                     help="default: plain,histeq,vf_histeq,passthrough,strength0 (without ffmpeg: passthrough,histeq,strength0)")
     ap.add_argument("--extra-histeq", default="", help="more options for histeq export, e.g. --cpu")
+    ap.add_argument("--codec", default="libx264",
+                    help="histeq's encoder; other than libx264: its output to /dev/null as Matroska, without --preset and --crf")
     ap.add_argument("--csv")
     ap.add_argument("--json")
     a = ap.parse_args()
@@ -90,18 +95,24 @@ def main():
         "plain": ["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", a.clip, *x264, "-c:a", "copy", os.path.join(out_dir, "plain.mp4")],
         "vf_histeq": ["ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-i", a.clip, "-vf", "histeq", *x264, "-c:a", "copy",
                       os.path.join(out_dir, "vf_histeq.mp4")],
-        "histeq": [a.histeq, "export", a.clip, "-o", os.path.join(out_dir, "histeq.mp4"), "-y", "--progress", "none",
-                   "--preset", a.preset, "--crf", str(a.crf), *extra],
-        "passthrough": [a.histeq, "export", a.clip, "-o", os.path.join(out_dir, "passthrough.mp4"), "-y", "--progress", "none",
-                        "--preset", a.preset, "--crf", str(a.crf), "--passthrough", *extra],
-        "strength0": [a.histeq, "export", a.clip, "-o", os.path.join(out_dir, "strength0.mp4"), "-y", "--progress", "none",
-                      "--preset", a.preset, "--crf", str(a.crf), "--strength", "0", *extra],
     }
+
+    def histeq(name, *more):
+        if a.codec == "libx264":
+            out = ["-o", os.path.join(out_dir, name + ".mp4"), "--preset", a.preset, "--crf", str(a.crf)]
+        else:
+            out = ["-o", "-", "-f", "matroska", "--codec", a.codec]
+        return [a.histeq, "export", a.clip, "-y", "--progress", "none", *out, *more, *extra]
+
+    cmds["histeq"] = histeq("histeq")
+    cmds["passthrough"] = histeq("passthrough", "--passthrough")
+    cmds["strength0"] = histeq("strength0", "--strength", "0")
     floor = "plain" if "plain" in methods else "passthrough"
 
     info = subprocess.run([a.histeq, "info"], capture_output=True, text=True).stdout
     gpu = "no CUDA device" not in info and "--cpu" not in extra
-    print(f"clip {a.clip}: x264 preset {a.preset}, crf {a.crf}; {os.cpu_count()} cores ({cpu_model()}); "
+    enc = f"x264 preset {a.preset}, crf {a.crf}" if a.codec == "libx264" else f"histeq's encoder {a.codec} to /dev/null"
+    print(f"clip {a.clip}: {enc}; {os.cpu_count()} cores ({cpu_model()}); "
           f"histeq on the {'GPU' if gpu else 'CPU'}; {a.rounds} interleaved rounds", flush=True)
     walls = {m: [] for m in methods}
     cpus = {m: [] for m in methods}
@@ -114,7 +125,10 @@ def main():
             walls[m].append(w)
             cpus[m].append(c)
             print(f"  round {r + 1}: {m:12s} {w:7.2f} s wall {c:7.2f} s CPU", flush=True)
-    sizes = {m: os.path.getsize(cmds[m][-1] if m in ("plain", "vf_histeq") else cmds[m][4]) for m in methods}
+    def size(m):
+        path = cmds[m][-1] if m in ("plain", "vf_histeq") else cmds[m][cmds[m].index("-o") + 1]
+        return os.path.getsize(path) if path != "-" else 0
+    sizes = {m: size(m) for m in methods}
     shutil.rmtree(out_dir, ignore_errors=True)
 
     med = {m: statistics.median(walls[m]) for m in methods}
@@ -136,7 +150,7 @@ def main():
     print(f"(floor = {floor}; load average during the run: {min(loads):.1f} .. {max(loads):.1f})")
 
     meta = {"command": [sys.argv[0]] + sys.argv[1:], "clip": os.path.basename(a.clip), "frames": a.frames,
-            "preset": a.preset, "crf": a.crf, "rounds": a.rounds, "floor": floor, "cores": os.cpu_count(),
+            "preset": a.preset, "crf": a.crf, "codec": a.codec, "rounds": a.rounds, "floor": floor, "cores": os.cpu_count(),
             "cpu": cpu_model(), "histeq_backend": "gpu" if gpu else "cpu", "extra_histeq": a.extra_histeq,
             "load_min": round(min(loads), 2), "load_max": round(max(loads), 2),
             "date": time.strftime("%Y-%m-%d %H:%M:%S")}
