@@ -178,7 +178,10 @@ Status tiles_reduce(const In* in, int tiles, int bins, Out* out, cudaStream_t st
 
 // Clahe's measure on sm_90 and later: a cluster of this many blocks, each with its share of the
 // tiles, summing through distributed shared memory. One block took 2.5 us a walk over 64 x 256
-// entries at 16 an thread (issue-bound in one SM), and a frame takes seven to nine walks.
+// entries at 16 a thread (issue-bound in one SM), and a frame takes seven to nine walks. Swept on
+// an H200 (quality --bench, clahe 8x8 + every control, its temporal stage at 1080p;
+// docs/results/issue19/cluster/cluster_size_sweep.txt): 2 blocks 39.9 us, 4 30.8, 8 29.1, 16 40.1
+// (more blocks, dearer barriers and remote reads than the walk they share).
 constexpr int kClusterBlocks = 8;
 
 // The entries the brightness is measured on (quality_cpu.cpp's Measure): the reference LUT's,

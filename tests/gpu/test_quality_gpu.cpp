@@ -362,6 +362,85 @@ struct ApplyShape {
   int pad;  // samples
 };
 
+// Random samples for a plane of n bytes: 8-bit any value; 10-bit mostly within 0..1023, a few
+// above (what a decoder may put out).
+std::vector<uint8_t> random_samples(size_t n, int bytes, std::mt19937& rng) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; i += bytes) {
+    const uint32_t r = rng();
+    if (bytes == 1) v[i] = static_cast<uint8_t>(r);
+    else *reinterpret_cast<uint16_t*>(&v[i]) = static_cast<uint16_t>(r % 97 == 0 ? 1024 + r % 9 : r % 1024);
+  }
+  return v;
+}
+
+PlaneRef plane_ref(void* data, int w, int h, size_t pitch, int depth, MemoryKind m) {
+  PlaneRef p;
+  p.data = data;
+  p.width = w;
+  p.height = h;
+  p.pitch = pitch;
+  p.bytes_per_sample = depth > 8 ? 2 : 1;
+  p.bit_depth = depth;
+  p.memory = m;
+  return p;
+}
+
+// One shape's planes (padding included) and one grid's LUTs, on the host and the device.
+struct ApplyInputs {
+  ApplyShape sh;
+  int uvw, ch;
+  size_t ypitch, cpitch;
+  std::vector<uint8_t> y0, u0, v0;
+  const uint16_t* lut;  // host; dlut its device copy
+  const uint16_t* dlut;
+  eq::TileLuts ht, dt;
+  int bins;
+};
+
+// The chroma planes of one side, with limited range's bounds (16..240) with tiles and full range's
+// with one LUT.
+eq::ChromaPlanes chroma_planes(const ApplyInputs& in, int variant, uint8_t* u, uint8_t* v, MemoryKind m) {
+  const int depth = in.sh.depth;
+  eq::ChromaPlanes c;
+  c.interleaved = in.sh.nv12;
+  c.shift_x = in.sh.shift_x;
+  c.shift_y = in.sh.shift_y;
+  c.black = variant == 2 ? 0 : 16u << (depth - 8);
+  c.lo = variant == 2 ? 0 : 16u << (depth - 8);
+  c.hi = variant == 2 ? (1u << depth) - 1 : 240u << (depth - 8);
+  c.limit_q12 = variant == 2 ? 8192 : 6144;
+  c.planes[0] = plane_ref(u, in.uvw, in.ch, in.cpitch, depth, m);
+  c.planes[1] = plane_ref(v, in.uvw, in.ch, in.cpitch, depth, m);
+  return c;
+}
+
+// Variant 0: tiles, luma only; 1: colour with tiles; 2: colour with one LUT. The whole buffers,
+// padding included, must match: the padding untouched on both sides.
+void apply_variant_matches(const ApplyInputs& in, int variant, cudaStream_t s) {
+  const ApplyShape& sh = in.sh;
+  std::vector<uint8_t> y = in.y0, u = in.u0, v = in.v0;
+  cuda::Buffer dyb = upload(y, s), dub = upload(u, s), dvb = upload(v, s);
+  const PlaneRef hy = plane_ref(y.data(), sh.width, sh.height, in.ypitch, sh.depth, MemoryKind::host);
+  const PlaneRef gy = plane_ref(dyb.data(), sh.width, sh.height, in.ypitch, sh.depth, MemoryKind::device);
+  const eq::ChromaPlanes hc = chroma_planes(in, variant, u.data(), v.data(), MemoryKind::host);
+  const eq::ChromaPlanes gc = chroma_planes(in, variant, static_cast<uint8_t*>(dub.data()), static_cast<uint8_t*>(dvb.data()), MemoryKind::device);
+  if (variant == 0 && sh.depth == 8) {
+    ASSERT_OK(eq::apply_tiles(writable<uint8_t>(hy), in.ht, in.bins));
+    ASSERT_OK(eq::apply_tiles_gpu(writable<uint8_t>(gy), in.dt, in.bins, s));
+  } else if (variant == 0) {
+    ASSERT_OK(eq::apply_tiles(writable<uint16_t>(hy), in.ht, in.bins));
+    ASSERT_OK(eq::apply_tiles_gpu(writable<uint16_t>(gy), in.dt, in.bins, s));
+  } else {
+    ASSERT_OK(eq::apply_colour(hy, hc, in.lut, variant == 1 ? &in.ht : nullptr, in.bins));
+    ASSERT_OK(eq::apply_colour_gpu(gy, gc, in.dlut, variant == 1 ? &in.dt : nullptr, in.bins, s));
+  }
+  ASSERT_EQ(download<uint8_t>(dyb, y.size(), s), y) << sh.width << "x" << sh.height << " variant " << variant;
+  ASSERT_EQ(download<uint8_t>(dub, u.size(), s), u) << sh.width << "x" << sh.height << " variant " << variant;
+  ASSERT_EQ(download<uint8_t>(dvb, v.size(), s), v) << sh.width << "x" << sh.height << " variant " << variant;
+  if (variant == 0) EXPECT_EQ(u, in.u0) << "luma-only apply touched chroma";
+}
+
 TEST_F(GpuQualityFunctions, TileAndColourApplyMatchCpu) {
   REQUIRE_GPU();
   const cudaStream_t s = stream.get();
@@ -371,19 +450,16 @@ TEST_F(GpuQualityFunctions, TileAndColourApplyMatchCpu) {
   std::mt19937 rng(17);
   for (const ApplyShape& sh : shapes) {
     const int bytes = sh.depth > 8 ? 2 : 1, bins = 1 << sh.depth;
-    const int cw = (sh.width + (1 << sh.shift_x) - 1) >> sh.shift_x, ch = (sh.height + (1 << sh.shift_y) - 1) >> sh.shift_y;
-    const int uvw = sh.nv12 ? 2 * cw : cw;
-    const size_t ypitch = static_cast<size_t>(sh.width + sh.pad) * bytes, cpitch = static_cast<size_t>(uvw + sh.pad) * bytes;
-    auto fill = [&](size_t n) {
-      std::vector<uint8_t> v(n);
-      for (size_t i = 0; i < n; i += bytes) {
-        const uint32_t r = rng();
-        if (bytes == 1) v[i] = static_cast<uint8_t>(r);
-        else *reinterpret_cast<uint16_t*>(&v[i]) = static_cast<uint16_t>(r % 97 == 0 ? 1024 + r % 9 : r % 1024);
-      }
-      return v;
-    };
-    const std::vector<uint8_t> y0 = fill(ypitch * sh.height), u0 = fill(cpitch * ch), v0 = fill(cpitch * ch);
+    ApplyInputs in{sh};
+    const int cw = (sh.width + (1 << sh.shift_x) - 1) >> sh.shift_x;
+    in.ch = (sh.height + (1 << sh.shift_y) - 1) >> sh.shift_y;
+    in.uvw = sh.nv12 ? 2 * cw : cw;
+    in.ypitch = static_cast<size_t>(sh.width + sh.pad) * bytes;
+    in.cpitch = static_cast<size_t>(in.uvw + sh.pad) * bytes;
+    in.bins = bins;
+    in.y0 = random_samples(in.ypitch * sh.height, bytes, rng);
+    in.u0 = random_samples(in.cpitch * in.ch, bytes, rng);
+    in.v0 = random_samples(in.cpitch * in.ch, bytes, rng);
     for (hist::TileGrid grid : {hist::TileGrid{1, 1}, {8, 8}, {3, 2}}) {
       if (grid.cols > sh.width || grid.rows > sh.height) continue;
       std::vector<uint16_t> luts(static_cast<size_t>(grid.count()) * bins), lut(bins);
@@ -393,56 +469,13 @@ TEST_F(GpuQualityFunctions, TileAndColourApplyMatchCpu) {
       eq::axis_table(sh.width, grid.cols, xt.data());
       eq::axis_table(sh.height, grid.rows, yt.data());
       cuda::Buffer dluts = upload(luts, s), dlut = upload(lut, s), dx = upload(xt, s), dy = upload(yt, s);
-      const eq::TileLuts ht{luts.data(), grid, xt.data(), yt.data()};
-      const eq::TileLuts dt{static_cast<uint16_t*>(dluts.data()), grid, static_cast<uint32_t*>(dx.data()), static_cast<uint32_t*>(dy.data())};
-      auto plane = [&](std::vector<uint8_t>& b, int w, int h, size_t pitch, MemoryKind m, void* dev) {
-        PlaneRef p;
-        p.data = dev != nullptr ? dev : b.data();
-        p.width = w;
-        p.height = h;
-        p.pitch = pitch;
-        p.bytes_per_sample = bytes;
-        p.bit_depth = sh.depth;
-        p.memory = m;
-        return p;
-      };
-      for (int variant = 0; variant < 3; ++variant) {  // 0: tiles, luma only; 1: colour with tiles; 2: colour with one LUT
-        std::vector<uint8_t> y = y0, u = u0, v = v0;
-        cuda::Buffer dyb = upload(y, s), dub = upload(u, s), dvb = upload(v, s);
-        const PlaneRef hy = plane(y, sh.width, sh.height, ypitch, MemoryKind::host, nullptr);
-        const PlaneRef gy = plane(y, sh.width, sh.height, ypitch, MemoryKind::device, dyb.data());
-        eq::ChromaPlanes hc, gc;
-        hc.interleaved = gc.interleaved = sh.nv12;
-        hc.shift_x = gc.shift_x = sh.shift_x;
-        hc.shift_y = gc.shift_y = sh.shift_y;
-        hc.black = gc.black = variant == 2 ? 0 : 16u << (sh.depth - 8);
-        // Limited range's chroma bounds (16..240) with tiles, full range's with one LUT.
-        hc.lo = gc.lo = variant == 2 ? 0 : 16u << (sh.depth - 8);
-        hc.hi = gc.hi = variant == 2 ? (1u << sh.depth) - 1 : 240u << (sh.depth - 8);
-        hc.limit_q12 = gc.limit_q12 = variant == 2 ? 8192 : 6144;
-        hc.planes[0] = plane(u, uvw, ch, cpitch, MemoryKind::host, nullptr);
-        hc.planes[1] = plane(v, uvw, ch, cpitch, MemoryKind::host, nullptr);
-        gc.planes[0] = plane(u, uvw, ch, cpitch, MemoryKind::device, dub.data());
-        gc.planes[1] = plane(v, uvw, ch, cpitch, MemoryKind::device, dvb.data());
-        if (variant == 0) {
-          if (bytes == 1) {
-            ASSERT_OK(eq::apply_tiles(writable<uint8_t>(hy), ht, bins));
-            ASSERT_OK(eq::apply_tiles_gpu(writable<uint8_t>(gy), dt, bins, s));
-          } else {
-            ASSERT_OK(eq::apply_tiles(writable<uint16_t>(hy), ht, bins));
-            ASSERT_OK(eq::apply_tiles_gpu(writable<uint16_t>(gy), dt, bins, s));
-          }
-        } else {
-          ASSERT_OK(eq::apply_colour(hy, hc, lut.data(), variant == 1 ? &ht : nullptr, bins));
-          ASSERT_OK(eq::apply_colour_gpu(gy, gc, static_cast<uint16_t*>(dlut.data()), variant == 1 ? &dt : nullptr, bins, s));
-        }
-        // Whole buffers, padding included: the padding must be untouched on both sides.
-        ASSERT_EQ(download<uint8_t>(dyb, y.size(), s), y) << sh.width << "x" << sh.height << " variant " << variant;
-        ASSERT_EQ(download<uint8_t>(dub, u.size(), s), u) << sh.width << "x" << sh.height << " variant " << variant;
-        ASSERT_EQ(download<uint8_t>(dvb, v.size(), s), v) << sh.width << "x" << sh.height << " variant " << variant;
-        if (variant == 0) {
-          EXPECT_EQ(u, u0) << "luma-only apply touched chroma";
-        }
+      in.lut = lut.data();
+      in.dlut = static_cast<uint16_t*>(dlut.data());
+      in.ht = {luts.data(), grid, xt.data(), yt.data()};
+      in.dt = {static_cast<uint16_t*>(dluts.data()), grid, static_cast<uint32_t*>(dx.data()), static_cast<uint32_t*>(dy.data())};
+      for (int variant = 0; variant < 3; ++variant) {
+        apply_variant_matches(in, variant, s);
+        if (HasFatalFailure()) return;
       }
     }
   }
