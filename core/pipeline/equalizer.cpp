@@ -165,8 +165,8 @@ class EqualizerImpl final : public Equalizer {
 
   ~EqualizerImpl() override {
     // Nothing may still write into a frame we drop. The CPU's slots have no stream: synchronizing
-    // the default stream there would create a CUDA context at exit (0.4 s on an H200 host, a
-    // third of a 10 s 1080p CPU export's overhead).
+    // the default stream there would create a CUDA context at exit (0.4 s on an H200 host, most
+    // of what a CPU export took over a passthrough).
     if (gpu())
       for (auto& s : slots_) (void)s.stream.synchronize();
   }
