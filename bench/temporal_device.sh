@@ -14,17 +14,9 @@
 #                         GPU times of the defaults and clahe on real footage, each binary
 set -uo pipefail
 cd "$(dirname "$0")/.."
-FINAL=${OUT:-/tmp/out}
-OUT=/tmp/temporal_device
 ROUNDS=${ROUNDS:-2}  # SANITIZE=0 leaves out memcheck and racecheck
-rm -rf "$OUT" /tmp/hb
-mkdir -p "$OUT" "$FINAL" /tmp/hb
-tar xzf .carry/bin.tgz -C /tmp/hb
-rc=0
-step() { echo "== $*" >&2; "$@" || { echo "FAILED($?): $*" >&2; rc=$((rc + 1)); }; }
-export HISTEQ_TEST_CLIP=.carry/real.mp4
-nvidia-smi --query-gpu=name,driver_version,clocks.sm --format=csv,noheader > "$OUT/device.txt" 2>&1
-nproc >> "$OUT/device.txt"
+source bench/device_lib.sh
+device_setup /tmp/temporal_device
 step timeout 240 /tmp/hb/histeq_gpu_tests --gtest_brief=1 --gtest_filter='-Matrix/*' > "$OUT/gpu_tests.txt" 2>&1
 tail -4 "$OUT/gpu_tests.txt" >&2
 step timeout 120 /tmp/hb/histeq_unit_tests --gtest_brief=1 --gtest_filter='Quality.*:QualityPipeline.*' > "$OUT/unit_tests.txt" 2>&1

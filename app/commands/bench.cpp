@@ -10,17 +10,24 @@
 #include "app/commands/bench_print.h"
 #include "app/commands/commands.h"
 #include "bench/lab/matrix.h"
+#include "core/equalize/quality.h"
 #include "core/pipeline/source_factory.h"
 
 namespace histeq::app {
 namespace {
 
 int run_matrix(const BenchOptions& o, lab::Engine& eng) {
-  auto kernels = lab::select_kernels(o.kernels, o.bins, o.weighted, o.max_blocks, eng.gpu());
+  lab::MatrixPlan plan;
+  if (!o.tiles.empty()) {
+    auto grid = eq::parse_tiles(o.tiles);
+    if (!grid) return fail("--tiles: " + grid.status().message(), 2);
+    plan.tiled = true;
+    plan.tiles = *grid;
+  }
+  auto kernels = lab::select_kernels(o.kernels, o.bins, o.weighted, o.max_blocks, eng.gpu(), plan.tiled, o.units_per_lane);
   if (!kernels) return fail(kernels.status().to_string(), kernels.status().code() == Code::not_found ? 2 : 1);
   eng.set_options({o.runs, o.warmup, o.cpu_budget_s, lab::any_cpu(*kernels)});
 
-  lab::MatrixPlan plan;
   plan.bins = o.bins;
   plan.weighted = o.weighted;
   auto parsed = parse_bench_inputs(o.inputs, eng.frame_count());
@@ -60,6 +67,7 @@ std::string usage_error(const BenchOptions& o) {
   if (o.paper_dir.empty() && !o.files.empty()) return "unexpected argument '" + o.files[0] + "' (files go with --paper)";
   if (!o.paper_dir.empty() && o.equalize) return "--paper and --equalize are separate runs";
   if (o.paper_dir.empty() && !o.experiments.empty()) return "--experiments goes with --paper";
+  if (!o.tiles.empty() && (o.weighted || o.equalize || !o.paper_dir.empty())) return "--tiles is a matrix run of its own (not with --weighted, --equalize or --paper)";
   for (int d : o.depths)
     if (d < 8 || d > 10) return "--depths must be 8, 9 or 10";
   return "";
@@ -92,8 +100,12 @@ void add_bench_command(CLI::App& app, BenchOptions& o) {
   b->add_option("--cpu-budget", o.cpu_budget_s, "seconds of timed runs per CPU kernel and case (at least 5 runs)")->capture_default_str();
   b->add_flag("--quick", o.quick, "only 1080p and 1921x1081");
   b->add_flag("--weighted", o.weighted, "weighted histograms: a float weight plane per buffer (weighted kernels only)");
+  b->add_option("--tiles", o.tiles, "tiled histograms (CLAHE's): every tile's histogram over a CxR grid, e.g. 8x8, in one call (tiled kernels only)");
   b->add_option("--max-blocks", o.max_blocks,
                 "grid caps to sweep (0 = the policy's grid); each kernel runs once per value, labelled name@N")
+      ->delimiter(',')->capture_default_str();
+  b->add_option("--units-per-lane", o.units_per_lane,
+                "method2_tuned's plan to sweep: 16-byte units a lane counts (0 = the policy's); labelled name/uU")
       ->delimiter(',')->capture_default_str();
   b->add_option("--csv", o.csv, "write the results as CSV");
   b->add_option("--json", o.json, "write the results as JSON");

@@ -55,7 +55,9 @@ struct BenchOptions {
   double cpu_budget_s = 2.0;                         // CPU kernels: cap on timed seconds per case
   bool quick = false;
   bool weighted = false;                             // weighted histograms (float weight plane)
-  std::vector<int> max_blocks{0};                    // grid caps to sweep; 0 = policy
+  std::string tiles;                                 // "CxR": every tile's histogram (tiled kernels only)
+  std::vector<int> max_blocks{0};
+  std::vector<int> units_per_lane{0};                // method2_tuned's plan to sweep; 0 = policy                    // grid caps to sweep; 0 = policy
   std::string csv, json;
   std::string paper_dir;                             // --paper DIR: reproduce the papers' comparisons
   std::vector<std::string> files;                    // --paper: videos whose frames are the real inputs

@@ -38,7 +38,7 @@ void add_quality_command(CLI::App& app, QualityCliOptions& o) {
   q->add_option("--configs", o.configs, quality_configs_help())
       ->delimiter(',')
       ->capture_default_str();
-  q->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2 on a GPU, cpu_parallel on the CPU)");
+  q->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2_tuned on a GPU, cpu_parallel on the CPU)");
   q->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
   q->add_option("--peers", o.peers, "auto: also ffmpeg's and OpenCV's equalizers where installed; none: histeq only")
       ->check(CLI::IsMember({"auto", "none"}))

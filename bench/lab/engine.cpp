@@ -139,7 +139,7 @@ Result<std::unique_ptr<Engine>> Engine::create(const EngineOptions& opts) {
   auto st = cuda::Stream::create();
   if (!st) return st.status();
   e->stream_ = std::move(st.value());
-  auto dh = cuda::DeviceArray<uint32_t>::allocate(kMaxBins);
+  auto dh = cuda::DeviceArray<uint32_t>::allocate(size_t{kMaxBins} * hist::kMaxTiles * hist::kMaxTiles);
   if (!dh) return dh.status();
   e->d_hist_ = std::move(dh.value());
   auto dsum = cuda::DeviceArray<float>::allocate(kMaxBins);
@@ -224,8 +224,12 @@ Status Engine::build_references(CaseData& cd) {
   if (!ref) return ref.status();
   for (bool last : {false, true}) {
     auto& out = last ? cd.reference_last : cd.reference_first;
-    out.assign(spec.bins, 0);
+    out.assign(spec.counters(), 0);
     const PlaneRef plane = (last ? cd.host.back() : cd.host.front()).ref();
+    if (spec.tiled) {
+      HISTEQ_TRY(hist::compute_tiles(**ref, plane, spec.tiles, {out.data(), spec.bins, MemoryKind::host}));
+      continue;
+    }
     if (!spec.weighted) {
       HISTEQ_TRY(hist::compute(**ref, plane, {out.data(), spec.bins, MemoryKind::host}));
       continue;
@@ -265,25 +269,30 @@ Status Engine::build_weights(const CaseSpec& spec, size_t buffers, bool keep_all
   return Status::ok();
 }
 
+Status Engine::run_kernel(hist::Kernel& k, const CaseData& cd, size_t i, bool device, uint32_t* counts, float* sums) {
+  const CaseSpec& spec = cd.spec;
+  const PlaneRef plane = device ? cd.dev[i].ref() : cd.host[i].ref();
+  const hist::HistogramView out{counts, spec.bins, device ? MemoryKind::device : MemoryKind::host, spec.weighted ? sums : nullptr};
+  cudaStream_t stream = device ? stream_.get() : nullptr;
+  if (spec.tiled) return hist::compute_tiles(k, plane, spec.tiles, out, stream);
+  if (spec.weighted) return hist::compute(k, plane, (device ? cd.weights_dev[i] : cd.weights_host[i]).cview(), out, stream);
+  return hist::compute(k, plane, out, stream);
+}
+
 Result<std::vector<uint32_t>> Engine::histogram_of(hist::Kernel& k, const CaseData& cd, bool last, std::vector<float>& sums) {
+  const size_t n = cd.spec.counters();
   const int bins = cd.spec.bins;
   const bool weighted = cd.spec.weighted;
-  std::vector<uint32_t> h(bins, 0xDEADBEEFu);  // poisoned: a counter the kernel skips shows up
+  std::vector<uint32_t> h(n, 0xDEADBEEFu);  // poisoned: a counter the kernel skips shows up
   sums.assign(weighted ? bins : 0, std::nanf(""));
   if (k.info().backend == Backend::cpu) {
-    const PlaneRef plane = (last ? cd.host.back() : cd.host.front()).ref();
-    const hist::HistogramView out{h.data(), bins, MemoryKind::host, weighted ? sums.data() : nullptr};
-    if (weighted) HISTEQ_TRY(hist::compute(k, plane, (last ? cd.weights_host.back() : cd.weights_host.front()).cview(), out));
-    else HISTEQ_TRY(hist::compute(k, plane, out));
+    HISTEQ_TRY(run_kernel(k, cd, last ? cd.host.size() - 1 : 0, false, h.data(), sums.data()));
     return h;
   }
-  const size_t b = last ? cd.dev.size() - 1 : 0;
   HISTEQ_CUDA_TRY(cudaMemsetAsync(d_hist_.data(), 0xA5, d_hist_.bytes(), stream_.get()));
   HISTEQ_CUDA_TRY(cudaMemsetAsync(d_sums_.data(), 0xFF, d_sums_.bytes(), stream_.get()));  // NaN poison
-  const hist::HistogramView out{d_hist_.data(), bins, MemoryKind::device, weighted ? d_sums_.data() : nullptr};
-  if (weighted) HISTEQ_TRY(hist::compute(k, cd.dev[b].ref(), cd.weights_dev[b].cview(), out, stream_.get()));
-  else HISTEQ_TRY(hist::compute(k, cd.dev[b].ref(), out, stream_.get()));
-  HISTEQ_CUDA_TRY(cudaMemcpyAsync(h.data(), d_hist_.data(), sizeof(uint32_t) * bins, cudaMemcpyDeviceToHost, stream_.get()));
+  HISTEQ_TRY(run_kernel(k, cd, last ? cd.dev.size() - 1 : 0, true, d_hist_.data(), d_sums_.data()));
+  HISTEQ_CUDA_TRY(cudaMemcpyAsync(h.data(), d_hist_.data(), sizeof(uint32_t) * n, cudaMemcpyDeviceToHost, stream_.get()));
   if (weighted)
     HISTEQ_CUDA_TRY(cudaMemcpyAsync(sums.data(), d_sums_.data(), sizeof(float) * bins, cudaMemcpyDeviceToHost, stream_.get()));
   HISTEQ_TRY(stream_.synchronize());
@@ -315,14 +324,10 @@ Result<Stats> Engine::time_gpu(const std::function<Status(size_t)>& launch, size
 }
 
 Result<Stats> Engine::time_cpu(hist::Kernel& k, const CaseData& cd) {
-  std::vector<uint32_t> h(cd.spec.bins);
+  std::vector<uint32_t> h(cd.spec.counters());
   std::vector<float> sums(cd.spec.bins);
-  const hist::HistogramView out{h.data(), cd.spec.bins, MemoryKind::host, cd.spec.weighted ? sums.data() : nullptr};
   const size_t n = cd.host.size();
-  auto run = [&](size_t i) {
-    return cd.spec.weighted ? hist::compute(k, cd.host[i % n].ref(), cd.weights_host[i % n].cview(), out)
-                            : hist::compute(k, cd.host[i % n].ref(), out);
-  };
+  auto run = [&](size_t i) { return run_kernel(k, cd, i % n, false, h.data(), sums.data()); };
   using clock = std::chrono::steady_clock;
   for (int i = 0; i < std::min(o_.warmup, 2); ++i) HISTEQ_TRY(run(i));
   std::vector<double> us;
@@ -363,12 +368,16 @@ Measurement Engine::ceiling(const CaseData& cd) {
 Measurement Engine::measure(hist::Kernel& k, const CaseData& cd) {
   Measurement m;
   const bool on_gpu = k.info().backend == Backend::gpu;
-  if (on_gpu && !gpu_) {
-    m.status = "error: no GPU";
-    return m;
-  }
   if (cd.spec.weighted && !k.info().weighted) {
     m.status = "error: kernel '" + k.info().name + "' does not compute weighted histograms";
+    return m;
+  }
+  if (cd.spec.tiled && !k.info().tiles) {
+    m.status = "error: kernel '" + k.info().name + "' does not compute tiled histograms";
+    return m;
+  }
+  if (on_gpu && !gpu_) {
+    m.status = "error: no GPU";
     return m;
   }
   for (bool last : {false, true}) {
@@ -381,7 +390,9 @@ Measurement Engine::measure(hist::Kernel& k, const CaseData& cd) {
     const auto& ref = last ? cd.reference_last : cd.reference_first;
     for (size_t i = 0; i < ref.size(); ++i) {
       if ((*h)[i] != ref[i]) {
-        m.status = "FAILED: bin " + std::to_string(i) + " is " + std::to_string((*h)[i]) + ", expected " + std::to_string(ref[i]);
+        const std::string where = cd.spec.tiled ? "tile " + std::to_string(i / cd.spec.bins) + " bin " + std::to_string(i % cd.spec.bins)
+                                                : "bin " + std::to_string(i);
+        m.status = "FAILED: " + where + " is " + std::to_string((*h)[i]) + ", expected " + std::to_string(ref[i]);
         return m;
       }
     }
@@ -395,12 +406,8 @@ Measurement Engine::measure(hist::Kernel& k, const CaseData& cd) {
       }
     }
   }
-  const bool weighted = cd.spec.weighted;
-  const hist::HistogramView out{d_hist_.data(), cd.spec.bins, MemoryKind::device, weighted ? d_sums_.data() : nullptr};
-  Result<Stats> t = on_gpu ? time_gpu([&](size_t i) {
-                               return weighted ? hist::compute(k, cd.dev[i].ref(), cd.weights_dev[i].cview(), out, stream_.get())
-                                               : hist::compute(k, cd.dev[i].ref(), out, stream_.get());
-                             }, cd.dev.size())
+  Result<Stats> t = on_gpu ? time_gpu([&](size_t i) { return run_kernel(k, cd, i, true, d_hist_.data(), d_sums_.data()); },
+                                    cd.dev.size())
                            : time_cpu(k, cd);
   if (!t) {
     m.status = "error: " + t.status().to_string();

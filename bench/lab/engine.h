@@ -59,6 +59,10 @@ struct CaseSpec {
   int bins = 256;
   InputSpec input;
   bool weighted = false;  // also a float weight plane per buffer (random in [0, 1)); weighted kernels only
+  bool tiled = false;     // every tile's histogram (hist::compute_tiles over `tiles`); tiled kernels only
+  hist::TileGrid tiles;
+  // Counters a kernel writes: bins, times the tiles when tiled.
+  size_t counters() const { return static_cast<size_t>(bins) * (tiled ? static_cast<size_t>(tiles.count()) : 1u); }
 };
 
 // A plane of either sample width.
@@ -133,6 +137,9 @@ class Engine {
   static Status build_references(CaseData& cd);
   // The kernel's histogram of the first or last buffer (and its weight sums in a weighted case).
   Result<std::vector<uint32_t>> histogram_of(hist::Kernel& k, const CaseData& cd, bool last, std::vector<float>& sums);
+  // The case's computation (plain, weighted or tiled) of buffer i, on the device (d_hist_, d_sums_,
+  // the engine's stream) or the host (`counts`, `sums`).
+  Status run_kernel(hist::Kernel& k, const CaseData& cd, size_t i, bool device, uint32_t* counts, float* sums);
   Status build_weights(const CaseSpec& spec, size_t buffers, bool keep_all, CaseData& cd);
   Result<Stats> time_gpu(const std::function<Status(size_t)>& launch, size_t buffers);
   Result<Stats> time_cpu(hist::Kernel& k, const CaseData& cd);

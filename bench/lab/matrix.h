@@ -24,12 +24,13 @@ struct NamedKernel {
   std::unique_ptr<hist::Kernel> kernel;
 };
 // The kernels to run: those named, or (names empty) every kernel this machine can run at `bins`
-// (aliases, which repeat their target, only when named); one instance per --max-blocks value,
-// labelled name@N (N > 0). Errors: an unknown name (Code::not_found, listing the known ones), a
-// kernel that is not weighted under `weighted`, a named GPU kernel without a GPU (Code::no_device),
-// a negative max_blocks, no kernel at all.
+// (aliases, which repeat their target, only when named); one instance per --max-blocks value and
+// --units-per-lane value, labelled name@N (N > 0 blocks) and name/uU (U > 0 units). Errors: an unknown name (Code::not_found, listing the known ones), a
+// kernel that is not weighted under `weighted` (or has no tiled form under `tiled`), a named GPU
+// kernel without a GPU (Code::no_device), a negative max_blocks, no kernel at all.
 Result<std::vector<NamedKernel>> select_kernels(const std::vector<std::string>& names, int bins, bool weighted,
-                                                const std::vector<int>& max_blocks, bool gpu);
+                                                const std::vector<int>& max_blocks, bool gpu, bool tiled = false,
+                                                const std::vector<int>& units_per_lane = {0});
 // Whether any of them runs on the CPU (the engine then keeps every buffer on the host).
 bool any_cpu(const std::vector<NamedKernel>& kernels);
 std::vector<LabelledKernel> labelled(const std::vector<NamedKernel>& kernels);
@@ -46,6 +47,8 @@ struct MatrixPlan {
   std::vector<InputSpec> inputs;
   int bins = 256;
   bool weighted = false;
+  bool tiled = false;  // every tile's histogram over `tiles` (the rows' experiment says "tiles CxR")
+  hist::TileGrid tiles;
 };
 struct MatrixResult {
   std::vector<Row> rows;

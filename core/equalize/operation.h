@@ -144,7 +144,7 @@ std::unique_ptr<Operation> make_denoise_operation();
 constexpr const char* kFusedKernel = "method2_tuned";
 
 // The kernel the histogram stage runs for `kernel` in `mode`: itself, or in clahe mode when it has
-// no tiled form (cub, method2_tuned, ...) the default tiled kernel of the backend (method2,
+// no tiled form (cub, ...) the default tiled kernel of the backend (method2_tuned,
 // cpu_parallel).
 std::string tiles_kernel(const std::string& kernel, Mode mode, Backend backend);
 

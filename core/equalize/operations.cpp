@@ -497,7 +497,7 @@ std::string tiles_kernel(const std::string& kernel, Mode mode, Backend backend) 
   if (mode != Mode::clahe) return kernel;
   const hist::KernelEntry* e = hist::find_kernel(kernel);
   if (e != nullptr && e->info.tiles) return kernel;
-  return backend == Backend::gpu ? "method2" : "cpu_parallel";
+  return backend == Backend::gpu ? kFusedKernel : "cpu_parallel";
 }
 
 Status check_kernel(const std::string& name, Backend backend, const video::FrameFormat& format) {

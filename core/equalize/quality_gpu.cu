@@ -1,10 +1,14 @@
 // GPU side of the picture-quality controls: tone.h's formulas, the same integer steps as
 // quality_cpu.cpp, so the frames are identical. Kernels:
 //   clip + CDF per tile      one block per tile (CUB block reduce and scan), bins <= block size
-//   sum / mean over tiles    one thread per bin
-//   temporal filter          one block for the histogram's figures, the scene cut, every LUT's
-//                            state and the brightness offset; then (clahe) one block per tile LUT
-//   apply with tiles         one thread per 16-byte unit of a row, LUTs read through L1
+//   sum / mean over tiles    32 bins a block, the tiles spread over 16 slices of threads
+//   temporal filter          the histogram's figures, the scene cut, every LUT's state and the
+//                            brightness offset: one block (global mode), a cluster of 8 that also
+//                            puts out the tile LUTs (clahe, sm_90+), else one block, then one
+//                            block per tile LUT
+//   apply with tiles         one thread per 16-byte unit of a row, LUTs read through L1 (bound
+//                            by L1's gathers: staging the block's LUTs in shared memory measured
+//                            slower, docs/performance.md, "method2_tuned's tiled form")
 //   apply with colour        one thread per chroma sample and its co-sited luma samples
 #include <map>
 #include <mutex>
@@ -156,20 +160,32 @@ __global__ void __launch_bounds__(BLOCK) clipped_lut_kernel(const uint32_t* __re
   if (v < bins) lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf_x, cdf_min, s.total, levels, weight));
 }
 
-// out[v] = sum over tiles (uint32 counts), or the rounded mean (uint16 LUTs).
+// out[v] = sum over tiles (uint32 counts), or the rounded mean (uint16 LUTs). A block takes
+// kReduceBins bins and spreads the tiles over kReduceSlices slices of threads, then sums the
+// slices in shared memory: one thread a bin walking every tile took 4.3-5.1 us for 64 tiles at
+// 1080p, 2.8-3.1 us this way (Nsight Compute, H200; docs/results/issue19/tiles/).
+constexpr int kReduceBins = 32, kReduceSlices = 16;
+
 template <class In, class Out, bool kMean>
-__global__ void tiles_reduce_kernel(const In* __restrict__ in, int tiles, int bins, Out* __restrict__ out) {
-  const int v = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (v >= bins) return;
+__global__ void __launch_bounds__(kReduceBins * kReduceSlices)
+    tiles_reduce_kernel(const In* __restrict__ in, int tiles, int bins, Out* __restrict__ out) {
+  __shared__ uint32_t part[kReduceSlices][kReduceBins + 1];
+  const int b = static_cast<int>(threadIdx.x) % kReduceBins, slice = static_cast<int>(threadIdx.x) / kReduceBins;
+  const int v = static_cast<int>(blockIdx.x) * kReduceBins + b;
   uint32_t sum = 0;
-  for (int t = 0; t < tiles; ++t) sum += in[static_cast<size_t>(t) * bins + v];
+  if (v < bins)
+    for (int t = slice; t < tiles; t += kReduceSlices) sum += in[static_cast<size_t>(t) * bins + v];
+  part[slice][b] = sum;
+  __syncthreads();
+  if (slice != 0 || v >= bins) return;
+  for (int s = 1; s < kReduceSlices; ++s) sum += part[s][b];
   out[v] = static_cast<Out>(kMean ? (sum + static_cast<uint32_t>(tiles) / 2) / static_cast<uint32_t>(tiles) : sum);
 }
 
 template <class In, class Out, bool kMean>
 Status tiles_reduce(const In* in, int tiles, int bins, Out* out, cudaStream_t stream) {
-  constexpr int kThreads = 256;
-  tiles_reduce_kernel<In, Out, kMean><<<(bins + kThreads - 1) / kThreads, kThreads, 0, stream>>>(in, tiles, bins, out);
+  tiles_reduce_kernel<In, Out, kMean>
+      <<<(bins + kReduceBins - 1) / kReduceBins, kReduceBins * kReduceSlices, 0, stream>>>(in, tiles, bins, out);
   HISTEQ_CUDA_TRY_LAUNCH();
   return Status::ok();
 }

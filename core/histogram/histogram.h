@@ -114,6 +114,9 @@ struct KernelOptions {
   // loop), whose 27-bit counts allow passes of 2^27 samples per warp that no test could reach:
   // tests shorten the passes to exercise the flush. Never needed for correctness.
   int max_pass_steps = 0;
+  // The 16-byte units a lane is planned to count, which sets warps and blocks from the plane's (or
+  // tile's) size: method2_tuned's plan (policy::Method2Tuned::kUnitsPerLane*; sweeps only).
+  int units_per_lane = 0;
 };
 
 class Kernel {

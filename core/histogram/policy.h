@@ -89,6 +89,18 @@ struct Policy900 {
     // (127 blocks x 8 warps); at 4K and above every value from 1 to 32 gives the largest block.
     static constexpr int kUnitsPerLane8 = 4;
     static constexpr int kUnitsPerLane16 = 4;
+    // The tiled form (CLAHE; m2t::plan_tiles: the same rule on one tile, the SMs shared out among
+    // the tiles). `histeq bench --tiles CxR --units-per-lane 1,2,4,8,16,32 --max-blocks 0,TILES`
+    // (H200, 8-bit, medians over natural and real; docs/results/issue19/tiles/sweep/sweep_*.txt):
+    //   8x8   1080p: 4 units 10.0 us (1: 10.7, 8: 10.2, 16: 11.2; one block a tile 9.7)
+    //         4K:    4 units 14.3 (16: 14.1; one block a tile 16.7)
+    //   16x16 1080p: 4 units 11.2 (8: 13.4, 16: 16.3); 4K: 17.0, but 16 units 12.4
+    //   32x32 1080p: 17.2, but 8 units 14.1; 4K: 32.1, but 8 units 25.1
+    // The losses at 4 units were second waves of blocks (more tiles than SMs, a block too large to
+    // be resident with the others), which plan_tiles now avoids by giving such blocks fewer warps.
+    // 16-bit planes (10-bit video) take the same value, not swept.
+    static constexpr int kTileUnitsPerLane8 = 4;
+    static constexpr int kTileUnitsPerLane16 = 4;
     // Device-wide merge: every block adds every bin to a 32-bit accumulator with fire-and-forget
     // atomics, bins adjacent, so that the last block reads and clears it in 16-byte words. sweep 1
     // (4K / 8192^2): adjacent 13.60 / 45.63 us, 32 words apart 13.68 / 46.13, per-block partials

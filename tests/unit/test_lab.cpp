@@ -95,6 +95,14 @@ TEST(Lab, SelectsKernelsWithTheCliErrors) {
   ASSERT_TRUE(sweep);
   ASSERT_EQ(sweep->size(), 2u);
   EXPECT_EQ((*sweep)[1].label, "cpu_parallel@4");
+  auto plans = select_kernels({"cpu_parallel"}, 256, false, {0, 4}, false, false, {0, 8});
+  ASSERT_TRUE(plans);
+  ASSERT_EQ(plans->size(), 4u);
+  EXPECT_EQ((*plans)[1].label, "cpu_parallel/u8");
+  EXPECT_EQ((*plans)[3].label, "cpu_parallel@4/u8");
+  EXPECT_EQ((*plans)[3].kernel->options().units_per_lane, 8);
+  EXPECT_EQ(select_kernels({"cpu_parallel"}, 256, false, {0}, false, false, {-2}).status().message(),
+            "--units-per-lane values must be >= 0");
   // None named without a GPU: the CPU kernels only.
   auto all = select_kernels({}, 256, false, {0}, false);
   ASSERT_TRUE(all);
@@ -133,6 +141,38 @@ TEST(Lab, MatrixChecksAndTimesEveryCase) {
   // One predictability line per pitch and kernel, over the two inputs.
   ASSERT_EQ(res.predictability.size(), 2 * per_case);
   for (const auto& p : res.predictability) EXPECT_EQ(p.inputs, 2) << p.kernel;
+}
+
+TEST(Lab, TiledMatrixChecksEveryTileAgainstTheReference) {
+  EXPECT_EQ(select_kernels({"cub"}, 256, false, {0}, false, true).status().message(),
+            "kernel 'cub' does not compute tiled histograms (--tiles)");
+  auto eng = Engine::create({5, 1, 0.01, true});
+  ASSERT_TRUE(eng) << eng.status().to_string();
+  auto kernels = select_kernels({}, 256, false, {0}, (*eng)->gpu(), true);
+  ASSERT_TRUE(kernels);
+  for (const auto& k : *kernels) EXPECT_TRUE(k.kernel->info().tiles) << k.label;
+  MatrixPlan plan;
+  plan.sizes = {*parse_size("1001x999")};  // tiles of uneven sizes
+  plan.padded = {true};
+  plan.inputs = {*parse_input("natural")};
+  plan.tiled = true;
+  plan.tiles = {3, 2};
+  const MatrixResult res = run_matrix(**eng, plan, *kernels);
+  EXPECT_TRUE(res.ok());
+  for (const Row& r : res.rows) {
+    EXPECT_EQ(r.experiment, "tiles 3x2");
+    EXPECT_TRUE(r.m.ok()) << r.kernel << ": " << r.m.status;
+  }
+  // A kernel without the tiled form gives an error row, not a plain histogram passed off as tiles.
+  auto cases = CaseData{};
+  CaseSpec spec{*parse_size("64x32"), false, 1, 8, 256, *parse_input("uniform"), false, true, {2, 2}};
+  ASSERT_TRUE((*eng)->build(spec, cases).is_ok());
+  EXPECT_EQ(cases.reference_first.size(), 4u * 256u);
+  const hist::KernelEntry* cub_entry = hist::find_kernel("cub");
+  ASSERT_NE(cub_entry, nullptr);
+  auto cub = cub_entry->make(cub_entry->info, {});  // the factory alone: no device needed to be refused
+  ASSERT_TRUE(cub) << cub.status().to_string();
+  EXPECT_EQ((*eng)->measure(**cub, cases).status, "error: kernel 'cub' does not compute tiled histograms");
 }
 
 TEST(Lab, MatrixGivesAnErrorRowForACaseThatCannotBeBuilt) {

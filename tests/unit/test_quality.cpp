@@ -958,7 +958,8 @@ TEST(Quality, SettingsValidateParseAndDescribe) {
   q.mode = eq::Mode::clahe;
   EXPECT_NE(eq::describe(q).find("clahe 8x8"), std::string::npos) << eq::describe(q);
   EXPECT_EQ(eq::effective_tiles(q, 5, 100).cols, 5);
-  EXPECT_EQ(eq::tiles_kernel("cub", eq::Mode::clahe, Backend::gpu), "method2");
+  EXPECT_EQ(eq::tiles_kernel("cub", eq::Mode::clahe, Backend::gpu), "method2_tuned");
+  EXPECT_EQ(eq::tiles_kernel("method2_tuned", eq::Mode::clahe, Backend::gpu), "method2_tuned");
   EXPECT_EQ(eq::tiles_kernel("block_atomic", eq::Mode::clahe, Backend::gpu), "block_atomic");
   EXPECT_EQ(eq::tiles_kernel("cub", eq::Mode::global, Backend::gpu), "cub");
   EXPECT_EQ(eq::tiles_kernel("cpu_reference", eq::Mode::clahe, Backend::cpu), "cpu_reference");

@@ -3,8 +3,8 @@
 // templates so that three users share one code: kernels/method2_tuned.cu (the registry kernel),
 // core/equalize/fused_gpu.cuh (histogram -> LUT -> apply in one launch) and bench/sweep/ (the sweep
 // that chose policy::Method2Tuned). As CUB's agents: a kernel calls count_block() (every thread of
-// the block), publish() and, in the last block, finish(); plan_for() and l2_prefetch_for() size the
-// launch on the host. Include from .cu files only (nvcc).
+// the block), publish() and, in the last block, finish(); plan_for() (plan_tiles() for the tiled
+// form, tiles_kernel) and l2_prefetch_for() size the launch on the host. Include from .cu files only (nvcc).
 //
 // What stays from §7: every lane owns a whole histogram in shared memory, all its counters in one
 // bank (the paper's layout 2), so the hot loop is a plain load / add / store per sample with no
@@ -536,6 +536,31 @@ __global__ void __launch_bounds__(CountersFor<T, kCap, L, Bin>::kMaxThreads)
   if (publish(block_acc, bins, s, &s_last)) finish(bins, s, out);
 }
 
+// The tiled form (CLAHE's tile histograms, one launch): tile blockIdx.y's histogram into
+// out[tile * bins, +bins). The gridDim.x blocks of a tile walk its pitched sub-plane as the
+// whole-plane kernel walks a plane. A tile of one block writes its sums directly; blocks that share
+// a tile merge through that tile's own accumulator (bins words at s.acc + tile * bins, stride 1)
+// and ticket (s.ticket[tile]), the last of them writing the output and clearing both, as above.
+template <class T, int kCap, class L, class Bin>
+__global__ void __launch_bounds__(CountersFor<T, kCap, L, Bin>::kMaxThreads)
+    tiles_kernel(detail::TiledPlane tp, Bin bin, uint32_t bins, uint32_t pass_units, Scratch s, uint32_t* __restrict__ out) {
+  extern __shared__ uint4 m2t_smem[];
+  uint32_t* sh = reinterpret_cast<uint32_t*>(m2t_smem);
+  const uint32_t tile = blockIdx.y;
+  const PlaneGeometry g = detail::tile_geometry(tp, tile);
+  uint32_t* block_acc = count_block<T, kCap, L>(g, bin, bins, pass_units, sh, blockDim.x / kWarp, L2Prefetch{});
+  uint32_t* dst = out + static_cast<size_t>(tile) * bins;
+  if (gridDim.x == 1) {
+    for (uint32_t b = threadIdx.x; b < bins; b += blockDim.x) dst[b] = block_acc[b];
+    return;
+  }
+  s.acc += static_cast<size_t>(tile) * bins;
+  s.acc_stride = 1;
+  s.ticket += tile;
+  __shared__ uint32_t s_last;
+  if (publish(block_acc, bins, s, &s_last)) finish(bins, s, dst);
+}
+
 // Launch geometry: `blocks` blocks of `warps` warps.
 struct Plan {
   int blocks = 1;
@@ -555,6 +580,28 @@ inline Plan plan_for(uint64_t units, int sms, int max_warps, int units_per_lane,
   const uint64_t blocks = (warps_needed + static_cast<uint64_t>(p.warps) - 1) / static_cast<uint64_t>(p.warps);
   p.blocks = static_cast<int>(blocks < 1 ? 1 : blocks > static_cast<uint64_t>(sms) ? sms : blocks);
   if (max_blocks > 0 && p.blocks > max_blocks) p.blocks = max_blocks;
+  return p;
+}
+
+// The plan for `tiles` tiles of at most `tile_units` units each: plan_for() on one tile with the
+// SMs shared out among the tiles (at least one each), so that a frame's tiles fill the GPU once, as
+// a whole plane does. With more tiles than SMs (a block a tile), fewer warps a block until every
+// tile's block is resident at once (`smem_of(warps)` a block, `smem_per_sm` an SM): a second wave
+// cost more than longer lanes in the sweep (docs/performance.md, "method2_tuned's tiled form").
+// `blocks` is then blocks per tile; `max_blocks` > 0 caps it at max_blocks / tiles (at least one).
+template <class SmemOf>
+inline Plan plan_tiles(uint64_t tile_units, int tiles, int sms, int max_warps, int units_per_lane, int max_blocks,
+                       SmemOf smem_of, size_t smem_per_sm) {
+  const int sms_per_tile = tiles >= sms ? 1 : sms / tiles;
+  Plan p = plan_for(tile_units, sms_per_tile, max_warps, units_per_lane, 0);
+  if (tiles > sms) {
+    const size_t per_sm = static_cast<size_t>((tiles + sms - 1) / sms);
+    while (p.warps > 1 && per_sm * smem_of(p.warps) > smem_per_sm) --p.warps;
+  }
+  if (max_blocks > 0) {
+    const int cap = max_blocks / tiles < 1 ? 1 : max_blocks / tiles;
+    if (p.blocks > cap) p.blocks = cap;
+  }
   return p;
 }
 
