@@ -3,6 +3,8 @@
 #   PART=bench OUT=$OUT bash bench/tiles_device.sh     timings, frame identity, the profile
 #   PART=checks OUT=$OUT bash bench/tiles_device.sh    GPU tests, memcheck, racecheck
 #   PART=sweep OUT=$OUT bash bench/tiles_device.sh     the tiled plan's sweep (policy::Method2Tuned)
+#   PART=apply OUT=$OUT bash bench/tiles_device.sh     the clahe apply against histeq_prev (carried
+#                         too: the binary before the apply's change), frames, tests, profile
 # Carry .carry/bin.tgz (histeq, histeq_before: the binary before the change, histeq_gpu_tests,
 # histeq_unit_tests; static, bench/prepare_device.sh's build), .carry/real.mp4 and
 # .carry/qclips/*.mkv (bench/make_quality_clips.py). Writes $OUT/tiles_device_$PART.tgz:
@@ -81,6 +83,35 @@ if [ "$PART" = bench ]; then
       $exe quality --bench --sizes 1080p --runs 20 > "$OUT/ncu_colour_$b.txt" 2>&1
   done
   grep -h -E "^  [a-z_].*\(|Duration" "$OUT"/ncu_clahe_stages_*.txt "$OUT"/ncu_colour_*.txt | sed 's/(.*//' >&2
+elif [ "$PART" = apply ]; then
+  P=/tmp/hb/histeq_prev
+  for r in 1 2; do
+    for b in new prev; do
+      exe=$H; [ $b = prev ] && exe=$P
+      step timeout 90 $exe quality --bench --sizes 1080p,4k --input .carry/real.mp4 --runs 300 \
+        --csv "$OUT/qb_${b}_$r.csv" > "$OUT/qb_${b}_$r.txt" 2>&1
+    done
+  done
+  grep -h -E 'clahe' "$OUT"/qb_*_1.txt >&2
+  for c in .carry/qclips/*.mkv; do
+    for b in new before; do
+      exe=$H; [ $b = before ] && exe=$B
+      sum=$(timeout 60 $exe export "$c" -o - -f rawvideo --codec rawvideo --an --mode clahe 2>/dev/null | md5sum | cut -d' ' -f1)
+      echo "$(basename "$c") clahe $b $sum" >> "$OUT/frames.txt"
+    done
+  done
+  cat "$OUT/frames.txt" >&2
+  for b in new prev; do
+    exe=$H; [ $b = prev ] && exe=$P
+    step timeout 120 "$CUDA_BIN/ncu" --kernel-name regex:"apply_tiles" --launch-skip 12 --launch-count 3 --section SpeedOfLight \
+      --section MemoryWorkloadAnalysis $exe quality --bench --sizes 1080p --runs 20 > "$OUT/ncu_apply_$b.txt" 2>&1
+  done
+  grep -h -E "^  void|Duration|L1/TEX Cache Throughput" "$OUT"/ncu_apply_*.txt | sed 's/(.*//' >&2
+  step timeout 240 /tmp/hb/histeq_gpu_tests --gtest_brief=1 --gtest_filter='-Matrix/*' > "$OUT/gpu_tests.txt" 2>&1
+  tail -3 "$OUT/gpu_tests.txt" >&2
+  step timeout 200 "$CUDA_BIN/compute-sanitizer" --tool memcheck /tmp/hb/histeq_gpu_tests --gtest_brief=1 \
+    --gtest_filter='GpuQualityFunctions.TileAndColour*' > "$OUT/memcheck.txt" 2>&1
+  tail -2 "$OUT/memcheck.txt" >&2
 elif [ "$PART" = sweep ]; then
   for t in 8x8 16x16 32x32; do
     n=$(( ${t%x*} * ${t#*x} ))

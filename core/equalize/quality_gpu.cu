@@ -6,9 +6,10 @@
 //                            brightness offset: one block (global mode), a cluster of 8 that also
 //                            puts out the tile LUTs (clahe, sm_90+), else one block, then one
 //                            block per tile LUT
-//   apply with tiles         one thread per 16-byte unit of a row, LUTs read through L1 (bound
-//                            by L1's gathers: staging the block's LUTs in shared memory measured
-//                            slower, docs/performance.md, "method2_tuned's tiled form")
+//   apply with tiles         one thread per 16-byte unit of a row, its axis entries in 16-byte
+//                            loads, LUTs read through L1 (bound by L1's gathers: staging the
+//                            block's LUTs in shared memory measured slower; docs/performance.md,
+//                            "method2_tuned's tiled form")
 //   apply with colour        one thread per chroma sample and its co-sited luma samples
 #include <map>
 #include <mutex>
@@ -533,20 +534,29 @@ __global__ void __launch_bounds__(kApplyThreads)
   const uint32_t ey = __ldg(t.y_table + y);
   const uint32_t n = static_cast<uint32_t>(bins);
   const int sh = t.shift;  // P010: the LUTs map v >> 6
-  auto map = [&](int x, uint32_t s) -> uint32_t {
+  auto map = [&](uint32_t ex, uint32_t s) -> uint32_t {
     const uint32_t v = s >> sh;
     if (sizeof(T) != 1 && v >= n) return s;
-    return tone::tile_map(t.luts, t.grid.cols, bins, __ldg(t.x_table + x), ey, v) << sh;
+    return tone::tile_map(t.luts, t.grid.cols, bins, ex, ey, v) << sh;
   };
   if (vector_ok && x0 + kPerUnit <= p.width) {
+    // The unit's axis entries in 16-byte loads: one 4-byte load a pixel put the lanes 64 bytes
+    // apart, 16 cache lines a warp's load, as many L1 wavefronts as the LUT gathers themselves.
+    uint32_t ex[kPerUnit];
+    const uint4* xt = reinterpret_cast<const uint4*>(t.x_table + x0);
+#pragma unroll
+    for (int q = 0; q < kPerUnit / 4; ++q) {
+      const uint4 e = __ldg(xt + q);
+      ex[4 * q] = e.x, ex[4 * q + 1] = e.y, ex[4 * q + 2] = e.z, ex[4 * q + 3] = e.w;
+    }
     uint4 w = *reinterpret_cast<const uint4*>(row + x0);
     T* s = reinterpret_cast<T*>(&w);
 #pragma unroll
-    for (int k = 0; k < kPerUnit; ++k) s[k] = static_cast<T>(map(x0 + k, s[k]));
+    for (int k = 0; k < kPerUnit; ++k) s[k] = static_cast<T>(map(ex[k], s[k]));
     *reinterpret_cast<uint4*>(row + x0) = w;
   } else {
     const int x1 = min(x0 + kPerUnit, p.width);
-    for (int x = x0; x < x1; ++x) row[x] = static_cast<T>(map(x, row[x]));
+    for (int x = x0; x < x1; ++x) row[x] = static_cast<T>(map(__ldg(t.x_table + x), row[x]));
   }
 }
 
@@ -565,7 +575,8 @@ Status apply_tiles_device(const PlaneView<T>& p, const TileLuts& t, int bins, cu
   HISTEQ_TRY(check_device_plane(p));
   if (p.empty()) return Status::ok();
   if (t.luts == nullptr || t.x_table == nullptr || t.y_table == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null tile LUTs");
-  const bool vector_ok = reinterpret_cast<uintptr_t>(p.data) % kUnitBytes == 0 && (p.height == 1 || p.pitch % kUnitBytes == 0);
+  const bool vector_ok = reinterpret_cast<uintptr_t>(p.data) % kUnitBytes == 0 && (p.height == 1 || p.pitch % kUnitBytes == 0) &&
+                         reinterpret_cast<uintptr_t>(t.x_table) % kUnitBytes == 0;
   const uint32_t units_per_row = static_cast<uint32_t>((p.row_bytes() + kUnitBytes - 1) / kUnitBytes);
   const uint64_t blocks = (static_cast<uint64_t>(units_per_row) * p.height + kApplyThreads - 1) / kApplyThreads;
   if (blocks > 0x7FFFFFFFull) return HISTEQ_ERROR(Code::unsupported, "plane too large for apply_tiles_gpu");
