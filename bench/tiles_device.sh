@@ -5,6 +5,9 @@
 #   PART=sweep OUT=$OUT bash bench/tiles_device.sh     the tiled plan's sweep (policy::Method2Tuned)
 #   PART=apply OUT=$OUT bash bench/tiles_device.sh     the clahe apply against histeq_prev (carried
 #                         too: the binary before the apply's change), frames, tests, profile
+#   PART=profile OUT=$OUT bash bench/tiles_device.sh   Nsight Compute on every kernel of global +
+#                         every control and clahe + every control at 1080p (ncu_global_all.txt,
+#                         ncu_clahe_all.txt: where target 3's time goes)
 # Carry .carry/bin.tgz (histeq, histeq_before: the binary before the change, histeq_gpu_tests,
 # histeq_unit_tests; static, bench/prepare_device.sh's build), .carry/real.mp4 and
 # .carry/qclips/*.mkv (bench/make_quality_clips.py). Writes $OUT/tiles_device_$PART.tgz:
@@ -112,6 +115,17 @@ elif [ "$PART" = apply ]; then
   step timeout 200 "$CUDA_BIN/compute-sanitizer" --tool memcheck /tmp/hb/histeq_gpu_tests --gtest_brief=1 \
     --gtest_filter='GpuQualityFunctions.TileAndColour*' > "$OUT/memcheck.txt" 2>&1
   tail -2 "$OUT/memcheck.txt" >&2
+elif [ "$PART" = profile ]; then
+  SECTIONS=(--section SpeedOfLight --section WarpStateStats --section LaunchStats --section Occupancy)
+  # quality --bench's cases: plain (the fused kernel), global + all (4 kernels a frame), clahe (5),
+  # clahe + all: 20 warm-up and 20 timed frames each. Frames 11 and 12 of global + all, then of
+  # clahe + all (the tiled histogram, two reductions, the tile LUTs, the temporal cluster, colour).
+  step timeout 150 "$CUDA_BIN/ncu" --kernel-name regex:"histogram_kernel|clipped_lut|temporal|colour_kernel" \
+    --launch-skip 40 --launch-count 8 "${SECTIONS[@]}" $H quality --bench --sizes 1080p --runs 20 > "$OUT/ncu_global_all.txt" 2>&1
+  step timeout 150 "$CUDA_BIN/ncu" --kernel-name regex:"tiles_kernel|tiles_reduce|tile_lut|temporal|colour_kernel" \
+    --launch-skip 320 --launch-count 12 "${SECTIONS[@]}" $H quality --bench --sizes 1080p --runs 20 > "$OUT/ncu_clahe_all.txt" 2>&1
+  grep -h -E "^  void|Duration|Compute \(SM\) Throughput|L1/TEX Cache Throughput|Achieved Occupancy|Warp Cycles Per Issued|Grid Size|Block Size" \
+    "$OUT"/ncu_global_all.txt "$OUT"/ncu_clahe_all.txt | sed 's/(.*//' >&2
 elif [ "$PART" = sweep ]; then
   for t in 8x8 16x16 32x32; do
     n=$(( ${t%x*} * ${t#*x} ))
