@@ -33,6 +33,20 @@ H=/tmp/hb/histeq
 B=/tmp/hb/histeq_before
 CUDA_BIN=$(dirname "$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)")
 CONTENTS=uniform,degenerate,natural,real,gaussian8
+# The MD5 of the raw frames of each quality clip's GPU export in clahe and global mode, the new
+# binary and the one of a148b8c (frames.txt): the same sums mean the same pictures.
+frame_sums() {
+  for c in .carry/qclips/*.mkv; do
+    for b in new before; do
+      exe=$H; [ $b = before ] && exe=$B
+      for m in clahe global; do
+        sum=$(timeout 60 $exe export "$c" -o - -f rawvideo --codec rawvideo --an --mode $m 2>/dev/null | md5sum | cut -d' ' -f1)
+        echo "$(basename "$c") $m $b $sum" >> "$OUT/frames.txt"
+      done
+    done
+  done
+  cat "$OUT/frames.txt" >&2
+}
 
 if [ "$PART" = bench ]; then
   for t in 8x8 16x16 32x32; do
@@ -60,16 +74,7 @@ if [ "$PART" = bench ]; then
     step timeout 120 $exe quality .carry/qclips/*.mkv -o "/tmp/clips_$b" --configs default,clahe --no-metrics > "$OUT/clips_$b.txt" 2>&1
     cp "/tmp/clips_$b/histeq_runs.json" "$OUT/clips_$b.json"
   done
-  for c in .carry/qclips/*.mkv; do
-    for b in new before; do
-      exe=$H; [ $b = before ] && exe=$B
-      for m in clahe global; do
-        sum=$(timeout 60 $exe export "$c" -o - -f rawvideo --codec rawvideo --an --mode $m 2>/dev/null | md5sum | cut -d' ' -f1)
-        echo "$(basename "$c") $m $b $sum" >> "$OUT/frames.txt"
-      done
-    done
-  done
-  cat "$OUT/frames.txt" >&2
+  frame_sums
   step timeout 120 "$CUDA_BIN/ncu" --kernel-name regex:tiles_kernel --launch-skip 20 --launch-count 1 \
     --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis \
     $H bench --tiles 8x8 -k method2_tuned --sizes 1080p --pitches tight --inputs natural --runs 30 > "$OUT/ncu_tiles.txt" 2>&1
@@ -96,20 +101,21 @@ elif [ "$PART" = apply ]; then
     done
   done
   grep -h -E 'clahe' "$OUT"/qb_*_1.txt >&2
-  for c in .carry/qclips/*.mkv; do
-    for b in new before; do
-      exe=$H; [ $b = before ] && exe=$B
-      sum=$(timeout 60 $exe export "$c" -o - -f rawvideo --codec rawvideo --an --mode clahe 2>/dev/null | md5sum | cut -d' ' -f1)
-      echo "$(basename "$c") clahe $b $sum" >> "$OUT/frames.txt"
-    done
-  done
-  cat "$OUT/frames.txt" >&2
+  frame_sums
   for b in new prev; do
     exe=$H; [ $b = prev ] && exe=$P
     step timeout 120 "$CUDA_BIN/ncu" --kernel-name regex:"apply_tiles" --launch-skip 12 --launch-count 3 --section SpeedOfLight \
       --section MemoryWorkloadAnalysis $exe quality --bench --sizes 1080p --runs 20 > "$OUT/ncu_apply_$b.txt" 2>&1
   done
-  grep -h -E "^  void|Duration|L1/TEX Cache Throughput" "$OUT"/ncu_apply_*.txt | sed 's/(.*//' >&2
+  # The colour pass: global + every control's frames 11-13, then clahe + every control's.
+  for b in new prev; do
+    exe=$H; [ $b = prev ] && exe=$P
+    for skip in 10 50; do
+      step timeout 120 "$CUDA_BIN/ncu" --kernel-name regex:"colour_kernel" --launch-skip $skip --launch-count 3 \
+        --section SpeedOfLight --section WarpStateStats $exe quality --bench --sizes 1080p --runs 20 > "$OUT/ncu_colour_${b}_$skip.txt" 2>&1
+    done
+  done
+  grep -h -E "^  void|Duration|L1/TEX Cache Throughput" "$OUT"/ncu_apply_*.txt "$OUT"/ncu_colour_*.txt | sed 's/(.*//' >&2
   step timeout 240 /tmp/hb/histeq_gpu_tests --gtest_brief=1 --gtest_filter='-Matrix/*' > "$OUT/gpu_tests.txt" 2>&1
   tail -3 "$OUT/gpu_tests.txt" >&2
   step timeout 200 "$CUDA_BIN/compute-sanitizer" --tool memcheck /tmp/hb/histeq_gpu_tests --gtest_brief=1 \

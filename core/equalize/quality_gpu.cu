@@ -10,7 +10,8 @@
 //                            loads, LUTs read through L1 (bound by L1's gathers: staging the
 //                            block's LUTs in shared memory measured slower; docs/performance.md,
 //                            "method2_tuned's tiled form")
-//   apply with colour        one thread per chroma sample and its co-sited luma samples
+//   apply with colour        one thread per chroma sample and its co-sited luma samples, every
+//                            load issued before the first store
 #include <map>
 #include <mutex>
 #include <cooperative_groups.h>
@@ -591,6 +592,47 @@ struct ColourPlan {
   int cw = 0, ch = 0;  // chroma samples per row, rows
 };
 
+// The luma samples co-sited with one chroma sample: columns x0..x1 - 1 of rows y0..y1 - 1, 2 x 2
+// at most (the launch checks the subsampling), as values >> sh; ok says which lie in the plane.
+template <class T>
+struct Cosited {
+  T* rows[2];
+  uint32_t in[2][2];
+  bool ok[2][2];
+};
+
+template <class T>
+__device__ __forceinline__ Cosited<T> load_cosited(const PlaneView<T>& y, int x0, int x1, int y0, int y1, int sh) {
+  Cosited<T> q;
+#pragma unroll
+  for (int dy = 0; dy < 2; ++dy) {
+    q.rows[dy] = y.row(min(y0 + dy, y1 - 1));
+#pragma unroll
+    for (int dx = 0; dx < 2; ++dx) {
+      q.ok[dy][dx] = y0 + dy < y1 && x0 + dx < x1;
+      q.in[dy][dx] = q.ok[dy][dx] ? static_cast<uint32_t>(q.rows[dy][x0 + dx]) >> sh : 0u;
+    }
+  }
+  return q;
+}
+
+// Maps every co-sited sample by map(value, dx, dy), stores it (<< sh) and adds to the sums.
+template <class T, class Map>
+__device__ __forceinline__ void map_cosited(const Cosited<T>& q, int x0, int sh, uint32_t& sum_in, uint32_t& sum_out,
+                                            uint32_t& count, Map&& map) {
+#pragma unroll
+  for (int dy = 0; dy < 2; ++dy)
+#pragma unroll
+    for (int dx = 0; dx < 2; ++dx) {
+      if (!q.ok[dy][dx]) continue;
+      const uint32_t out = map(q.in[dy][dx], dx, dy);
+      q.rows[dy][x0 + dx] = static_cast<T>(out << sh);
+      sum_in += q.in[dy][dx];
+      sum_out += out;
+      ++count;
+    }
+}
+
 // One thread per chroma sample (cx, cy): maps its co-sited luma samples and scales its U and V.
 // Global mode keeps the LUT in shared memory (as apply_kernel); tiles read theirs through L1.
 template <class T, bool kTiles>
@@ -612,29 +654,32 @@ __global__ void __launch_bounds__(kApplyThreads)
   const uint32_t c_lo = c.lo, c_hi = min(c.hi, maxval);
   const int y0 = cy << c.shift_y, y1 = min(y.height, (cy + 1) << c.shift_y);
   const int x0 = cx << c.shift_x, x1 = min(y.width, (cx + 1) << c.shift_x);
-  uint32_t sum_in = 0, sum_out = 0, count = 0;
-  for (int yy = y0; yy < y1; ++yy) {
-    T* row = y.row(yy);
-    const uint32_t ey = kTiles ? __ldg(t.y_table + yy) : 0u;
-    for (int xx = x0; xx < x1; ++xx) {
-      const uint32_t in = static_cast<uint32_t>(row[xx]) >> sh;
-      uint32_t out = in;
-      if (sizeof(T) == 1 || in < n) {
-        if constexpr (kTiles) out = tone::tile_map(t.luts, t.grid.cols, bins, __ldg(t.x_table + xx), ey, in);
-        else out = s_lut[in];
-      }
-      row[xx] = static_cast<T>(out << sh);
-      sum_in += in;
-      sum_out += out;
-      ++count;
-    }
-  }
-  if (count == 0) return;
-  const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
+  // Every load first (the co-sited luma, at most 2 x 2 samples, its axis entries, U and V), then
+  // the mapping and the stores: loaded row by row behind the previous row's stores, a thread made
+  // three trips to memory in a row, and warps spent 54-58% of their stalls waiting on them
+  // (Nsight Compute, H200, docs/performance.md).
   T* pu = c.interleaved ? u.row(cy) + 2 * cx : u.row(cy) + cx;
   T* pv = c.interleaved ? u.row(cy) + 2 * cx + 1 : v.row(cy) + cx;
-  *pu = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*pu) >> sh, s, neutral, c_lo, c_hi) << sh);
-  *pv = static_cast<T>(tone::scale_chroma(static_cast<uint32_t>(*pv) >> sh, s, neutral, c_lo, c_hi) << sh);
+  Cosited<T> q = load_cosited(y, x0, x1, y0, y1, sh);
+  uint32_t ex[2] = {0, 0}, ey[2] = {0, 0};
+  if constexpr (kTiles) {
+#pragma unroll
+    for (int d = 0; d < 2; ++d) {
+      ex[d] = __ldg(t.x_table + min(x0 + d, x1 - 1));
+      ey[d] = __ldg(t.y_table + min(y0 + d, y1 - 1));
+    }
+  }
+  const uint32_t u_in = static_cast<uint32_t>(*pu) >> sh, v_in = static_cast<uint32_t>(*pv) >> sh;
+  uint32_t sum_in = 0, sum_out = 0, count = 0;
+  map_cosited(q, x0, sh, sum_in, sum_out, count, [&](uint32_t i, int dx, int dy) -> uint32_t {
+    if (sizeof(T) != 1 && i >= n) return i;
+    if constexpr (kTiles) return tone::tile_map(t.luts, t.grid.cols, bins, ex[dx], ey[dy], i);
+    else return s_lut[i];
+  });
+  if (count == 0) return;
+  const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
+  *pu = static_cast<T>(tone::scale_chroma(u_in, s, neutral, c_lo, c_hi) << sh);
+  *pv = static_cast<T>(tone::scale_chroma(v_in, s, neutral, c_lo, c_hi) << sh);
 }
 
 template <class T>
@@ -655,6 +700,8 @@ Status apply_colour_device(const PlaneRef& luma, const ChromaPlanes& c, const ui
     HISTEQ_TRY(check_device_plane(*p));
   }
   if (y.empty()) return Status::ok();
+  if (c.shift_x < 0 || c.shift_x > 1 || c.shift_y < 0 || c.shift_y > 1)
+    return HISTEQ_ERROR(Code::unsupported, "apply_colour_gpu: chroma subsampled more than 2x2");
   ColourPlan plan{c.interleaved ? u.width / 2 : u.width, u.height};
   if (plan.cw <= 0 || plan.ch <= 0) return Status::ok();
   if (plan.ch > kMaxGridRows) return HISTEQ_ERROR(Code::unsupported, "plane too tall for apply_colour_gpu");
