@@ -29,9 +29,7 @@ cd "$(dirname "$0")/.."
 PART=${PART:-bench}
 source bench/device_lib.sh
 device_setup /tmp/tiles_device
-H=/tmp/hb/histeq
 B=/tmp/hb/histeq_before
-CUDA_BIN=$(dirname "$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)")
 CONTENTS=uniform,degenerate,natural,real,gaussian8
 # The MD5 of the raw frames of each quality clip's GPU export in clahe and global mode, the new
 # binary and the one of a148b8c (frames.txt): the same sums mean the same pictures.

@@ -28,8 +28,10 @@ namespace histeq::lab {
 struct FrameCostCase {
   std::string name;
   eq::Quality quality;
+  bool fold = true;  // eq::Settings::fold
 };
-std::vector<FrameCostCase> frame_cost_cases();
+// gpu: with "global+steps" after "global+all", its steps kept apart (the fold's baseline).
+std::vector<FrameCostCase> frame_cost_cases(bool gpu);
 
 // One case at one size.
 struct FrameCost {

@@ -25,6 +25,8 @@ class ForkJoin;
 
 namespace histeq::eq {
 
+class FusedEqualizer;  // fused_gpu.h
+
 // Quantizes a strength in [0, 1] to the integer weight both sides use: round(s * 65536).
 // Out-of-range or NaN strengths are an invalid_argument error.
 Result<uint32_t> strength_weight(double strength);
@@ -181,5 +183,16 @@ Status check_temporal_args(const TemporalArgs& a);
 // have them (sm_90 and later); false keeps it in one block, as on older devices (the tests run
 // both). The same values either way.
 Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream, bool cluster = true);
+
+// Global mode's histogram, clipped LUT (build_lut_clipped_gpu) and temporal filter
+// (temporal_update_gpu) in one launch: the last block of the fused equalizer's count
+// (FusedEqualizer::count_with) builds the curve in its shared memory. `luma` (device, 2^bit_depth
+// = a.bins <= kFoldMaxBins, samples in the low bits) is counted, not changed; its histogram goes to
+// d_counts (may be null), the filtered LUT to a.luts; a.counts is not read. One LUT: a.count 1, no
+// extra, no tile counts. The same values as hist::compute, build_lut_clipped_gpu and
+// temporal_update_gpu in turn; fe's calls must be ordered (fused_gpu.h).
+constexpr int kFoldMaxBins = 512;  // one bin a thread of the fused block
+Status temporal_fold_gpu(FusedEqualizer& fe, const PlaneRef& luma, uint32_t weight, uint32_t clip_q8, TemporalArgs a,
+                         uint32_t* d_counts, cudaStream_t stream);
 
 }  // namespace histeq::eq

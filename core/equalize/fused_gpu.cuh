@@ -127,8 +127,9 @@ struct Params {
   hist::m2t::L2Prefetch pf;    // the plane's span when it fits in L2
   uint32_t* gen;               // LUT generation
   uint16_t* lut;               // the published LUT (device, kMaxBins, 16-byte aligned)
-  uint32_t* out_hist;          // optional copies
+  uint32_t* out_hist;          // optional copies (count_with: the outputs)
   uint16_t* out_lut;
+  bool apply;                  // false (count_with): the plane is only counted, the LUT only built
 };
 
 __device__ __forceinline__ uint32_t ld_acquire(const uint32_t* p) {
@@ -271,6 +272,18 @@ __global__ void __launch_bounds__(policy_fused_threads) fused_kernel(Params p, B
 
   hist::m2t::count_block<T, kCap, L>(p.g, bin, p.bins, p.pass_units, sh, p.counting_warps, p.pf);  // ends with a barrier
   const bool last = hist::m2t::publish(hist, p.bins, p.s, &s_last);
+  if (!p.apply) {  // count_with: nobody waits for the LUT, so no generation to bump
+    if (!last) return;
+    hist::m2t::finish(p.bins, p.s, hist);
+    __syncthreads();
+    builder(LutBuildArgs{hist, lut, work, vars, p.bins, p.weight});
+    __syncthreads();
+    for (uint32_t v = threadIdx.x; v < p.bins; v += blockDim.x) {
+      if (p.out_lut) p.out_lut[v] = lut[v];
+      if (p.out_hist) p.out_hist[v] = hist[v];
+    }
+    return;
+  }
 
   // This thread's first units to apply, loaded while the LUT is built (all threads of the block
   // apply, a grid-stride over the plane; the data is in L2 since the counting).
@@ -319,16 +332,90 @@ __global__ void __launch_bounds__(policy_fused_threads) fused_kernel(Params p, B
   }
 }
 
+// kernel<<<grid, block, smem, stream>>>(args...) as a cooperative launch: every block resident at
+// once, or the launch fails.
+template <class... KArgs, class... Args>
+Status launch_cooperative(void (*kernel)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  HISTEQ_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, args...));
+  HISTEQ_CUDA_TRY_LAUNCH();
+  return Status::ok();
+}
+
+// What launch() asks the runtime about kKernel, once per device (per process), so that a frame's
+// launch costs the host only the launch itself: its static shared memory (a builder's own, e.g. the
+// temporal filter's, counts against the block's), the dynamic limit raised, and the blocks an SM
+// holds at each number of counting warps. d: the device's ordinal, or -1 (nothing kept).
+template <auto kKernel>
+struct KernelFacts {
+  static constexpr int kDevices = 16;
+  static inline std::atomic<int> fixed[kDevices];          // bytes + 1; 0 = not asked yet
+  static inline std::atomic<size_t> allowed[kDevices];     // the dynamic limit set so far
+  static inline std::atomic<int> occupancy[kDevices][33];  // blocks per SM + 1, by counting warps; 0 = not asked yet
+
+  static Result<size_t> static_smem(int d) {
+    int v = d >= 0 ? fixed[d].load() - 1 : -1;
+    if (v < 0) {
+      cudaFuncAttributes fa{};
+      HISTEQ_CUDA_TRY(cudaFuncGetAttributes(&fa, kKernel));
+      v = static_cast<int>(fa.sharedSizeBytes);
+      if (d >= 0) fixed[d].store(v + 1);
+    }
+    return static_cast<size_t>(v);
+  }
+  // Raises the dynamic limit to smem where needed; the blocks an SM holds.
+  static Result<int> blocks_per_sm(int d, int warps, int threads, size_t smem) {
+    if (d < 0 || allowed[d].load() < smem) {
+      HISTEQ_CUDA_TRY(cudaFuncSetAttribute(kKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+      if (d >= 0) allowed[d].store(smem);
+    }
+    int per_sm = d >= 0 ? occupancy[d][warps].load() - 1 : -1;
+    if (per_sm < 0) {
+      HISTEQ_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kKernel, threads, smem));
+      if (d >= 0) occupancy[d][warps].store(per_sm + 1);
+    }
+    return per_sm;
+  }
+};
+
+// run_with's and count_with's checks of the call (their plane, their weight): ok, or why not.
+template <class T>
+Status check_call(const PlaneView<T>& plane, uint32_t weight) {
+  static_assert(std::is_same_v<T, uint8_t> || std::is_same_v<T, uint16_t>, "8- or 16-bit planes");
+  if (weight > kWeightOne) return HISTEQ_ERROR(Code::invalid_argument, "strength weight above 1.0");
+  if (sizeof(T) == 1 && plane.bit_depth != 8) return HISTEQ_ERROR(Code::invalid_argument, "8-bit planes must have bit depth 8");
+  if (sizeof(T) == 2 && (plane.bit_depth < 1 || plane.bit_depth > 10))
+    return HISTEQ_ERROR(Code::invalid_argument, "16-bit planes must have a bit depth of 1 to 10 (at most 1024 bins)");
+  if (plane.width < 0 || plane.height < 0) return HISTEQ_ERROR(Code::invalid_argument, "negative plane size");
+  if (plane.empty()) return Status::ok();
+  if (plane.memory != MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "the fused equalizer needs a device plane");
+  if (plane.data == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane data");
+  if (plane.height > 1 && plane.pitch < plane.row_bytes()) return HISTEQ_ERROR(Code::invalid_argument, "pitch smaller than a row");
+  if (plane.pitch % sizeof(T) != 0) return HISTEQ_ERROR(Code::invalid_argument, "pitch is not a whole number of samples");
+  if (plane.samples() >= (uint64_t{1} << 32))
+    return HISTEQ_ERROR(Code::unsupported, "planes of 2^32 samples or more overflow the 32-bit counters");
+  return Status::ok();
+}
+
 // Validates, plans and launches one fused equalization of `plane` with loop L and apply unroll UA.
 // `units_per_lane` steers the counting plan (agent/method2_tuned.cuh, plan_for); `max_warps` caps the
 // counting warps; every block has kFusedWarps warps, all resident at once (cooperative launch).
 template <class T, int kCap, class L, int UA, class Bin, class Builder>
 Status launch(FusedEqualizer::Scratch s, const PlaneView<T>& plane, Bin bin, uint32_t bins, uint32_t weight,
               const Builder& builder, const FusedOutputs& out, int units_per_lane, int max_warps, int max_blocks,
-              cudaStream_t stream, FusedLaunch* record) {
+              cudaStream_t stream, FusedLaunch* record, bool apply = true) {
   using C = CountersFor<T, kCap, L, Bin>;
   constexpr int kBlockWarps = policy_fused_threads / 32;
-  auto kernel = fused_kernel<T, kCap, L, UA, Bin, Builder>;
+  constexpr auto kernel = fused_kernel<T, kCap, L, UA, Bin, Builder>;
   auto dev = cuda::device_info();
   if (!dev) return dev.status();
   const PlaneRef ref(plane);
@@ -340,32 +427,23 @@ Status launch(FusedEqualizer::Scratch s, const PlaneView<T>& plane, Bin bin, uin
   const int table_warps = static_cast<int>((Table<T>::bytes(bins) + C::kRegionBytes - 1) / C::kRegionBytes);
   if (table_warps > kBlockWarps) return HISTEQ_ERROR(Code::internal, "fused equalizer: the LUT table does not fit");
   plan.warps = std::max(plan.warps, table_warps);
+  using Facts = KernelFacts<fused_kernel<T, kCap, L, UA, Bin, Builder>>;
+  const int d = dev->ordinal >= 0 && dev->ordinal < Facts::kDevices ? dev->ordinal : -1;
+  auto fixed = Facts::static_smem(d);
+  if (!fixed) return fixed.status();
+  const size_t opt_in = dev->shared_mem_per_block_optin, room = opt_in > *fixed ? opt_in - *fixed : 0;
   // Fewer counting warps until the block fits the device's shared memory (non-Hopper GPUs have less).
-  while (plan.warps > table_warps && smem_bytes<T, kCap, L, Bin>(plan.warps) > dev->shared_mem_per_block_optin) --plan.warps;
+  while (plan.warps > table_warps && smem_bytes<T, kCap, L, Bin>(plan.warps) > room) --plan.warps;
   const size_t smem = smem_bytes<T, kCap, L, Bin>(plan.warps);
-  if (smem > dev->shared_mem_per_block_optin)
-    return HISTEQ_ERROR(Code::unsupported, "the fused equalizer needs " + std::to_string(smem) +
-                                               " bytes of shared memory per block, the device allows " +
-                                               std::to_string(dev->shared_mem_per_block_optin));
-  // The shared memory attribute and the occupancy of each block size are asked once per device
-  // (per process): a frame's launch then costs the host only the launch itself.
-  constexpr int kDevices = 16;
-  static std::atomic<size_t> attr_smem[kDevices];
-  static std::atomic<int> occupancy[kDevices][33];  // blocks per SM + 1, by counting warps; 0 = not asked yet
-  const int d = dev->ordinal >= 0 && dev->ordinal < kDevices ? dev->ordinal : -1;
-  if (d < 0 || attr_smem[d].load() < smem) {
-    HISTEQ_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    if (d >= 0) attr_smem[d].store(smem);
-  }
+  if (smem > room)
+    return HISTEQ_ERROR(Code::unsupported, "the fused equalizer needs " + std::to_string(smem + *fixed) +
+                                               " bytes of shared memory per block, the device allows " + std::to_string(opt_in));
   const int threads = kBlockWarps * 32;
-  int per_sm = d >= 0 ? occupancy[d][plan.warps].load() - 1 : -1;
-  if (per_sm < 0) {
-    HISTEQ_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-    if (d >= 0) occupancy[d][plan.warps].store(per_sm + 1);
-  }
-  if (per_sm < 1) return HISTEQ_ERROR(Code::unsupported, "the fused equalizer's block does not fit on a multiprocessor");
+  auto per_sm = Facts::blocks_per_sm(d, plan.warps, threads, smem);
+  if (!per_sm) return per_sm.status();
+  if (*per_sm < 1) return HISTEQ_ERROR(Code::unsupported, "the fused equalizer's block does not fit on a multiprocessor");
   // Blocks wait for the last one: all must be resident at once (the cooperative launch checks it).
-  plan.blocks = std::min(plan.blocks, per_sm * dev->sm_count);
+  plan.blocks = std::min(plan.blocks, *per_sm * dev->sm_count);
 
   Params p{};
   p.g = g;
@@ -381,19 +459,9 @@ Status launch(FusedEqualizer::Scratch s, const PlaneView<T>& plane, Bin bin, uin
   p.lut = s.lut;
   p.out_hist = out.d_hist;
   p.out_lut = out.d_lut;
-
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(static_cast<unsigned>(plan.blocks));
-  cfg.blockDim = dim3(static_cast<unsigned>(threads));
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeCooperative;
-  attr[0].val.cooperative = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  HISTEQ_CUDA_TRY(cudaLaunchKernelEx(&cfg, kernel, p, bin, builder));
-  HISTEQ_CUDA_TRY_LAUNCH();
+  p.apply = apply;
+  HISTEQ_TRY(launch_cooperative(kernel, dim3(static_cast<unsigned>(plan.blocks)), dim3(static_cast<unsigned>(threads)), smem, stream,
+                                p, bin, builder));
   if (record) *record = {plan.blocks, plan.warps, smem};
   return Status::ok();
 }
@@ -403,36 +471,36 @@ Status launch(FusedEqualizer::Scratch s, const PlaneView<T>& plane, Bin bin, uin
 template <class Builder, class T>
 Status FusedEqualizer::run_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
                                 const FusedOutputs& out) {
+  return launch_with(plane, weight, builder, stream, out, true);
+}
+
+template <class Builder, class T>
+Status FusedEqualizer::count_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
+                                  const FusedOutputs& out) {
+  if (out.d_lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "count_with without a LUT to put out");
+  return launch_with(plane, weight, builder, stream, out, false);
+}
+
+template <class Builder, class T>
+Status FusedEqualizer::launch_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
+                                   const FusedOutputs& out, bool apply) {
   using P = hist::policy::Method2Tuned;
-  static_assert(std::is_same_v<T, uint8_t> || std::is_same_v<T, uint16_t>, "8- or 16-bit planes");
   if (buf_.empty()) return HISTEQ_ERROR(Code::invalid_argument, "FusedEqualizer used before create()");
-  if (weight > kWeightOne) return HISTEQ_ERROR(Code::invalid_argument, "strength weight above 1.0");
-  if (sizeof(T) == 1 && plane.bit_depth != 8) return HISTEQ_ERROR(Code::invalid_argument, "8-bit planes must have bit depth 8");
-  if (sizeof(T) == 2 && (plane.bit_depth < 1 || plane.bit_depth > 10))
-    return HISTEQ_ERROR(Code::invalid_argument, "16-bit planes must have a bit depth of 1 to 10 (at most 1024 bins)");
-  if (plane.width < 0 || plane.height < 0) return HISTEQ_ERROR(Code::invalid_argument, "negative plane size");
+  HISTEQ_TRY(fused_detail::check_call(plane, weight));
   if (plane.empty() && out.d_hist == nullptr && out.d_lut == nullptr) return Status::ok();
-  if (!plane.empty()) {
-    if (plane.memory != MemoryKind::device) return HISTEQ_ERROR(Code::invalid_argument, "the fused equalizer needs a device plane");
-    if (plane.data == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane data");
-    if (plane.height > 1 && plane.pitch < plane.row_bytes()) return HISTEQ_ERROR(Code::invalid_argument, "pitch smaller than a row");
-    if (plane.pitch % sizeof(T) != 0) return HISTEQ_ERROR(Code::invalid_argument, "pitch is not a whole number of samples");
-    if (plane.samples() >= (uint64_t{1} << 32))
-      return HISTEQ_ERROR(Code::unsupported, "planes of 2^32 samples or more overflow the 32-bit counters");
-  }
   const uint32_t bins = 1u << plane.bit_depth;
   if (bins < 2) return HISTEQ_ERROR(Code::invalid_argument, "a 1-bit plane has 2 values at least");
   namespace fd = fused_detail;
   if constexpr (sizeof(T) == 1) {
     return fd::launch<uint8_t, 256, P::Loop8, P::kFusedApplyUnroll8>(s_, plane, hist::m2t::DirectBin{}, bins, weight,
-                                                                     builder, out, P::kFusedUnitsPerLane8, 0, 0, stream, &last_);
+                                                                     builder, out, P::kFusedUnitsPerLane8, 0, 0, stream, &last_, apply);
   } else if (bins <= 256) {
     return fd::launch<uint16_t, 256, P::Loop16, P::kFusedApplyUnroll16>(s_, plane, hist::m2t::ClampBin{0, bins}, bins, weight,
-                                                                       builder, out, P::kFusedUnitsPerLane16, 0, 0, stream, &last_);
+                                                                       builder, out, P::kFusedUnitsPerLane16, 0, 0, stream, &last_, apply);
   } else {
     return fd::launch<uint16_t, 1024, P::Loop16, P::kFusedApplyUnroll16>(s_, plane, hist::m2t::ClampBin{0, bins}, bins,
                                                                          weight, builder, out, P::kFusedUnitsPerLane16, 0, 0,
-                                                                         stream, &last_);
+                                                                         stream, &last_, apply);
   }
 }
 

@@ -75,6 +75,14 @@ class FusedEqualizer {
   Status run_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
                   const FusedOutputs& out = {});
 
+  // The histogram and the builder's LUT only, in one launch: `plane` is counted, not changed; the
+  // LUT goes to out.d_lut (required) and the histogram to out.d_hist (optional). For a curve the
+  // steps apply afterwards (the temporal filter's, with the colour pass: equalize.h,
+  // temporal_fold_gpu). Defined in fused_gpu.cuh, as run_with.
+  template <class Builder, class T>
+  Status count_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
+                    const FusedOutputs& out);
+
   const FusedLaunch& last_launch() const noexcept { return last_; }
 
   // Device scratch (internal; public for fused_gpu.cuh's free functions).
@@ -88,6 +96,10 @@ class FusedEqualizer {
   FusedLaunch& launch_record() noexcept { return last_; }
 
  private:
+  template <class Builder, class T>
+  Status launch_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
+                     const FusedOutputs& out, bool apply);
+
   cuda::Buffer buf_;
   Scratch s_;
   FusedLaunch last_;

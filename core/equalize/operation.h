@@ -41,6 +41,8 @@ struct Settings {
   std::string kernel;             // the histogram kernel (registry name); in clahe mode one with tiles (tiles_kernel())
   uint32_t weight = kWeightOne;   // the strength as a LUT weight (strength_weight())
   Quality quality;                // mode, clip limit, temporal filter, chroma (quality.h); plain by default
+  bool fold = true;               // the planner may fold the curve into the temporal step (planner.h); false
+                                  // keeps the steps apart (the same frames: benchmarks compare the two)
 };
 
 // One frame as the operations see it.
@@ -76,9 +78,10 @@ struct FrameContext {
 
 // Where an operation stands in a frame's plan (planner.h): a filter works on the picture before the
 // equalization and runs on either path; the fused operation is the whole equalization in one launch;
-// the steps (histogram, LUT, temporal, apply) are the equalization step by step. The planner picks
-// the fused operation or the steps for each frame.
-enum class Part { filter, fused, step };
+// the steps (histogram, LUT, temporal, apply) are the equalization step by step; the curve steps
+// (histogram, LUT) sit out where the temporal step folds them into its launch. The planner picks
+// the fused operation or the steps for each frame, and whether they fold.
+enum class Part { filter, fused, step, curve };
 
 class Operation {
  public:

@@ -117,6 +117,7 @@ struct TileScratch {
 class HistogramOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
+  Part part() const override { return Part::curve; }
   bool takes_source(const FrameContext&) const override { return true; }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
     (void)backend, (void)format;
@@ -175,6 +176,7 @@ class PooledOp : public Operation {
 class LutOp final : public PooledOp {
  public:
   video::StageId stage() const override { return id_; }
+  Part part() const override { return Part::curve; }
   bool takes_source(const FrameContext&) const override { return true; }  // reads the histograms only
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     const Quality& q = ctx.settings->quality;
@@ -218,6 +220,14 @@ class TemporalOp final : public PooledOp {
     bins_ = format.bins();
     state_ = {};
     buffers_ = {};
+    fold_.clear();
+    if (fused_usable(backend, format) && bins_ <= kFoldMaxBins) {  // the planner may fold the curve in
+      for (int i = 0; i < slots; ++i) {
+        auto f = FusedEqualizer::create();
+        if (!f) return f.status();
+        fold_.push_back(std::move(f.value()));
+      }
+    }
     reset();
     return Status::ok();
   }
@@ -263,7 +273,7 @@ class TemporalOp final : public PooledOp {
     a.levels = levels;
     a.cut_q16 = cut_q16(q);
     a.alpha_q16 = temporal_alpha_q16(q.temporal_s, dt);
-    HISTEQ_TRY(ctx.backend == Backend::gpu ? temporal_update_gpu(a, stream) : temporal_update(a, pool_));
+    HISTEQ_TRY(update(ctx, a, stream));
     if (same) interval_ = dt;
     active_ = true;
     layout_ = layout;
@@ -279,11 +289,21 @@ class TemporalOp final : public PooledOp {
   }
 
  private:
+  // The filter on this frame's LUT; folded (planner.h): the histogram and the LUT too, in one launch.
+  Status update(const FrameContext& ctx, const TemporalArgs& a, cudaStream_t stream) {
+    if (ctx.backend != Backend::gpu) return temporal_update(a, pool_);
+    if (!plan_frame(*ctx.settings, ctx.backend, *ctx.format).folded) return temporal_update_gpu(a, stream);
+    const PlaneRef& luma = ctx.source.data != nullptr ? ctx.source : ctx.luma;
+    return temporal_fold_gpu(fold_.at(static_cast<size_t>(ctx.slot)), luma, ctx.settings->weight, clip_q8(ctx.settings->quality),
+                             a, ctx.counts, stream);
+  }
+
   static constexpr double kMaxInterval = 1.0;          // longer gaps are jumps, not frame intervals
   static constexpr double kDefaultInterval = 1 / 30.0;  // before two frames have given one
   video::StageId id_ = video::stage_id("temporal");
   int bins_ = 256;
   cuda::Buffer state_, buffers_;
+  std::vector<FusedEqualizer> fold_;  // one per slot, where the curve may be folded in
   mutable bool active_ = false;  // the filter ran on the previous frame (active() clears it)
   hist::TileGrid layout_{0, 0};
   Levels levels_;

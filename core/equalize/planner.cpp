@@ -1,5 +1,7 @@
 #include "core/equalize/planner.h"
 
+#include "core/equalize/equalize.h"
+
 namespace histeq::eq {
 
 bool fused_usable(Backend backend, const video::FrameFormat& format) noexcept {
@@ -10,7 +12,11 @@ bool fused_usable(Backend backend, const video::FrameFormat& format) noexcept {
 Plan plan_frame(const Settings& settings, Backend backend, const video::FrameFormat& format) noexcept {
   Plan p;
   // The fused kernel computes plain equalization only: every other tone control needs the steps.
-  p.fused = fused_usable(backend, format) && settings.kernel == kFusedKernel && settings.quality.plain();
+  const bool fusable = fused_usable(backend, format) && settings.kernel == kFusedKernel;
+  const Quality& q = settings.quality;
+  p.fused = fusable && q.plain();
+  // The fold's one-block filter runs global mode's one LUT, one bin a thread of the fused block.
+  p.folded = settings.fold && fusable && !p.fused && q.mode == Mode::global && q.temporal_s > 0 && format.bins() <= kFoldMaxBins;
   return p;
 }
 

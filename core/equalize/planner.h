@@ -7,6 +7,11 @@
 //               (kFusedKernel) and plain settings (Quality::plain()): the fused operation does the
 //               histogram, the LUT and the apply in one launch (fused_gpu.h) and the steps sit out;
 //   steps       otherwise: histogram -> lut -> temporal -> apply; the fused operation sits out.
+//     folded    among the steps, where the fused path's conditions hold but the settings are not
+//               plain: global mode with the temporal filter on and at most kFoldMaxBins bins. The
+//               temporal operation counts the histogram and builds the curve in one launch
+//               (temporal_fold_gpu, equalize.h), and the histogram and LUT steps (Part::curve)
+//               sit out; their timing rows stay empty and the temporal row holds all three.
 // Filters (the denoiser, ...) run on both paths, before the equalization. Operations and front ends
 // never test for the fused path: they ask the plan (Plan::runs). Both paths give the same frames.
 #pragma once
@@ -18,9 +23,14 @@
 namespace histeq::eq {
 
 struct Plan {
-  bool fused = false;  // the fused operation equalizes the frame
+  bool fused = false;   // the fused operation equalizes the frame
+  bool folded = false;  // the temporal step also counts the histogram and builds the LUT
   // Whether an operation of this part works on the frame (its own controls permitting: active()).
-  bool runs(Part p) const noexcept { return p == Part::filter || (p == Part::fused) == fused; }
+  bool runs(Part p) const noexcept {
+    if (p == Part::filter) return true;
+    if (p == Part::fused) return fused;
+    return !fused && !(p == Part::curve && folded);
+  }
 };
 
 // Whether the fused path can serve frames of `format` on `backend` at all (what the fused operation

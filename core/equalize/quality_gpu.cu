@@ -3,9 +3,10 @@
 //   clip + CDF per tile      one block per tile (CUB block reduce and scan), bins <= block size
 //   sum / mean over tiles    32 bins a block, the tiles spread over 16 slices of threads
 //   temporal filter          the histogram's figures, the scene cut, every LUT's state and the
-//                            brightness offset: one block (global mode), a cluster of 8 that also
-//                            puts out the tile LUTs (clahe, sm_90+), else one block, then one
-//                            block per tile LUT
+//                            brightness offset: one block (global mode; folded with the clipped
+//                            LUT, the fused count's last block: temporal_fold_gpu), a cluster of 8
+//                            that also puts out the tile LUTs (clahe, sm_90+), else one block,
+//                            then one block per tile LUT
 //   apply with tiles         one thread per 16-byte unit of a row, its axis entries in 16-byte
 //                            loads, LUTs read through L1 (bound by L1's gathers: staging the
 //                            block's LUTs in shared memory measured slower; docs/performance.md,
@@ -21,6 +22,7 @@
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
 #include "core/equalize/equalize.h"
+#include "core/equalize/fused_gpu.cuh"
 #include "core/histogram/policy.h"
 #include "core/equalize/tone.h"
 
@@ -146,9 +148,8 @@ __global__ void __launch_bounds__(BLOCK) tile_lut_kernel(const uint32_t* __restr
 // lut.h's formula on the clipped histogram: cdf_min from the one bin lut.h's is_first_counted picks,
 // as in equalize_gpu.cu's kernel.
 template <int BLOCK>
-__global__ void __launch_bounds__(BLOCK) clipped_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight,
-                                                            uint32_t clip_q8, Levels levels, uint16_t* __restrict__ lut) {
-  __shared__ LutScratch<BLOCK> s;
+__device__ void clipped_lut_block(LutScratch<BLOCK>& s, const uint32_t* __restrict__ counts, int bins, uint32_t weight,
+                                  uint32_t clip_q8, const Levels& levels, uint16_t* __restrict__ lut) {
   const int v = static_cast<int>(threadIdx.x);
   if (v == 0) s.found = false;  // ordered by clipped_cdf's barriers
   uint32_t h;
@@ -160,6 +161,13 @@ __global__ void __launch_bounds__(BLOCK) clipped_lut_kernel(const uint32_t* __re
   const uint32_t cdf_x = cdf_at_level<BLOCK>(s, cdf, levels);  // its barrier orders s.min too
   const uint32_t cdf_min = s.found ? s.min : s.total;
   if (v < bins) lut[v] = static_cast<uint16_t>(lut_entry(static_cast<uint32_t>(v), cdf_x, cdf_min, s.total, levels, weight));
+}
+
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) clipped_lut_kernel(const uint32_t* __restrict__ counts, int bins, uint32_t weight,
+                                                            uint32_t clip_q8, Levels levels, uint16_t* __restrict__ lut) {
+  __shared__ LutScratch<BLOCK> s;
+  clipped_lut_block<BLOCK>(s, counts, bins, weight, clip_q8, levels, lut);
 }
 
 // out[v] = sum over tiles (uint32 counts), or the rounded mean (uint16 LUTs). A block takes
@@ -471,16 +479,15 @@ constexpr size_t kStagedBytes = 12;
 // tile LUTs; K > 1 (clahe, sm_90 and later): a cluster, each block with its share of the tiles,
 // whose LUTs it puts out itself.
 template <int BLOCK, int K>
-__global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a, bool staged) {
-  extern __shared__ uint32_t t_smem[];
+__device__ void temporal_ref_block(const TemporalArgs& a, bool staged, uint32_t* t_smem) {
   __shared__ uint32_t s_bounds[BLOCK];
   const int v = static_cast<int>(threadIdx.x);
   const Slice s = K == 1 ? Slice{0, a.count * a.bins, a.extra != nullptr} : slice_of<K>(a);
-  const bool first = blockIdx.x == 0;
+  const bool first = K == 1 || blockIdx.x == 0;  // K = 1: the block may be any of a larger grid's (the fold's)
   const FrameFigures f = frame_figures<BLOCK>(a, v, first);
   const int size = s.end - s.begin;
-  int32_t* s_y = reinterpret_cast<int32_t*>(t_smem + (staged ? size : 0));
-  int32_t* s_w = s_y + (staged ? size : 0);
+  int32_t* s_y = staged ? reinterpret_cast<int32_t*>(t_smem + size) : nullptr;
+  int32_t* s_w = staged ? s_y + size : nullptr;
   step_states<BLOCK>(a, f.cut, s, staged, t_smem, s_y, s_w, s_bounds);
   const bool tiles = a.tile_counts != nullptr && a.extra != nullptr;
   int32_t* state = a.state + static_cast<size_t>(a.extra != nullptr ? a.count : 0) * a.bins;  // the reference LUT's
@@ -508,6 +515,32 @@ __global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a, boo
 #endif
   }
 }
+
+template <int BLOCK, int K>
+__global__ void __launch_bounds__(BLOCK) temporal_ref_kernel(TemporalArgs a, bool staged) {
+  extern __shared__ uint32_t t_smem[];
+  temporal_ref_block<BLOCK, K>(a, staged, t_smem);
+}
+
+// Global mode's curve folded into the histogram's launch (FusedEqualizer::count_with): the last
+// block to finish counting builds the clipped LUT and takes it through the filter, from its shared
+// memory, with the fused block's threads; bins <= kFoldThreads (one bin a thread, as the kernels
+// above). The same steps as clipped_lut_kernel then temporal_ref_kernel<.., 1>: the same LUT.
+constexpr int kFoldThreads = fused_detail::policy_fused_threads;
+struct TemporalFoldBuilder {
+  TemporalArgs a;  // counts and luts: the building block's histogram and LUT
+  uint32_t clip_q8;
+  __device__ void operator()(const LutBuildArgs& b) const {
+    __shared__ LutScratch<kFoldThreads> s;
+    const int bins = static_cast<int>(b.bins);
+    clipped_lut_block<kFoldThreads>(s, b.hist, bins, b.weight, clip_q8, a.levels, b.lut);
+    __syncthreads();
+    TemporalArgs t = a;
+    t.counts = b.hist;
+    t.luts = b.lut;
+    temporal_ref_block<kFoldThreads, 1>(t, false, nullptr);
+  }
+};
 
 // Clahe: the tile LUTs (one block each) from the states and the offset the reference block decided.
 __global__ void temporal_tiles_kernel(TemporalArgs a) {
@@ -844,6 +877,29 @@ Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream, bool clus
     HISTEQ_CUDA_TRY_LAUNCH();
   }
   return Status::ok();
+}
+
+Status temporal_fold_gpu(FusedEqualizer& fe, const PlaneRef& luma, uint32_t weight, uint32_t clip_q8, TemporalArgs a,
+                         uint32_t* d_counts, cudaStream_t stream) {
+  static_assert(kFoldMaxBins == kFoldThreads, "one bin a thread of the fused block");
+  a.counts = d_counts;
+  HISTEQ_TRY(check_temporal_args(a));
+  HISTEQ_TRY(validate_lut_args(a.bins, weight));
+  if (a.extra != nullptr || a.tile_counts != nullptr || a.count != 1)
+    return HISTEQ_ERROR(Code::invalid_argument, "the folded temporal filter takes global mode's one LUT only");
+  if (a.bins > kFoldMaxBins)
+    return HISTEQ_ERROR(Code::unsupported, "the folded temporal filter takes at most " + std::to_string(kFoldMaxBins) + " bins");
+  if (luma.bit_depth < 1 || luma.bit_depth > 10 || (1 << luma.bit_depth) != a.bins)
+    return HISTEQ_ERROR(Code::invalid_argument, "the plane's bit depth does not match the temporal filter's bins");
+  const FusedOutputs out{d_counts, a.luts};
+  const TemporalFoldBuilder builder{a, clip_q8};
+  if (luma.bytes_per_sample == 1)
+    return fe.count_with(PlaneView<uint8_t>{static_cast<uint8_t*>(const_cast<void*>(luma.data)), luma.width, luma.height, luma.pitch,
+                                            luma.bit_depth, luma.memory},
+                         weight, builder, stream, out);
+  return fe.count_with(PlaneView<uint16_t>{static_cast<uint16_t*>(const_cast<void*>(luma.data)), luma.width, luma.height,
+                                           luma.pitch, luma.bit_depth, luma.memory},
+                       weight, builder, stream, out);
 }
 
 }  // namespace histeq::eq

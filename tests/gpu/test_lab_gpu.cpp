@@ -2,6 +2,9 @@
 // take there, driven without the CLI. Each test skips itself without a CUDA device.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "bench/lab/engine.h"
 #include "bench/lab/equalize.h"
 #include "bench/lab/frame_cost.h"
@@ -79,13 +82,24 @@ TEST(LabGpu, FrameCostTimesEveryModeOnTheGpu) {
   ASSERT_TRUE(bench) << bench.status().to_string();
   ASSERT_TRUE((*bench)->run_size(*parse_size("1280x720")));
   const auto& res = (*bench)->results();
-  ASSERT_EQ(res.size(), 5u);
+  ASSERT_EQ(res.size(), 6u);
   for (const FrameCost& r : res) {
     EXPECT_EQ(r.total.runs, 10) << r.name;
     EXPECT_GT(r.total.median_us, 0) << r.name;
     EXPECT_FALSE(r.stages.empty()) << r.name;
   }
   EXPECT_DOUBLE_EQ(res[0].x_plain, 1.0);
+  // The defaults fold the histogram and the LUT into the temporal step (planner.h); "global+steps"
+  // keeps them apart.
+  auto stages = [](const FrameCost& r) {
+    std::vector<std::string> v;
+    for (const auto& st : r.stages) v.push_back(st.first);
+    return v;
+  };
+  ASSERT_EQ(res[1].name, "global+all");
+  ASSERT_EQ(res[2].name, "global+steps");
+  EXPECT_EQ(stages(res[1]), (std::vector<std::string>{"temporal", "apply"}));
+  EXPECT_EQ(stages(res[2]), (std::vector<std::string>{"histogram", "lut", "temporal", "apply"}));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "core/cuda/device.h"
 #include "core/cuda/resources.h"
 #include "core/equalize/equalize.h"
+#include "core/equalize/fused_gpu.h"
 #include "core/equalize/operation.h"
 #include "core/equalize/quality.h"
 #include "core/histogram/histogram.h"
@@ -278,6 +279,28 @@ std::vector<uint32_t> sequence_frame(int bins, int f, std::mt19937& rng) {
   return h;
 }
 
+// Frame f's buffers of a sequence test: the state, and the normalized histograms and the scalars
+// double-buffered (frame f writes half f % 2, reads the other).
+void point_at(eq::TemporalArgs& a, int f, int bins, int32_t* state, uint32_t* norm, int32_t* scalars) {
+  a.state = state;
+  a.prev_hist = norm + ((f + 1) % 2) * bins;
+  a.next_hist = norm + (f % 2) * bins;
+  a.prev_scalars = scalars + ((f + 1) % 2) * eq::kTemporalScalars;
+  a.next_scalars = scalars + (f % 2) * eq::kTemporalScalars;
+}
+
+// Frame f of a sequence test on the host: restarts at 0 and 25, a moving time constant.
+eq::TemporalArgs sequence_args(int f, int bins, const eq::Levels& lv, int32_t* state, uint32_t* norm, int32_t* scalars) {
+  eq::TemporalArgs a;
+  a.bins = bins;
+  point_at(a, f, bins, state, norm, scalars);
+  a.restart = f == 0 || f == 25;
+  a.levels = lv;
+  a.cut_q16 = 0.3 * 65536;
+  a.alpha_q16 = 4000 + f * 100;
+  return a;
+}
+
 // The temporal filter over 40 frames of a drifting, fading, cut shot with LUT targets that move,
 // CPU against GPU: every LUT, state, scalar and normalized bin each frame. cluster: clahe's
 // measure over a thread-block cluster where the device has them (else, and when false, one
@@ -304,22 +327,12 @@ void temporal_sequence_matches(cudaStream_t s, bool cluster) {
         std::vector<uint16_t> target(static_cast<size_t>(luts) * bins);
         for (auto& t : target) t = static_cast<uint16_t>(rng() % bins);
         std::vector<uint16_t> cpu = target;
-        eq::TemporalArgs a;
+        eq::TemporalArgs a = sequence_args(f, bins, lv, state.data(), cdf.data(), scalars.data());
         a.counts = h.data();
-        a.bins = bins;
         a.luts = cpu.data();
         a.count = count;
         a.extra = extra ? cpu.data() + static_cast<size_t>(count) * bins : nullptr;
-        a.state = state.data();
         a.tile_counts = weighted ? tiles_h.data() : nullptr;
-        a.prev_hist = cdf.data() + ((f + 1) % 2) * bins;
-        a.next_hist = cdf.data() + (f % 2) * bins;
-        a.prev_scalars = scalars.data() + ((f + 1) % 2) * eq::kTemporalScalars;
-        a.next_scalars = scalars.data() + (f % 2) * eq::kTemporalScalars;
-        a.restart = f == 0 || f == 25;
-        a.levels = lv;
-        a.cut_q16 = 0.3 * 65536;
-        a.alpha_q16 = 4000 + f * 100;
         ASSERT_OK(eq::temporal_update(a));
         cuda::Buffer dcounts = upload(h, s);
         cuda::Buffer dluts = upload(target, s);
@@ -329,11 +342,8 @@ void temporal_sequence_matches(cudaStream_t s, bool cluster) {
         g.counts = static_cast<uint32_t*>(dcounts.data());
         g.luts = static_cast<uint16_t*>(dluts.data());
         g.extra = extra ? g.luts + static_cast<size_t>(count) * bins : nullptr;
-        g.state = static_cast<int32_t*>(dstate->data());
-        g.prev_hist = static_cast<uint32_t*>(dhist->data()) + ((f + 1) % 2) * bins;
-        g.next_hist = static_cast<uint32_t*>(dhist->data()) + (f % 2) * bins;
-        g.prev_scalars = static_cast<int32_t*>(dscal->data()) + ((f + 1) % 2) * eq::kTemporalScalars;
-        g.next_scalars = static_cast<int32_t*>(dscal->data()) + (f % 2) * eq::kTemporalScalars;
+        point_at(g, f, bins, static_cast<int32_t*>(dstate->data()), static_cast<uint32_t*>(dhist->data()),
+                 static_cast<int32_t*>(dscal->data()));
         ASSERT_OK(eq::temporal_update_gpu(g, s, cluster));
         ASSERT_EQ(download<uint16_t>(dluts, cpu.size(), s), cpu) << "bins " << bins << " LUTs " << luts << " frame " << f << " levels "
                                                                   << lv.lo << ".." << lv.hi;
@@ -353,6 +363,109 @@ TEST_F(GpuQualityFunctions, TemporalFilterMatchesCpuOverASequence) {
 TEST_F(GpuQualityFunctions, TemporalFilterInOneBlockMatchesCpuOverASequence) {
   REQUIRE_GPU();
   temporal_sequence_matches(stream.get(), false);
+}
+
+// A plane of w x h samples whose histogram is h (shuffled), in a pitch of its own.
+template <class T>
+std::vector<T> plane_of(const std::vector<uint32_t>& hist, size_t samples, std::mt19937& rng) {
+  std::vector<T> v;
+  v.reserve(samples);
+  for (size_t b = 0; b < hist.size(); ++b) v.insert(v.end(), hist[b], static_cast<T>(b));
+  v.resize(samples, static_cast<T>(hist.size() / 2));
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
+// Global mode's fold (temporal_fold_gpu: the histogram, the clipped LUT and the filter in the
+// fused count's last block) against the CPU's steps over the drifting, fading, cut sequence: the
+// histogram, the LUT, every state, scalar and normalized bin each frame; 7-, 8- and 9-bit planes,
+// with and without the clip, in every level set; odd sizes and a padded pitch.
+template <class T>
+void fold_sequence_matches(int depth, cudaStream_t s) {
+  const int bins = 1 << depth, w = 1283, h = 517, pitch_samples = 1296;
+  auto fe = eq::FusedEqualizer::create();
+  ASSERT_OK(fe.status());
+  for (const eq::Levels& lv : all_levels(bins))
+    for (uint32_t clip : {0u, 512u}) {
+      std::vector<int32_t> state(bins, 0), scalars(2 * eq::kTemporalScalars, 0);
+      std::vector<uint32_t> norm(2 * bins, 0);
+      cuda::Buffer dstate = upload(state, s), dnorm = upload(norm, s), dscal = upload(scalars, s);  // zeros, as the CPU's
+      auto dcounts = cuda::Buffer::allocate(MemoryKind::device, bins * 4);
+      auto dlut = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
+      std::mt19937 rng(11);
+      for (int f = 0; f < 40; ++f) {
+        std::vector<uint32_t> hist = sequence_frame(256, f, rng);  // 8-bit levels, spread over the depth's
+        std::vector<uint32_t> want_h(bins, 0);
+        for (int v = 0; v < 256; ++v) want_h[(v * bins) / 256] += hist[v];
+        const std::vector<T> samples = plane_of<T>(want_h, static_cast<size_t>(w) * h, rng);
+        std::fill(want_h.begin(), want_h.end(), 0u);
+        for (T v : samples) ++want_h[v];
+        std::vector<T> padded(static_cast<size_t>(pitch_samples) * h, static_cast<T>(bins - 1));
+        for (int y = 0; y < h; ++y) std::copy_n(samples.begin() + static_cast<size_t>(y) * w, w, padded.begin() + static_cast<size_t>(y) * pitch_samples);
+        std::vector<uint16_t> lut(bins);
+        ASSERT_OK(eq::build_lut_clipped(want_h.data(), bins, eq::kWeightOne * 3 / 4, clip, lv, lut.data()));
+        eq::TemporalArgs a = sequence_args(f, bins, lv, state.data(), norm.data(), scalars.data());
+        a.counts = want_h.data();
+        a.luts = lut.data();
+        ASSERT_OK(eq::temporal_update(a));
+        cuda::Buffer dplane = upload(padded, s);
+        eq::TemporalArgs g = a;
+        g.counts = nullptr;  // not read
+        g.luts = static_cast<uint16_t*>(dlut->data());
+        point_at(g, f, bins, static_cast<int32_t*>(dstate.data()), static_cast<uint32_t*>(dnorm.data()),
+                 static_cast<int32_t*>(dscal.data()));
+        const PlaneRef plane = PlaneView<T>{static_cast<T*>(dplane.data()), w, h, static_cast<size_t>(pitch_samples) * sizeof(T),
+                                            depth, MemoryKind::device};
+        ASSERT_OK(eq::temporal_fold_gpu(*fe, plane, eq::kWeightOne * 3 / 4, clip, g, static_cast<uint32_t*>(dcounts->data()), s));
+        const std::string at = "depth " + std::to_string(depth) + " clip " + std::to_string(clip) + " levels " +
+                               std::to_string(lv.lo) + ".." + std::to_string(lv.hi) + " frame " + std::to_string(f);
+        ASSERT_EQ(download<uint32_t>(*dcounts, bins, s), want_h) << at;
+        ASSERT_EQ(download<uint16_t>(*dlut, bins, s), lut) << at;
+        ASSERT_EQ(download<int32_t>(dstate, state.size(), s), state) << at;
+        ASSERT_EQ(download<int32_t>(dscal, scalars.size(), s), scalars) << at;
+        ASSERT_EQ(download<uint32_t>(dnorm, norm.size(), s), norm) << at;
+      }
+    }
+}
+
+TEST_F(GpuQualityFunctions, TheFoldedTemporalFilterMatchesCpuStepsOverASequence) {
+  REQUIRE_GPU();
+  fold_sequence_matches<uint8_t>(8, stream.get());
+  fold_sequence_matches<uint16_t>(7, stream.get());
+  fold_sequence_matches<uint16_t>(9, stream.get());
+}
+
+// What the fold refuses, with a message: tiles, more bins than the block's threads, a depth that
+// does not match the bins.
+TEST_F(GpuQualityFunctions, TheFoldRefusesWhatItCannotTake) {
+  REQUIRE_GPU();
+  auto fe = eq::FusedEqualizer::create();
+  ASSERT_OK(fe.status());
+  auto buf = cuda::Buffer::allocate(MemoryKind::device, 1 << 16);
+  ASSERT_OK(buf.status());
+  int32_t* p32 = static_cast<int32_t*>(buf->data());
+  eq::TemporalArgs a;
+  a.bins = 256;
+  a.luts = reinterpret_cast<uint16_t*>(p32 + 4096);
+  a.state = p32;
+  a.next_hist = reinterpret_cast<uint32_t*>(p32 + 2048);
+  a.next_scalars = p32 + 3072;
+  a.levels = eq::nominal_levels(8, false, false);
+  uint32_t* counts = reinterpret_cast<uint32_t*>(p32 + 6144);
+  const PlaneRef plane8 = PlaneView<uint8_t>{reinterpret_cast<uint8_t*>(p32 + 8192), 64, 16, 64, 8, MemoryKind::device};
+  ASSERT_OK(eq::temporal_fold_gpu(*fe, plane8, eq::kWeightOne, 0, a, counts, stream.get()));
+  eq::TemporalArgs bad = a;
+  bad.tile_counts = counts;
+  EXPECT_FALSE(eq::temporal_fold_gpu(*fe, plane8, eq::kWeightOne, 0, bad, counts, stream.get()).is_ok());
+  bad = a;
+  bad.bins = 1024;
+  bad.levels = eq::nominal_levels(10, false, false);
+  const PlaneRef plane10 = PlaneView<uint16_t>{reinterpret_cast<uint16_t*>(p32 + 8192), 32, 16, 64, 10, MemoryKind::device};
+  const Status too_many = eq::temporal_fold_gpu(*fe, plane10, eq::kWeightOne, 0, bad, counts, stream.get());
+  EXPECT_EQ(too_many.code(), Code::unsupported) << too_many.to_string();
+  const PlaneRef plane9 = PlaneView<uint16_t>{reinterpret_cast<uint16_t*>(p32 + 8192), 32, 16, 64, 9, MemoryKind::device};
+  EXPECT_FALSE(eq::temporal_fold_gpu(*fe, plane9, eq::kWeightOne, 0, a, counts, stream.get()).is_ok()) << "9 bits, 256 bins";
+  ASSERT_OK(HISTEQ_CUDA_STATUS(cudaStreamSynchronize(stream.get())));
 }
 
 template <class T>
@@ -522,6 +635,11 @@ std::vector<EqCase> eq_cases() {
   c.push_back({"clahe_keep_map4", odd8, clahe_keep, "method2_map4", false, 8});
   c.push_back({"clip_only", odd8, clip_only, "method2", false, 6});
   c.push_back({"temporal_only", odd8, temporal_only, "method2", false, 30});
+  // The fold (planner.h): the defaults and temporal alone with the fused kernel, planar and NV12;
+  // 10-bit stays on the steps.
+  c.push_back({"temporal_only_folded", odd8, temporal_only, "method2_tuned", false, 30});
+  c.push_back({"default_folded_nv12_device", nv12, def, "method2_tuned", true, 12});
+  c.push_back({"default_10bit_tuned", ten, def, "method2_tuned", false, 12});
   c.push_back({"default_10bit", ten, def, "method2", false, 12});
   c.push_back({"clahe_10bit", ten, clahe, "method2", false, 12});
   c.push_back({"clahe_10bit_block_atomic", ten, clahe, "block_atomic", true, 12});
@@ -547,6 +665,8 @@ std::vector<EqCase> eq_cases() {
     c.push_back({"default_" + t, odd8, with(def, r, tb), "method2", false, 12});
     c.push_back({"clahe_" + t, odd8, with(clahe, r, tb), "method2", false, 12});
     c.push_back({"temporal_only_" + t, odd8, with(temporal_only, r, tb), "method2", false, 30});
+    c.push_back({"temporal_folded_" + t, odd8, with(temporal_only, r, tb), "method2_tuned", false, 30});
+    c.push_back({"default_folded_" + t, odd8, with(def, r, tb), "method2_tuned", false, 12});
     c.push_back({"default_10bit_" + t, ten, with(def, r, tb), "method2", false, 12});
     c.push_back({"clahe_p010_" + t, p010, with(clahe, r, tb), "method2_tuned", true, 12});
     c.push_back({"plain_fused_" + t, odd8, with(eq::plain_quality(), r, tb), "method2_tuned", false, 6});

@@ -273,9 +273,46 @@ TEST(Planner, FusedOnlyForPlainSettingsWithTheFusedKernelOnTheGpuUnshifted) {
   other = plain;
   other.quality.denoise = 3;
   EXPECT_FALSE(eq::plan_frame(other, Backend::gpu, yuv8).fused) << "the denoiser";
-  const eq::Plan fused{true}, steps{false};
-  EXPECT_TRUE(fused.runs(eq::Part::filter) && fused.runs(eq::Part::fused) && !fused.runs(eq::Part::step));
-  EXPECT_TRUE(steps.runs(eq::Part::filter) && !steps.runs(eq::Part::fused) && steps.runs(eq::Part::step));
+  const eq::Plan fused{true}, steps{false}, folded{false, true};
+  EXPECT_TRUE(fused.runs(eq::Part::filter) && fused.runs(eq::Part::fused) && !fused.runs(eq::Part::step) &&
+              !fused.runs(eq::Part::curve));
+  EXPECT_TRUE(steps.runs(eq::Part::filter) && !steps.runs(eq::Part::fused) && steps.runs(eq::Part::step) &&
+              steps.runs(eq::Part::curve));
+  EXPECT_TRUE(folded.runs(eq::Part::filter) && !folded.runs(eq::Part::fused) && folded.runs(eq::Part::step) &&
+              !folded.runs(eq::Part::curve));
+}
+
+// The fold (planner.h): global mode with the temporal filter, the fused kernel, the GPU, samples in
+// the low bits, at most kFoldMaxBins bins; never with plain settings (the fused path) or tiles.
+TEST(Planner, TheCurveFoldsIntoTheTemporalStepOnlyWhereItCan) {
+  const video::FrameFormat yuv8{64, 32, 8, 1, 1}, yuv9{64, 32, 9, 1, 1}, yuv10{64, 32, 10, 1, 1};
+  video::FrameFormat p010 = yuv10;
+  p010.layout = video::PlaneLayout::semi_planar;
+  eq::Settings def;
+  def.kernel = eq::kFusedKernel;
+  def.quality = eq::default_quality();
+  ASSERT_GT(def.quality.temporal_s, 0) << "the defaults filter through time";
+  ASSERT_EQ(def.quality.mode, eq::Mode::global);
+  EXPECT_TRUE(eq::plan_frame(def, Backend::gpu, yuv8).folded);
+  EXPECT_TRUE(eq::plan_frame(def, Backend::gpu, yuv9).folded);
+  EXPECT_FALSE(eq::plan_frame(def, Backend::gpu, yuv10).folded) << "1,024 bins: more than the fused block's threads";
+  EXPECT_FALSE(eq::plan_frame(def, Backend::gpu, p010).folded) << "samples in the high bits";
+  EXPECT_FALSE(eq::plan_frame(def, Backend::cpu, yuv8).folded);
+  eq::Settings other = def;
+  other.kernel = "cub";
+  EXPECT_FALSE(eq::plan_frame(other, Backend::gpu, yuv8).folded) << "another kernel counts its own way";
+  other = def;
+  other.quality.mode = eq::Mode::clahe;
+  EXPECT_FALSE(eq::plan_frame(other, Backend::gpu, yuv8).folded) << "tiles";
+  other = def;
+  other.quality.temporal_s = 0;
+  EXPECT_FALSE(eq::plan_frame(other, Backend::gpu, yuv8).folded) << "no temporal step to fold into";
+  other.kernel = eq::kFusedKernel;
+  other.quality = eq::plain_quality();
+  EXPECT_TRUE(eq::plan_frame(other, Backend::gpu, yuv8).fused);
+  EXPECT_FALSE(eq::plan_frame(other, Backend::gpu, yuv8).folded);
+  other.quality.temporal_s = 0.5;  // temporal alone
+  EXPECT_TRUE(eq::plan_frame(other, Backend::gpu, yuv8).folded);
 }
 
 // An operation registered at run time, through the same API as operations.def's: a luma gain and

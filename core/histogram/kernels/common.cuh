@@ -76,6 +76,13 @@ Status launch_persistent(void (*fn)(PlaneGeometry, KArgs...), int threads, size_
   return Status::ok();
 }
 
+// The units of the largest tile of `grid` over `in`: the bound the tiled launches plan every tile
+// with (a row of a tile may cost one unit more than its share for alignment).
+inline uint64_t largest_tile_units(const PlaneRef& in, const TileGrid& grid) {
+  const uint64_t tile_w = static_cast<uint64_t>((in.width + grid.cols - 1) / grid.cols) * in.bytes_per_sample;
+  return ((tile_w + policy::kUnitBytes - 1) / policy::kUnitBytes + 1) * static_cast<uint64_t>((in.height + grid.rows - 1) / grid.rows);
+}
+
 // The tiled launch of a kernel fn(TiledPlane, args...) whose blocks work on tile blockIdx.y with
 // blockIdx.x / gridDim.x as their place in that tile's grid stride: the grid that grid_size() gives
 // the whole plane, shared out evenly over the tiles (at least one block a tile), one launch for all
@@ -86,11 +93,7 @@ Status launch_tiles(void (*fn)(TiledPlane, KArgs...), int threads, size_t smem, 
                     cudaStream_t stream, Args... args) {
   HISTEQ_TRY(allow_dynamic_smem(fn, smem));
   const int tiles = grid.count();
-  // The largest tile, in units (a row of a tile may cost one unit more than its share for alignment).
-  const uint64_t tile_w = static_cast<uint64_t>((in.width + grid.cols - 1) / grid.cols) * in.bytes_per_sample;
-  const uint64_t tile_units = ((tile_w + policy::kUnitBytes - 1) / policy::kUnitBytes + 1) *
-                              static_cast<uint64_t>((in.height + grid.rows - 1) / grid.rows);
-  const uint64_t total = std::min<uint64_t>(tile_units * static_cast<uint64_t>(tiles), 0xFFFFFFFFull);
+  const uint64_t total = std::min<uint64_t>(largest_tile_units(in, grid) * static_cast<uint64_t>(tiles), 0xFFFFFFFFull);
   auto blocks = grid_size(fn, threads, smem, static_cast<uint32_t>(total), min_units_per_thread, opts);
   if (!blocks) return blocks.status();
   const unsigned per_tile = static_cast<unsigned>(std::max(1, (*blocks + tiles - 1) / tiles));

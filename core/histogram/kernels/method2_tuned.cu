@@ -53,7 +53,7 @@ Status launch(const PlaneRef& in, const HistogramView& out, Bin bin, const Kerne
   return Status::ok();
 }
 
-// The tiled form: every tile the plan of the largest (launch_tiles' bound on its units), blocks of a
+// The tiled form: every tile the plan of the largest (detail::largest_tile_units), blocks of a
 // tile merging through the tile's slice of `s` (m2t::tiles_kernel). No memset: a tile's output is
 // written whole, by its one block or by the last of its blocks.
 template <class T, int kCap, class L, class Bin>
@@ -64,9 +64,7 @@ Status launch_tiles(const PlaneRef& in, const TileGrid& grid, const HistogramVie
   auto dev = cuda::device_info();
   if (!dev) return dev.status();
   const int tiles = grid.count();
-  const uint64_t tile_w = static_cast<uint64_t>((in.width + grid.cols - 1) / grid.cols) * in.bytes_per_sample;
-  const uint64_t tile_units = ((tile_w + policy::kUnitBytes - 1) / policy::kUnitBytes + 1) *
-                              static_cast<uint64_t>((in.height + grid.rows - 1) / grid.rows);
+  const uint64_t tile_units = detail::largest_tile_units(in, grid);
   // A block's whole shared memory: the counters, the kernel's static variables and what the runtime
   // reserves (at exactly two blocks' worth of an SM, leaving out the static part cost a second wave).
   static const size_t static_smem = [&] {
