@@ -31,8 +31,8 @@ std::string cpu_name() {
 
 histeq::Status copy_to(const PlaneRef& src, const PlaneRef& dst, cudaStream_t s) {
   if (dst.bytes_per_sample == 1)
-    return copy_plane(src, PlaneView<uint8_t>{static_cast<uint8_t*>(const_cast<void*>(dst.data)), dst.width, dst.height, dst.pitch, dst.bit_depth, dst.memory}, s);
-  return copy_plane(src, PlaneView<uint16_t>{static_cast<uint16_t*>(const_cast<void*>(dst.data)), dst.width, dst.height, dst.pitch, dst.bit_depth, dst.memory}, s);
+    return copy_plane(src, dst.as_writable<uint8_t>(), s);
+  return copy_plane(src, dst.as_writable<uint16_t>(), s);
 }
 
 bool same_planes(const Image& a, const Image& b) {

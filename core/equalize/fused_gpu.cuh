@@ -253,6 +253,25 @@ __device__ __forceinline__ void copy_lut16(uint16_t* dst, const uint16_t* src, u
   for (uint32_t i = threadIdx.x; i < bins / 8; i += blockDim.x) d4[i] = from_l2 ? __ldcg(s4 + i) : s4[i];
 }
 
+// The last block's curve, every thread of it: the frame's histogram into shared memory (the
+// accumulator cleared), then the builder's LUT.
+template <class Builder>
+__device__ __forceinline__ void build_curve(const Params& p, const Builder& builder, uint32_t* hist, uint16_t* lut, uint32_t* work,
+                                            uint32_t* vars) {
+  hist::m2t::finish(p.bins, p.s, hist);
+  __syncthreads();
+  builder(LutBuildArgs{hist, lut, work, vars, p.bins, p.weight});
+  __syncthreads();
+}
+
+// The optional copies of the LUT and the histogram (FusedOutputs).
+__device__ __forceinline__ void put_out(const Params& p, const uint16_t* lut, const uint32_t* hist) {
+  if (p.out_lut)
+    for (uint32_t v = threadIdx.x; v < p.bins; v += blockDim.x) p.out_lut[v] = lut[v];
+  if (p.out_hist)
+    for (uint32_t v = threadIdx.x; v < p.bins; v += blockDim.x) p.out_hist[v] = hist[v];
+}
+
 template <class T, int kCap, class L, int kApplyUnroll, class Bin, class Builder>
 __global__ void __launch_bounds__(policy_fused_threads) fused_kernel(Params p, Bin bin, Builder builder) {
   using C = CountersFor<T, kCap, L, Bin>;
@@ -273,14 +292,9 @@ __global__ void __launch_bounds__(policy_fused_threads) fused_kernel(Params p, B
   hist::m2t::count_block<T, kCap, L>(p.g, bin, p.bins, p.pass_units, sh, p.counting_warps, p.pf);  // ends with a barrier
   const bool last = hist::m2t::publish(hist, p.bins, p.s, &s_last);
   if (!p.apply) {  // count_with: nobody waits for the LUT, so no generation to bump
-    if (!last) return;
-    hist::m2t::finish(p.bins, p.s, hist);
-    __syncthreads();
-    builder(LutBuildArgs{hist, lut, work, vars, p.bins, p.weight});
-    __syncthreads();
-    for (uint32_t v = threadIdx.x; v < p.bins; v += blockDim.x) {
-      if (p.out_lut) p.out_lut[v] = lut[v];
-      if (p.out_hist) p.out_hist[v] = hist[v];
+    if (last) {
+      build_curve(p, builder, hist, lut, work, vars);
+      put_out(p, lut, hist);
     }
     return;
   }
@@ -297,21 +311,14 @@ __global__ void __launch_bounds__(policy_fused_threads) fused_kernel(Params p, B
   apply_load(p.g, cur, st, min(static_cast<uint32_t>(kApplyUnroll), lane_units), a);
 
   if (last) {
-    hist::m2t::finish(p.bins, p.s, hist);  // the frame's histogram into shared memory, the accumulator cleared
-    __syncthreads();
-    builder(LutBuildArgs{hist, lut, work, vars, p.bins, p.weight});
-    __syncthreads();
+    build_curve(p, builder, hist, lut, work, vars);
     copy_lut16(p.lut, lut, p.bins, false);
     __syncthreads();
     if (threadIdx.x == 0) {
       __threadfence();
       st_release(p.gen, s_gen + 1);  // the LUT is out
     }
-    // The optional copies are for a display: off the other blocks' path.
-    if (p.out_lut)
-      for (uint32_t v = threadIdx.x; v < p.bins; v += blockDim.x) p.out_lut[v] = lut[v];
-    if (p.out_hist)
-      for (uint32_t v = threadIdx.x; v < p.bins; v += blockDim.x) p.out_hist[v] = hist[v];
+    put_out(p, lut, hist);  // for a display: off the other blocks' path
   } else {
     if (threadIdx.x == 0)
       while (ld_acquire(p.gen) == s_gen) __nanosleep(20);

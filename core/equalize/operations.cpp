@@ -18,11 +18,6 @@
 namespace histeq::eq {
 namespace {
 
-template <class T>
-PlaneView<T> writable(const PlaneRef& r) {
-  return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
-}
-
 FrameLevels levels_of(const FrameContext& ctx) {
   return frame_levels(ctx.settings->quality, ctx.format->bit_depth, ctx.full_range);
 }
@@ -48,8 +43,8 @@ class FusedOp final : public Operation {
     const FusedOutputs out{ctx.counts, ctx.lut};  // the side data and the displays read them
     const Levels levels = levels_of(ctx).luma;
     const uint32_t w = ctx.settings->weight;
-    if (ctx.luma.bytes_per_sample == 1) HISTEQ_TRY(fe.run(writable<uint8_t>(ctx.luma), w, levels, stream, out));
-    else HISTEQ_TRY(fe.run(writable<uint16_t>(ctx.luma), w, levels, stream, out));
+    if (ctx.luma.bytes_per_sample == 1) HISTEQ_TRY(fe.run(ctx.luma.as_writable<uint8_t>(), w, levels, stream, out));
+    else HISTEQ_TRY(fe.run(ctx.luma.as_writable<uint16_t>(), w, levels, stream, out));
     return Status::ok();
   }
 
@@ -355,17 +350,17 @@ class ApplyOp final : public PooledOp {
     }
     if (tp != nullptr) {
       if (ctx.luma.bytes_per_sample == 1)
-        return gpu ? apply_tiles_gpu(writable<uint8_t>(ctx.luma), tiles, ctx.bins, stream)
-                   : apply_tiles(writable<uint8_t>(ctx.luma), tiles, ctx.bins, pool_);
-      return gpu ? apply_tiles_gpu(writable<uint16_t>(ctx.luma), tiles, ctx.bins, stream)
-                 : apply_tiles(writable<uint16_t>(ctx.luma), tiles, ctx.bins, pool_);
+        return gpu ? apply_tiles_gpu(ctx.luma.as_writable<uint8_t>(), tiles, ctx.bins, stream)
+                   : apply_tiles(ctx.luma.as_writable<uint8_t>(), tiles, ctx.bins, pool_);
+      return gpu ? apply_tiles_gpu(ctx.luma.as_writable<uint16_t>(), tiles, ctx.bins, stream)
+                 : apply_tiles(ctx.luma.as_writable<uint16_t>(), tiles, ctx.bins, pool_);
     }
     if (ctx.luma.bytes_per_sample == 1)
-      return gpu ? apply_lut_gpu(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, stream)
-                 : apply_lut(writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, pool_);
+      return gpu ? apply_lut_gpu(ctx.luma.as_writable<uint8_t>(), ctx.lut, ctx.bins, stream)
+                 : apply_lut(ctx.luma.as_writable<uint8_t>(), ctx.lut, ctx.bins, pool_);
     const int shift = ctx.format->sample_shift();  // P010: the table maps v >> 6
-    return gpu ? apply_lut_gpu(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, stream, shift)
-               : apply_lut(writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, shift, pool_);
+    return gpu ? apply_lut_gpu(ctx.luma.as_writable<uint16_t>(), ctx.lut, ctx.bins, stream, shift)
+               : apply_lut(ctx.luma.as_writable<uint16_t>(), ctx.lut, ctx.bins, shift, pool_);
   }
 
  private:
@@ -373,12 +368,12 @@ class ApplyOp final : public PooledOp {
   Status apply_from(const PlaneRef& src, const FrameContext& ctx, const TileLuts* tp) {
     if (src.bytes_per_sample == 1) {
       const PlaneView<const uint8_t> in = src.as<uint8_t>();
-      return tp != nullptr ? apply_tiles(in, writable<uint8_t>(ctx.luma), *tp, ctx.bins, pool_)
-                           : apply_lut(in, writable<uint8_t>(ctx.luma), ctx.lut, ctx.bins, pool_);
+      return tp != nullptr ? apply_tiles(in, ctx.luma.as_writable<uint8_t>(), *tp, ctx.bins, pool_)
+                           : apply_lut(in, ctx.luma.as_writable<uint8_t>(), ctx.lut, ctx.bins, pool_);
     }
     const PlaneView<const uint16_t> in = src.as<uint16_t>();
-    return tp != nullptr ? apply_tiles(in, writable<uint16_t>(ctx.luma), *tp, ctx.bins, pool_)
-                         : apply_lut(in, writable<uint16_t>(ctx.luma), ctx.lut, ctx.bins, ctx.format->sample_shift(), pool_);
+    return tp != nullptr ? apply_tiles(in, ctx.luma.as_writable<uint16_t>(), *tp, ctx.bins, pool_)
+                         : apply_lut(in, ctx.luma.as_writable<uint16_t>(), ctx.lut, ctx.bins, ctx.format->sample_shift(), pool_);
   }
   video::StageId id_ = video::stage_id("apply");
 };

@@ -188,11 +188,6 @@ Status apply_tiles_host(const PlaneView<const T>& in, const PlaneView<T>& p, con
   return Status::ok();
 }
 
-template <class T>
-PlaneView<T> writable(const PlaneRef& r) {
-  return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
-}
-
 // What colour_rows shares between its loops: the planes, the levels and the map, fixed per frame.
 template <class T, class Map>
 struct ColourPass {
@@ -203,7 +198,7 @@ struct ColourPass {
   uint32_t n_bins = 0, neutral = 0, c_lo = 0, c_hi = 0;
 
   ColourPass(const PlaneView<T>& luma, const ChromaPlanes& cp, int bins, Map m)
-      : y(luma), u(writable<T>(cp.planes[0])), v(cp.interleaved ? u : writable<T>(cp.planes[1])), c(cp), map(m) {
+      : y(luma), u(cp.planes[0].as_writable<T>()), v(cp.interleaved ? u : cp.planes[1].as_writable<T>()), c(cp), map(m) {
     // P010 (shift 6): everything below works on v >> shift and stores out << shift.
     sh = c.shift;
     const uint32_t depth = static_cast<uint32_t>(y.bit_depth - sh);
@@ -377,7 +372,7 @@ void colour_host(const PlaneView<T>& y, const ChromaPlanes& c, int bins, Map map
 template <class T>
 Status apply_colour_host(const PlaneRef& luma, const ChromaPlanes& c, const uint16_t* lut, const TileLuts* tiles, int bins,
                          image::ForkJoin* pool) {
-  const PlaneView<T> y = writable<T>(luma);
+  const PlaneView<T> y = luma.as_writable<T>();
   HISTEQ_TRY(check_host_plane(y));
   for (int i = 0; i < (c.interleaved ? 1 : 2); ++i) {
     const PlaneRef& p = c.planes[i];

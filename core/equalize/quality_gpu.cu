@@ -716,17 +716,12 @@ __global__ void __launch_bounds__(kApplyThreads)
 }
 
 template <class T>
-PlaneView<T> writable(const PlaneRef& r) {
-  return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
-}
-
-template <class T>
 Status apply_colour_device(const PlaneRef& luma, const ChromaPlanes& c, const uint16_t* d_lut, const TileLuts* tiles, int bins,
                            cudaStream_t stream) {
-  const PlaneView<T> y = writable<T>(luma);
+  const PlaneView<T> y = luma.as_writable<T>();
   HISTEQ_TRY(check_device_plane(y));
-  const PlaneView<T> u = writable<T>(c.planes[0]);
-  const PlaneView<T> v = c.interleaved ? u : writable<T>(c.planes[1]);
+  const PlaneView<T> u = c.planes[0].as_writable<T>();
+  const PlaneView<T> v = c.interleaved ? u : c.planes[1].as_writable<T>();
   for (const PlaneView<T>* p : {&u, &v}) {
     if (p->bit_depth != y.bit_depth && !p->empty()) return HISTEQ_ERROR(Code::invalid_argument, "chroma and luma depths differ");
     if (c.planes[0].bytes_per_sample != luma.bytes_per_sample) return HISTEQ_ERROR(Code::invalid_argument, "chroma and luma sample sizes differ");
@@ -893,13 +888,8 @@ Status temporal_fold_gpu(FusedEqualizer& fe, const PlaneRef& luma, uint32_t weig
     return HISTEQ_ERROR(Code::invalid_argument, "the plane's bit depth does not match the temporal filter's bins");
   const FusedOutputs out{d_counts, a.luts};
   const TemporalFoldBuilder builder{a, clip_q8};
-  if (luma.bytes_per_sample == 1)
-    return fe.count_with(PlaneView<uint8_t>{static_cast<uint8_t*>(const_cast<void*>(luma.data)), luma.width, luma.height, luma.pitch,
-                                            luma.bit_depth, luma.memory},
-                         weight, builder, stream, out);
-  return fe.count_with(PlaneView<uint16_t>{static_cast<uint16_t*>(const_cast<void*>(luma.data)), luma.width, luma.height,
-                                           luma.pitch, luma.bit_depth, luma.memory},
-                       weight, builder, stream, out);
+  if (luma.bytes_per_sample == 1) return fe.count_with(luma.as_writable<uint8_t>(), weight, builder, stream, out);
+  return fe.count_with(luma.as_writable<uint16_t>(), weight, builder, stream, out);
 }
 
 }  // namespace histeq::eq

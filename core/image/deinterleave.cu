@@ -15,14 +15,9 @@ __global__ void split_kernel(PlaneView<const T> uv, PlaneView<T> u, PlaneView<T>
 }
 
 template <class T>
-PlaneView<T> writable(const PlaneRef& r) {
-  return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
-}
-
-template <class T>
 Status split(const PlaneRef& uv, const PlaneRef& u, const PlaneRef& v, cudaStream_t stream) {
   const PlaneView<const T> in = uv.as<T>();
-  const PlaneView<T> pu = writable<T>(u), pv = writable<T>(v);
+  const PlaneView<T> pu = u.as_writable<T>(), pv = v.as_writable<T>();
   if (uv.memory != MemoryKind::device) {
     for (int y = 0; y < u.height; ++y) {
       const T* row = in.row(y);

@@ -135,6 +135,12 @@ struct PlaneRef {
   PlaneView<const T> as() const noexcept {
     return {static_cast<const T*>(data), width, height, pitch, bit_depth, memory};
   }
+  // The same samples writable, for a caller that owns what the reference points to (an equalizer's
+  // planes, changed in place): the const is the histogram API's promise, not the memory's.
+  template <class T>
+  PlaneView<T> as_writable() const noexcept {
+    return {static_cast<T*>(const_cast<void*>(data)), width, height, pitch, bit_depth, memory};
+  }
 };
 
 // Copies the samples of src into dst (same width and height; pitches may differ). Any memory kinds;

@@ -143,14 +143,9 @@ class LumaStore : public std::enable_shared_from_this<LumaStore> {
   std::vector<std::unique_ptr<cuda::Buffer>> free_;
 };
 
-template <class T>
-PlaneView<T> writable(const PlaneRef& r) {
-  return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
-}
-
 Status copy_to(const PlaneRef& src, const PlaneRef& dst, cudaStream_t s) {
-  if (dst.bytes_per_sample == 1) return copy_plane(src, writable<uint8_t>(dst), s);
-  return copy_plane(src, writable<uint16_t>(dst), s);
+  if (dst.bytes_per_sample == 1) return copy_plane(src, dst.as_writable<uint8_t>(), s);
+  return copy_plane(src, dst.as_writable<uint16_t>(), s);
 }
 
 // ---------------------------------------------------------------------------------------------

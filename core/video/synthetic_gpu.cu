@@ -25,9 +25,7 @@ __global__ void chroma_kernel(SynthFrame f, PlaneView<T> u, PlaneView<T> v) {
 
 template <class T>
 Status launch(const SynthFrame& f, const PlaneRef& y, const PlaneRef& u, const PlaneRef& v, cudaStream_t stream) {
-  auto w = [](const PlaneRef& r) {
-    return PlaneView<T>{static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
-  };
+  auto w = [](const PlaneRef& r) { return r.as_writable<T>(); };
   constexpr int kThreads = 256;
   luma_kernel<T><<<dim3((f.width + kThreads - 1) / kThreads, f.height), kThreads, 0, stream>>>(f, w(y));
   HISTEQ_CUDA_TRY_LAUNCH();

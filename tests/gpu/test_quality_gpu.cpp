@@ -468,11 +468,6 @@ TEST_F(GpuQualityFunctions, TheFoldRefusesWhatItCannotTake) {
   ASSERT_OK(HISTEQ_CUDA_STATUS(cudaStreamSynchronize(stream.get())));
 }
 
-template <class T>
-PlaneView<T> writable(const PlaneRef& r) {
-  return {static_cast<T*>(const_cast<void*>(r.data)), r.width, r.height, r.pitch, r.bit_depth, r.memory};
-}
-
 struct ApplyShape {
   int width, height, depth, shift_x, shift_y;
   bool nv12;
@@ -543,11 +538,11 @@ void apply_variant_matches(const ApplyInputs& in, int variant, cudaStream_t s) {
   const eq::ChromaPlanes hc = chroma_planes(in, variant, u.data(), v.data(), MemoryKind::host);
   const eq::ChromaPlanes gc = chroma_planes(in, variant, static_cast<uint8_t*>(dub.data()), static_cast<uint8_t*>(dvb.data()), MemoryKind::device);
   if (variant == 0 && sh.depth == 8) {
-    ASSERT_OK(eq::apply_tiles(writable<uint8_t>(hy), in.ht, in.bins));
-    ASSERT_OK(eq::apply_tiles_gpu(writable<uint8_t>(gy), in.dt, in.bins, s));
+    ASSERT_OK(eq::apply_tiles(hy.as_writable<uint8_t>(), in.ht, in.bins));
+    ASSERT_OK(eq::apply_tiles_gpu(gy.as_writable<uint8_t>(), in.dt, in.bins, s));
   } else if (variant == 0) {
-    ASSERT_OK(eq::apply_tiles(writable<uint16_t>(hy), in.ht, in.bins));
-    ASSERT_OK(eq::apply_tiles_gpu(writable<uint16_t>(gy), in.dt, in.bins, s));
+    ASSERT_OK(eq::apply_tiles(hy.as_writable<uint16_t>(), in.ht, in.bins));
+    ASSERT_OK(eq::apply_tiles_gpu(gy.as_writable<uint16_t>(), in.dt, in.bins, s));
   } else {
     ASSERT_OK(eq::apply_colour(hy, hc, in.lut, variant == 1 ? &in.ht : nullptr, in.bins));
     ASSERT_OK(eq::apply_colour_gpu(gy, gc, in.dlut, variant == 1 ? &in.dt : nullptr, in.bins, s));
