@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Global mode's curve folded into the histogram's launch (planner.h, temporal_fold_gpu), its
-# evidence on the device:
+# Global mode's curve folded into the histogram's launch (planner.h, temporal_fold_gpu) and the
+# brightness hold's probing search (quality_gpu.cu, ProbeSearch), their evidence on the device:
 #   PART=bench OUT=$OUT bash bench/fold_device.sh    timings, frame identity, the profile
 #   PART=checks OUT=$OUT bash bench/fold_device.sh   GPU tests, memcheck, racecheck
 # Carry .carry/bin.tgz (histeq, histeq_prev: the binary before the fold, histeq_gpu_tests: static,
@@ -12,8 +12,8 @@
 #   frames.txt            MD5 of the exports of the quality clips in global mode (the defaults, and
 #                         without the clip and the colour pass): the GPU with method2_tuned (folded),
 #                         with cub (the steps) and the CPU; the same sums mean the same pictures
-#   gpu_tests.txt         every GPU test; memcheck.txt, racecheck.txt: the fold's and the temporal
-#                         filter's tests under compute-sanitizer
+#   gpu_tests.txt         every GPU test; memcheck.txt, racecheck.txt: the fold's, the brightness
+#                         hold's and the temporal filter's tests under compute-sanitizer
 #   ncu_fold.txt          Nsight Compute on the folded launch and the steps' kernels at 1080p
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -49,11 +49,11 @@ fi
 if [ "$PART" = checks ]; then
 step timeout 420 /tmp/hb/histeq_gpu_tests --gtest_brief=1 > "$OUT/gpu_tests.txt" 2>&1
 tail -5 "$OUT/gpu_tests.txt" >&2
-F='GpuQualityFunctions.TheFold*:GpuQualityFunctions.TemporalFilterInOne*:*IdenticalToCpu/default_folded_nv12_device:*IdenticalToCpu/temporal_only_folded'
+F='GpuQualityFunctions.TheFold*:GpuQualityFunctions.TheBrightnessHold*:GpuQualityFunctions.TemporalFilterInOne*:*IdenticalToCpu/default_folded_nv12_device:*IdenticalToCpu/temporal_only_folded'
 step timeout 300 "$CUDA_BIN/compute-sanitizer" --tool memcheck --error-exitcode 9 /tmp/hb/histeq_gpu_tests --gtest_filter="$F" > "$OUT/memcheck.txt" 2>&1
 tail -3 "$OUT/memcheck.txt" >&2
 step timeout 300 "$CUDA_BIN/compute-sanitizer" --tool racecheck --error-exitcode 9 /tmp/hb/histeq_gpu_tests \
-  --gtest_filter='GpuQualityFunctions.TheFoldedTemporal*' > "$OUT/racecheck.txt" 2>&1
+  --gtest_filter='GpuQualityFunctions.TheFoldedTemporal*:GpuQualityFunctions.TheBrightnessHold*' > "$OUT/racecheck.txt" 2>&1
 tail -3 "$OUT/racecheck.txt" >&2
 fi
 tar czf "$FINAL/fold_device_$PART.tgz" -C "$OUT" .

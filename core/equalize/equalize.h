@@ -177,8 +177,9 @@ struct TemporalArgs {
 };
 // pool: the per-LUT loops over its threads (null: the caller's only); the same values either way.
 Status temporal_update(const TemporalArgs& a, image::ForkJoin* pool = nullptr);
-// The argument checks both forms make (bins, buffers, the extra LUT of several).
-Status check_temporal_args(const TemporalArgs& a);
+// The argument checks both forms make (bins, buffers, the extra LUT of several). counts_in: the
+// histogram a.counts is read (not by temporal_fold_gpu, which counts the plane itself).
+Status check_temporal_args(const TemporalArgs& a, bool counts_in = true);
 // cluster: clahe's measure (tile_counts given) spreads over a thread-block cluster on devices that
 // have them (sm_90 and later); false keeps it in one block, as on older devices (the tests run
 // both). The same values either way.

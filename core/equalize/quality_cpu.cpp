@@ -503,9 +503,9 @@ Status apply_colour(const PlaneRef& luma, const ChromaPlanes& chroma, const uint
   return apply_colour_host<uint16_t>(luma, chroma, lut, tiles, bins, pool);
 }
 
-Status check_temporal_args(const TemporalArgs& a) {
+Status check_temporal_args(const TemporalArgs& a, bool counts_in) {
   HISTEQ_TRY(check_bins(a.bins));
-  if (a.counts == nullptr || a.luts == nullptr || a.state == nullptr || a.next_hist == nullptr || a.next_scalars == nullptr ||
+  if ((counts_in && a.counts == nullptr) || a.luts == nullptr || a.state == nullptr || a.next_hist == nullptr || a.next_scalars == nullptr ||
       (!a.restart && (a.prev_hist == nullptr || a.prev_scalars == nullptr)) || a.count < 1)
     return HISTEQ_ERROR(Code::invalid_argument, "temporal filter: null buffer");
   if (a.extra == nullptr && a.count != 1)

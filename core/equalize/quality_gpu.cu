@@ -878,7 +878,7 @@ Status temporal_fold_gpu(FusedEqualizer& fe, const PlaneRef& luma, uint32_t weig
                          uint32_t* d_counts, cudaStream_t stream) {
   static_assert(kFoldMaxBins == kFoldThreads, "one bin a thread of the fused block");
   a.counts = d_counts;
-  HISTEQ_TRY(check_temporal_args(a));
+  HISTEQ_TRY(check_temporal_args(a, false));
   HISTEQ_TRY(validate_lut_args(a.bins, weight));
   if (a.extra != nullptr || a.tile_counts != nullptr || a.count != 1)
     return HISTEQ_ERROR(Code::invalid_argument, "the folded temporal filter takes global mode's one LUT only");

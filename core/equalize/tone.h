@@ -422,6 +422,13 @@ HISTEQ_HD int32_t offset_towards(U&& u_of, Search&& last_at_most, bool up, int32
   }
 }
 
+// The previous frame's offset decayed by the filter's alpha, within +-most: where limit_offset
+// starts.
+HISTEQ_HD int32_t decayed_offset(int32_t c_prev, uint32_t alpha_q16, int32_t most) {
+  const int32_t c = c_prev - round_shift16(static_cast<int64_t>(c_prev) * alpha_q16);
+  return c < -most ? -most : c > most ? most : c;
+}
+
 // The brightness offset of a frame (see the header comment): `u_of(c)` is the output's mean luma
 // (Q12) with offset c, exactly as the LUT rounds and clamps it; it never decreases as c grows. The
 // previous offset, decayed, if that keeps the mean within [lo, hi]; otherwise the nearest offset
@@ -437,8 +444,7 @@ HISTEQ_HD int32_t offset_towards(U&& u_of, Search&& last_at_most, bool up, int32
 template <class U, class Search>
 HISTEQ_HD int32_t limit_offset(U&& u_of, Search&& last_at_most, int32_t c_prev, uint32_t alpha_q16, int32_t lo, int32_t hi,
                                int32_t most) {
-  int32_t c = c_prev - round_shift16(static_cast<int64_t>(c_prev) * alpha_q16);
-  c = c < -most ? -most : c > most ? most : c;
+  const int32_t c = decayed_offset(c_prev, alpha_q16, most);
   const int32_t u = u_of(c);
   const int32_t margin = most >> 8;  // a quarter of a level
   if (u > hi) return offset_towards(u_of, last_at_most, false, c, u, hi, most, margin);

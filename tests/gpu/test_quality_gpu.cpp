@@ -17,6 +17,7 @@
 #include "core/equalize/fused_gpu.h"
 #include "core/equalize/operation.h"
 #include "core/equalize/quality.h"
+#include "core/equalize/tone.h"
 #include "core/histogram/histogram.h"
 #include "core/image/synthetic.h"
 #include "core/pipeline/pipeline.h"
@@ -466,6 +467,131 @@ TEST_F(GpuQualityFunctions, TheFoldRefusesWhatItCannotTake) {
   const PlaneRef plane9 = PlaneView<uint16_t>{reinterpret_cast<uint16_t*>(p32 + 8192), 32, 16, 64, 9, MemoryKind::device};
   EXPECT_FALSE(eq::temporal_fold_gpu(*fe, plane9, eq::kWeightOne, 0, a, counts, stream.get()).is_ok()) << "9 bits, 256 bins";
   ASSERT_OK(HISTEQ_CUDA_STATUS(cudaStreamSynchronize(stream.get())));
+}
+
+// --- the brightness hold's search --------------------------------------------------------------
+
+// One frame of global mode's temporal filter from scalars that put the brightness hold in each of
+// its cases: the decayed offset kept, a search down or up, and no offset that reaches the bound
+// (the range's ends). The previous normalized bins are this frame's, so it is not a cut.
+struct HoldTrial {
+  std::vector<uint32_t> h, prev_norm;
+  std::vector<int32_t> state;
+  std::vector<uint16_t> target;
+  std::vector<int32_t> scalars;  // previous, then next
+  uint32_t alpha = 0;
+  eq::Levels levels;
+};
+
+HoldTrial hold_trial(int bins, int i, std::mt19937& rng) {
+  HoldTrial t;
+  const int k = bins / 256 > 0 ? bins / 256 : 1, shape = i % 4;
+  t.h.assign(bins, 0);
+  for (int n = 0; n < 3000; ++n) {
+    const int v = shape == 0 ? static_cast<int>(rng() % bins) : shape == 1 ? static_cast<int>(rng() % (bins / 4 + 1))
+                  : shape == 2 ? bins - 1 - static_cast<int>(rng() % (bins / 4 + 1)) : 40 * k % bins;
+    t.h[v] += 1 + rng() % 4;
+  }
+  const uint64_t total = std::accumulate(t.h.begin(), t.h.end(), uint64_t{0});
+  for (uint32_t x : t.h) t.prev_norm.push_back(eq::tone::normalized_bin(x, total));
+  t.levels = all_levels(bins)[(i / 4) % 3];
+  for (int v = 0; v < bins; ++v) t.state.push_back(static_cast<int32_t>(rng() % (static_cast<uint32_t>(bins) << eq::tone::kStateBits)));
+  for (int v = 0; v < bins; ++v) t.target.push_back(static_cast<uint16_t>(rng() % bins));
+  const int32_t most = eq::tone::max_offset(bins), top = (bins - 1) << eq::tone::kStateBits;
+  const int32_t any = static_cast<int32_t>(rng() % (2 * static_cast<uint32_t>(most) + 1)) - most;
+  const int32_t c[] = {-most, most, 0, any}, u[] = {0, top, static_cast<int32_t>(rng() % static_cast<uint32_t>(top))};
+  t.scalars.assign(2 * eq::kTemporalScalars, 0);
+  t.scalars[0] = c[(i / 12) % 4];
+  t.scalars[1] = u[(i / 48) % 3];
+  t.scalars[2] = static_cast<int32_t>(rng() % static_cast<uint32_t>(top));  // the previous mean: d = |m - it|
+  t.scalars[4] = 100;
+  t.alpha = i % 5 == 0 ? 0 : rng() % 65537;
+  return t;
+}
+
+void expect_ok(const Status& s) { EXPECT_TRUE(s.is_ok()) << s.to_string(); }
+
+eq::TemporalArgs hold_args(HoldTrial& t, int bins, int32_t* state, uint32_t* norm, int32_t* scalars) {
+  eq::TemporalArgs a;
+  a.bins = bins;
+  a.state = state;
+  a.prev_hist = norm;
+  a.next_hist = norm + bins;
+  a.prev_scalars = scalars;
+  a.next_scalars = scalars + eq::kTemporalScalars;
+  a.restart = false;
+  a.levels = t.levels;
+  a.cut_q16 = 65536;
+  a.alpha_q16 = t.alpha;
+  return a;
+}
+
+// Which case the CPU's offset is: kept, the range's low or high end, or found by a search.
+int hold_case(const HoldTrial& t, int bins) {
+  const int32_t most = eq::tone::max_offset(bins), c = t.scalars[eq::kTemporalScalars];
+  if (c == eq::tone::decayed_offset(t.scalars[0], t.alpha, most)) return 0;
+  return c == -most ? 1 : c == most ? 2 : 3;
+}
+
+// The CPU's frame (t's state, scalars and next bins updated, `lut` from t.target) against the GPU's
+// temporal_update_gpu, or the fold's (8-bit: the trial's histogram as a plane, the clipped LUT built
+// first); returns the CPU's case.
+int hold_frame_matches(HoldTrial& t, int bins, bool fold, int i, std::mt19937& rng, eq::FusedEqualizer* fe, cudaStream_t s) {
+  std::vector<uint8_t> samples;
+  if (fold) {  // the plane's histogram (the rest of the plane at bins / 2), and its bins as the previous frame's
+    samples = plane_of<uint8_t>(t.h, 131 * 97, rng);
+    std::fill(t.h.begin(), t.h.end(), 0u);
+    for (uint8_t v : samples) ++t.h[v];
+    for (int v = 0; v < bins; ++v) t.prev_norm[v] = eq::tone::normalized_bin(t.h[v], samples.size());
+  }
+  std::vector<uint32_t> norm = t.prev_norm;
+  norm.resize(2 * bins, 0);
+  cuda::Buffer dstate = upload(t.state, s), dnorm = upload(norm, s), dscal = upload(t.scalars, s), dlut = upload(t.target, s);
+  cuda::Buffer dcounts = upload(t.h, s), dplane = upload(samples, s);
+  std::vector<uint16_t> lut = t.target;
+  const uint32_t clip = i % 2 == 0 ? 0u : 512u;
+  if (fold) expect_ok(eq::build_lut_clipped(t.h.data(), bins, eq::kWeightOne, clip, t.levels, lut.data()));
+  eq::TemporalArgs a = hold_args(t, bins, t.state.data(), norm.data(), t.scalars.data());
+  a.counts = t.h.data();
+  a.luts = lut.data();
+  expect_ok(eq::temporal_update(a));
+  eq::TemporalArgs g = hold_args(t, bins, static_cast<int32_t*>(dstate.data()), static_cast<uint32_t*>(dnorm.data()),
+                                 static_cast<int32_t*>(dscal.data()));
+  g.counts = static_cast<uint32_t*>(dcounts.data());
+  g.luts = static_cast<uint16_t*>(dlut.data());
+  if (fold) {
+    const PlaneRef plane = PlaneView<uint8_t>{static_cast<uint8_t*>(dplane.data()), 131, 97, 131, 8, MemoryKind::device};
+    expect_ok(eq::temporal_fold_gpu(*fe, plane, eq::kWeightOne, clip, g, nullptr, s));
+  } else {
+    expect_ok(eq::temporal_update_gpu(g, s));
+  }
+  const std::string at = "bins " + std::to_string(bins) + (fold ? " fold" : "") + " trial " + std::to_string(i);
+  EXPECT_EQ(download<int32_t>(dscal, t.scalars.size(), s), t.scalars) << at;
+  EXPECT_EQ(download<uint16_t>(dlut, bins, s), lut) << at;
+  EXPECT_EQ(download<int32_t>(dstate, t.state.size(), s), t.state) << at;
+  EXPECT_EQ(download<uint32_t>(dnorm, norm.size(), s), norm) << at;
+  return hold_case(t, bins);
+}
+
+// The hold's offset on the GPU (probing offsets a pass: 16 at 256 threads, 32 in the fold's 512, 16
+// and 32 in the 1,024-thread block) equals the CPU's (secant steps and buckets) in every case,
+// and every case occurs.
+TEST_F(GpuQualityFunctions, TheBrightnessHoldFindsTheCpusOffsetInEveryCase) {
+  REQUIRE_GPU();
+  auto fe = eq::FusedEqualizer::create();
+  ASSERT_OK(fe.status());
+  for (int bins : {64, 256, 512, 1024})
+    for (bool fold : {false, true}) {
+      if (fold && bins != 256) continue;
+      std::mt19937 rng(static_cast<uint32_t>(bins) + (fold ? 1u : 0u));
+      int cases[4] = {0, 0, 0, 0};
+      for (int i = 0; i < 192; ++i) {
+        HoldTrial t = hold_trial(bins, i, rng);
+        ++cases[hold_frame_matches(t, bins, fold, i, rng, &*fe, stream.get())];
+        if (HasFailure()) return;
+      }
+      for (int c = 0; c < 4; ++c) EXPECT_GT(cases[c], 0) << "bins " << bins << (fold ? " fold" : "") << ": no frame of case " << c;
+    }
 }
 
 struct ApplyShape {
