@@ -53,7 +53,7 @@ F='GpuQualityFunctions.TheFold*:GpuQualityFunctions.TheBrightnessHold*:GpuQualit
 step timeout 300 "$CUDA_BIN/compute-sanitizer" --tool memcheck --error-exitcode 9 /tmp/hb/histeq_gpu_tests --gtest_filter="$F" > "$OUT/memcheck.txt" 2>&1
 tail -3 "$OUT/memcheck.txt" >&2
 step timeout 300 "$CUDA_BIN/compute-sanitizer" --tool racecheck --error-exitcode 9 /tmp/hb/histeq_gpu_tests \
-  --gtest_filter='GpuQualityFunctions.TheFoldedTemporal*:GpuQualityFunctions.TheBrightnessHold*' > "$OUT/racecheck.txt" 2>&1
+  --gtest_filter='GpuQualityFunctions.TheFolded*:GpuQualityFunctions.TheBrightnessHold*' > "$OUT/racecheck.txt" 2>&1
 tail -3 "$OUT/racecheck.txt" >&2
 fi
 tar czf "$FINAL/fold_device_$PART.tgz" -C "$OUT" .

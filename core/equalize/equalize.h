@@ -185,15 +185,23 @@ Status check_temporal_args(const TemporalArgs& a, bool counts_in = true);
 // both). The same values either way.
 Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream, bool cluster = true);
 
+// What temporal_fold_gpu does with the curve in its launch: nothing (the plane is counted, not
+// changed), the LUT on the luma (apply_lut_gpu's), or the colour pass (apply_colour_gpu's: the
+// luma mapped, the chroma scaled by its gain; samples in the low bits).
+enum class FoldApply { none, luma, colour };
+
 // Global mode's histogram, clipped LUT (build_lut_clipped_gpu) and temporal filter
-// (temporal_update_gpu) in one launch: the last block of the fused equalizer's count
-// (FusedEqualizer::count_with) builds the curve in its shared memory. `luma` (device, 2^bit_depth
-// = a.bins <= kFoldMaxBins, samples in the low bits) is counted, not changed; its histogram goes to
-// d_counts (may be null), the filtered LUT to a.luts; a.counts is not read. One LUT: a.count 1, no
-// extra, no tile counts. The same values as hist::compute, build_lut_clipped_gpu and
-// temporal_update_gpu in turn; fe's calls must be ordered (fused_gpu.h).
+// (temporal_update_gpu), and with `apply` the curve's apply, in one launch: the last block of the
+// fused equalizer's count (FusedEqualizer::count_with, apply_with) builds the curve in its shared
+// memory while the other blocks load what they apply. `luma` (device, 2^bit_depth = a.bins <=
+// kFoldMaxBins, samples in the low bits) is counted; its histogram goes to d_counts (may be null),
+// the filtered LUT to a.luts; a.counts is not read. One LUT: a.count 1, no extra, no tile counts.
+// chroma: the colour pass's planes (FoldApply::colour). The same values as hist::compute,
+// build_lut_clipped_gpu, temporal_update_gpu and the apply in turn; fe's calls must be ordered
+// (fused_gpu.h).
 constexpr int kFoldMaxBins = 512;  // one bin a thread of the fused block
 Status temporal_fold_gpu(FusedEqualizer& fe, const PlaneRef& luma, uint32_t weight, uint32_t clip_q8, TemporalArgs a,
-                         uint32_t* d_counts, cudaStream_t stream);
+                         uint32_t* d_counts, cudaStream_t stream, FoldApply apply = FoldApply::none,
+                         const ChromaPlanes* chroma = nullptr);
 
 }  // namespace histeq::eq

@@ -20,6 +20,17 @@
 //     __device__ void operator()(const eq::LutBuildArgs& a) const { ... }
 //   };
 //   HISTEQ_TRY(fused.run_with(plane, weight, MyBuilder{d_state}, stream));
+//
+// An applier (apply_with) replaces the LUT's apply on the counted plane: a trivially copyable
+// struct with a type Stage and
+//
+//   __device__ void load(Stage& s, uint32_t gid, uint32_t stride) const;
+//   __device__ void apply(Stage& s, const uint16_t* lut, uint32_t bins, uint32_t gid, uint32_t stride) const;
+//
+// Every thread of the grid calls load() once the block has counted, before the LUT is known (its
+// loads overlap the last block's build: the data is in L2 since the counting), then apply() with
+// the LUT complete in the block's shared memory (bins entries). gid: the thread's index in the
+// grid, stride: the grid's threads. The colour pass is the model (quality_gpu.cu, FusedColour).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -272,8 +283,34 @@ __device__ __forceinline__ void put_out(const Params& p, const uint16_t* lut, co
     for (uint32_t v = threadIdx.x; v < p.bins; v += blockDim.x) p.out_hist[v] = hist[v];
 }
 
-template <class T, int kCap, class L, int kApplyUnroll, class Bin, class Builder>
-__global__ void __launch_bounds__(policy_fused_threads) fused_kernel(Params p, Bin bin, Builder builder) {
+// run_with's and count_with's applier: the LUT on the counted plane, the kernel's own apply below.
+struct LutApply {};
+
+// The LUT into every block's shared memory: the last block builds and publishes it (then the
+// optional copies), the others wait for its generation and copy it. Ends with a barrier.
+template <class Builder>
+__device__ __forceinline__ void share_lut(const Params& p, const Builder& builder, bool last, uint32_t gen_before, uint32_t* hist,
+                                          uint16_t* lut, uint32_t* work, uint32_t* vars) {
+  if (last) {
+    build_curve(p, builder, hist, lut, work, vars);
+    copy_lut16(p.lut, lut, p.bins, false);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      st_release(p.gen, gen_before + 1);  // the LUT is out
+    }
+    put_out(p, lut, hist);  // for a display: off the other blocks' path
+  } else {
+    if (threadIdx.x == 0)
+      while (ld_acquire(p.gen) == gen_before) __nanosleep(20);
+    __syncthreads();
+    copy_lut16(lut, p.lut, p.bins, true);
+  }
+  __syncthreads();
+}
+
+template <class T, int kCap, class L, int kApplyUnroll, class Bin, class Builder, class Applier>
+__global__ void __launch_bounds__(policy_fused_threads) fused_kernel(Params p, Bin bin, Builder builder, Applier applier) {
   using C = CountersFor<T, kCap, L, Bin>;
   // (the LUT table fits in the counting warps' regions: launch() sees to it)
   extern __shared__ uint4 fused_smem[];
@@ -299,33 +336,26 @@ __global__ void __launch_bounds__(policy_fused_threads) fused_kernel(Params p, B
     return;
   }
 
+  const uint32_t stride = gridDim.x * blockDim.x;
+  const uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
+  if constexpr (!std::is_same_v<Applier, LutApply>) {
+    typename Applier::Stage stage;
+    applier.load(stage, gid, stride);
+    share_lut(p, builder, last, s_gen, hist, lut, work, vars);
+    applier.apply(stage, lut, p.bins, gid, stride);
+    return;
+  }
+
   // This thread's first units to apply, loaded while the LUT is built (all threads of the block
   // apply, a grid-stride over the plane; the data is in L2 since the counting).
   const uint32_t total = p.g.total_units();
-  const uint32_t stride = gridDim.x * blockDim.x;
-  const uint32_t gid = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t lane_units = gid < total ? (total - 1 - gid) / stride + 1 : 0;
   UnitCursor cur = hist::detail::cursor_at(p.g, min(gid, total));
   const UnitStep st = hist::detail::step_of(p.g, stride);
   ApplyStage<kApplyUnroll> a;
   apply_load(p.g, cur, st, min(static_cast<uint32_t>(kApplyUnroll), lane_units), a);
 
-  if (last) {
-    build_curve(p, builder, hist, lut, work, vars);
-    copy_lut16(p.lut, lut, p.bins, false);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence();
-      st_release(p.gen, s_gen + 1);  // the LUT is out
-    }
-    put_out(p, lut, hist);  // for a display: off the other blocks' path
-  } else {
-    if (threadIdx.x == 0)
-      while (ld_acquire(p.gen) == s_gen) __nanosleep(20);
-    __syncthreads();
-    copy_lut16(lut, p.lut, p.bins, true);
-    __syncthreads();
-  }
+  share_lut(p, builder, last, s_gen, hist, lut, work, vars);
   Table<T>::fill(regions, lut, p.bins);
   __syncthreads();
 
@@ -416,13 +446,13 @@ Status check_call(const PlaneView<T>& plane, uint32_t weight) {
 // Validates, plans and launches one fused equalization of `plane` with loop L and apply unroll UA.
 // `units_per_lane` steers the counting plan (agent/method2_tuned.cuh, plan_for); `max_warps` caps the
 // counting warps; every block has kFusedWarps warps, all resident at once (cooperative launch).
-template <class T, int kCap, class L, int UA, class Bin, class Builder>
+template <class T, int kCap, class L, int UA, class Bin, class Builder, class Applier = LutApply>
 Status launch(FusedEqualizer::Scratch s, const PlaneView<T>& plane, Bin bin, uint32_t bins, uint32_t weight,
               const Builder& builder, const FusedOutputs& out, int units_per_lane, int max_warps, int max_blocks,
-              cudaStream_t stream, FusedLaunch* record, bool apply = true) {
+              cudaStream_t stream, FusedLaunch* record, bool apply = true, const Applier& applier = {}) {
   using C = CountersFor<T, kCap, L, Bin>;
   constexpr int kBlockWarps = policy_fused_threads / 32;
-  constexpr auto kernel = fused_kernel<T, kCap, L, UA, Bin, Builder>;
+  constexpr auto kernel = fused_kernel<T, kCap, L, UA, Bin, Builder, Applier>;
   auto dev = cuda::device_info();
   if (!dev) return dev.status();
   const PlaneRef ref(plane);
@@ -434,7 +464,7 @@ Status launch(FusedEqualizer::Scratch s, const PlaneView<T>& plane, Bin bin, uin
   const int table_warps = static_cast<int>((Table<T>::bytes(bins) + C::kRegionBytes - 1) / C::kRegionBytes);
   if (table_warps > kBlockWarps) return HISTEQ_ERROR(Code::internal, "fused equalizer: the LUT table does not fit");
   plan.warps = std::max(plan.warps, table_warps);
-  using Facts = KernelFacts<fused_kernel<T, kCap, L, UA, Bin, Builder>>;
+  using Facts = KernelFacts<fused_kernel<T, kCap, L, UA, Bin, Builder, Applier>>;
   const int d = dev->ordinal >= 0 && dev->ordinal < Facts::kDevices ? dev->ordinal : -1;
   auto fixed = Facts::static_smem(d);
   if (!fixed) return fixed.status();
@@ -468,7 +498,7 @@ Status launch(FusedEqualizer::Scratch s, const PlaneView<T>& plane, Bin bin, uin
   p.out_lut = out.d_lut;
   p.apply = apply;
   HISTEQ_TRY(launch_cooperative(kernel, dim3(static_cast<unsigned>(plan.blocks)), dim3(static_cast<unsigned>(threads)), smem, stream,
-                                p, bin, builder));
+                                p, bin, builder, applier));
   if (record) *record = {plan.blocks, plan.warps, smem};
   return Status::ok();
 }
@@ -478,19 +508,25 @@ Status launch(FusedEqualizer::Scratch s, const PlaneView<T>& plane, Bin bin, uin
 template <class Builder, class T>
 Status FusedEqualizer::run_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
                                 const FusedOutputs& out) {
-  return launch_with(plane, weight, builder, stream, out, true);
+  return launch_with(plane, weight, builder, fused_detail::LutApply{}, stream, out, true);
 }
 
 template <class Builder, class T>
 Status FusedEqualizer::count_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
                                   const FusedOutputs& out) {
   if (out.d_lut == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "count_with without a LUT to put out");
-  return launch_with(plane, weight, builder, stream, out, false);
+  return launch_with(plane, weight, builder, fused_detail::LutApply{}, stream, out, false);
 }
 
-template <class Builder, class T>
-Status FusedEqualizer::launch_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
-                                   const FusedOutputs& out, bool apply) {
+template <class Builder, class Applier, class T>
+Status FusedEqualizer::apply_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, const Applier& applier,
+                                  cudaStream_t stream, const FusedOutputs& out) {
+  return launch_with(plane, weight, builder, applier, stream, out, true);
+}
+
+template <class Builder, class Applier, class T>
+Status FusedEqualizer::launch_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, const Applier& applier,
+                                   cudaStream_t stream, const FusedOutputs& out, bool apply) {
   using P = hist::policy::Method2Tuned;
   if (buf_.empty()) return HISTEQ_ERROR(Code::invalid_argument, "FusedEqualizer used before create()");
   HISTEQ_TRY(fused_detail::check_call(plane, weight));
@@ -499,15 +535,16 @@ Status FusedEqualizer::launch_with(const PlaneView<T>& plane, uint32_t weight, c
   if (bins < 2) return HISTEQ_ERROR(Code::invalid_argument, "a 1-bit plane has 2 values at least");
   namespace fd = fused_detail;
   if constexpr (sizeof(T) == 1) {
-    return fd::launch<uint8_t, 256, P::Loop8, P::kFusedApplyUnroll8>(s_, plane, hist::m2t::DirectBin{}, bins, weight,
-                                                                     builder, out, P::kFusedUnitsPerLane8, 0, 0, stream, &last_, apply);
+    return fd::launch<uint8_t, 256, P::Loop8, P::kFusedApplyUnroll8>(s_, plane, hist::m2t::DirectBin{}, bins, weight, builder, out,
+                                                                     P::kFusedUnitsPerLane8, 0, 0, stream, &last_, apply, applier);
   } else if (bins <= 256) {
     return fd::launch<uint16_t, 256, P::Loop16, P::kFusedApplyUnroll16>(s_, plane, hist::m2t::ClampBin{0, bins}, bins, weight,
-                                                                       builder, out, P::kFusedUnitsPerLane16, 0, 0, stream, &last_, apply);
+                                                                       builder, out, P::kFusedUnitsPerLane16, 0, 0, stream, &last_,
+                                                                       apply, applier);
   } else {
-    return fd::launch<uint16_t, 1024, P::Loop16, P::kFusedApplyUnroll16>(s_, plane, hist::m2t::ClampBin{0, bins}, bins,
-                                                                         weight, builder, out, P::kFusedUnitsPerLane16, 0, 0,
-                                                                         stream, &last_, apply);
+    return fd::launch<uint16_t, 1024, P::Loop16, P::kFusedApplyUnroll16>(s_, plane, hist::m2t::ClampBin{0, bins}, bins, weight,
+                                                                         builder, out, P::kFusedUnitsPerLane16, 0, 0, stream,
+                                                                         &last_, apply, applier);
   }
 }
 

@@ -76,12 +76,19 @@ class FusedEqualizer {
                   const FusedOutputs& out = {});
 
   // The histogram and the builder's LUT only, in one launch: `plane` is counted, not changed; the
-  // LUT goes to out.d_lut (required) and the histogram to out.d_hist (optional). For a curve the
-  // steps apply afterwards (the temporal filter's, with the colour pass: equalize.h,
-  // temporal_fold_gpu). Defined in fused_gpu.cuh, as run_with.
+  // LUT goes to out.d_lut (required) and the histogram to out.d_hist (optional), for a caller that
+  // applies it later. Defined in fused_gpu.cuh, as run_with.
   template <class Builder, class T>
   Status count_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
                     const FusedOutputs& out);
+
+  // As run_with, with a caller's apply (a device functor, see fused_gpu.cuh) in place of the LUT's
+  // on `plane`: e.g. the colour pass, which maps the luma and scales the chroma by its gain
+  // (temporal_fold_gpu). `plane` is counted; what is written is the applier's. Defined in
+  // fused_gpu.cuh, as run_with.
+  template <class Builder, class Applier, class T>
+  Status apply_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, const Applier& applier,
+                    cudaStream_t stream, const FusedOutputs& out = {});
 
   const FusedLaunch& last_launch() const noexcept { return last_; }
 
@@ -96,8 +103,8 @@ class FusedEqualizer {
   FusedLaunch& launch_record() noexcept { return last_; }
 
  private:
-  template <class Builder, class T>
-  Status launch_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, cudaStream_t stream,
+  template <class Builder, class Applier, class T>
+  Status launch_with(const PlaneView<T>& plane, uint32_t weight, const Builder& builder, const Applier& applier, cudaStream_t stream,
                      const FusedOutputs& out, bool apply);
 
   cuda::Buffer buf_;

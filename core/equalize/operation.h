@@ -79,7 +79,7 @@ struct FrameContext {
 // Where an operation stands in a frame's plan (planner.h): a filter works on the picture before the
 // equalization and runs on either path; the fused operation is the whole equalization in one launch;
 // the steps (histogram, LUT, temporal, apply) are the equalization step by step; the curve steps
-// (histogram, LUT) sit out where the temporal step folds them into its launch. The planner picks
+// (histogram, LUT, apply) sit out where the temporal step folds them into its launch. The planner picks
 // the fused operation or the steps for each frame, and whether they fold.
 enum class Part { filter, fused, step, curve };
 

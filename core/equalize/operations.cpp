@@ -193,6 +193,26 @@ class LutOp final : public PooledOp {
   video::StageId id_ = video::stage_id("lut");
 };
 
+// The colour pass's planes and levels for the frame (chroma follow): the apply's, or the fold's.
+Result<ChromaPlanes> chroma_planes(const FrameContext& ctx) {
+  ChromaPlanes c;
+  const video::FrameFormat& f = *ctx.format;
+  c.interleaved = f.layout == video::PlaneLayout::semi_planar;
+  c.planes[0] = ctx.chroma[0];
+  c.planes[1] = ctx.chroma[1];
+  if (c.planes[0].data == nullptr || (!c.interleaved && c.planes[1].data == nullptr))
+    return HISTEQ_ERROR(Code::internal, "chroma follow without the chroma planes");
+  c.shift_x = f.chroma_shift_x;
+  c.shift_y = f.chroma_shift_y;
+  const FrameLevels levels = levels_of(ctx);
+  c.black = levels.black;
+  c.lo = levels.chroma_lo;
+  c.hi = levels.chroma_hi;
+  c.limit_q12 = chroma_limit_q12(ctx.settings->quality);
+  c.shift = f.sample_shift();
+  return c;
+}
+
 // The temporal filter (tone.h): its state (the filtered LUTs in Q12; the last normalized histogram
 // and scalars,
 // double-buffered so that a frame reads what its predecessor wrote) lives in the luma's memory, one
@@ -203,7 +223,8 @@ class LutOp final : public PooledOp {
 class TemporalOp final : public PooledOp {
  public:
   video::StageId stage() const override { return id_; }
-  bool takes_source(const FrameContext&) const override { return true; }  // reads the histogram and LUTs only
+  // It reads the histogram and LUTs only, but folded it applies the curve to the luma in place.
+  bool takes_source(const FrameContext& ctx) const override { return !plan_frame(*ctx.settings, ctx.backend, *ctx.format).folded; }
   bool stateful() const override { return true; }
   bool active(const FrameContext& ctx) const override {
     if (ctx.settings->quality.temporal_s > 0) return true;
@@ -284,13 +305,18 @@ class TemporalOp final : public PooledOp {
   }
 
  private:
-  // The filter on this frame's LUT; folded (planner.h): the histogram and the LUT too, in one launch.
+  // The filter on this frame's LUT; folded (planner.h): the histogram, the LUT and the apply too,
+  // in one launch.
   Status update(const FrameContext& ctx, const TemporalArgs& a, cudaStream_t stream) {
     if (ctx.backend != Backend::gpu) return temporal_update(a, pool_);
     if (!plan_frame(*ctx.settings, ctx.backend, *ctx.format).folded) return temporal_update_gpu(a, stream);
-    const PlaneRef& luma = ctx.source.data != nullptr ? ctx.source : ctx.luma;
-    return temporal_fold_gpu(fold_.at(static_cast<size_t>(ctx.slot)), luma, ctx.settings->weight, clip_q8(ctx.settings->quality),
-                             a, ctx.counts, stream);
+    const Quality& q = ctx.settings->quality;
+    FusedEqualizer& fe = fold_.at(static_cast<size_t>(ctx.slot));
+    if (q.chroma != ChromaMode::follow)
+      return temporal_fold_gpu(fe, ctx.luma, ctx.settings->weight, clip_q8(q), a, ctx.counts, stream, FoldApply::luma);
+    auto c = chroma_planes(ctx);
+    if (!c) return c.status();
+    return temporal_fold_gpu(fe, ctx.luma, ctx.settings->weight, clip_q8(q), a, ctx.counts, stream, FoldApply::colour, &c.value());
   }
 
   static constexpr double kMaxInterval = 1.0;          // longer gaps are jumps, not frame intervals
@@ -310,6 +336,7 @@ class TemporalOp final : public PooledOp {
 // The CPU's apply is most of its frame time once the colour is scaled: rows over the pool.
 class ApplyOp final : public PooledOp {
  public:
+  Part part() const override { return Part::curve; }  // folded into the temporal step's launch (planner.h)
   video::StageId stage() const override { return id_; }
   // The luma alone from the source into the luma, on the CPU (the colour pass works in place).
   bool takes_source(const FrameContext& ctx) const override {
@@ -331,22 +358,9 @@ class ApplyOp final : public PooledOp {
       return apply_from(src, ctx, tp);
     }
     if (q.chroma == ChromaMode::follow) {
-      ChromaPlanes c;
-      const video::FrameFormat& f = *ctx.format;
-      c.interleaved = f.layout == video::PlaneLayout::semi_planar;
-      c.planes[0] = ctx.chroma[0];
-      c.planes[1] = ctx.chroma[1];
-      if (c.planes[0].data == nullptr || (!c.interleaved && c.planes[1].data == nullptr))
-        return HISTEQ_ERROR(Code::internal, "chroma follow without the chroma planes");
-      c.shift_x = f.chroma_shift_x;
-      c.shift_y = f.chroma_shift_y;
-      const FrameLevels levels = levels_of(ctx);
-      c.black = levels.black;
-      c.lo = levels.chroma_lo;
-      c.hi = levels.chroma_hi;
-      c.limit_q12 = chroma_limit_q12(q);
-      c.shift = ctx.format->sample_shift();
-      return gpu ? apply_colour_gpu(ctx.luma, c, ctx.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, c, ctx.lut, tp, ctx.bins, pool_);
+      auto c = chroma_planes(ctx);
+      if (!c) return c.status();
+      return gpu ? apply_colour_gpu(ctx.luma, *c, ctx.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, *c, ctx.lut, tp, ctx.bins, pool_);
     }
     if (tp != nullptr) {
       if (ctx.luma.bytes_per_sample == 1)

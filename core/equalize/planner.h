@@ -9,9 +9,10 @@
 //   steps       otherwise: histogram -> lut -> temporal -> apply; the fused operation sits out.
 //     folded    among the steps, where the fused path's conditions hold but the settings are not
 //               plain: global mode with the temporal filter on and at most kFoldMaxBins bins. The
-//               temporal operation counts the histogram and builds the curve in one launch
-//               (temporal_fold_gpu, equalize.h), and the histogram and LUT steps (Part::curve)
-//               sit out; their timing rows stay empty and the temporal row holds all three.
+//               temporal operation counts the histogram, builds the curve and applies it (the
+//               LUT, or the colour pass with chroma follow) in one launch (temporal_fold_gpu,
+//               equalize.h), and the histogram, LUT and apply steps (Part::curve) sit out; their
+//               timing rows stay empty and the temporal row holds all four.
 // Filters (the denoiser, ...) run on both paths, before the equalization. Operations and front ends
 // never test for the fused path: they ask the plan (Plan::runs). Both paths give the same frames.
 #pragma once
@@ -24,7 +25,7 @@ namespace histeq::eq {
 
 struct Plan {
   bool fused = false;   // the fused operation equalizes the frame
-  bool folded = false;  // the temporal step also counts the histogram and builds the LUT
+  bool folded = false;  // the temporal step also counts the histogram, builds the LUT and applies it
   // Whether an operation of this part works on the frame (its own controls permitting: active()).
   bool runs(Part p) const noexcept {
     if (p == Part::filter) return true;

@@ -12,7 +12,9 @@
 //                            block's LUTs in shared memory measured slower; docs/performance.md,
 //                            "method2_tuned's tiled form")
 //   apply with colour        one thread per chroma sample and its co-sited luma samples, every
-//                            load issued before the first store
+//                            load issued before the first store; folded (global mode's defaults,
+//                            8-bit 4:2:0): the fused kernel's apply, in 16-byte units loaded while
+//                            the last block builds the curve (FusedColour)
 #include <map>
 #include <mutex>
 #include <cooperative_groups.h>
@@ -666,6 +668,50 @@ __device__ __forceinline__ void map_cosited(const Cosited<T>& q, int x0, int sh,
     }
 }
 
+// One chroma sample (cx, cy) of the colour pass, loaded: its co-sited luma samples, U and V.
+// Every load comes first, the mapping and the stores after (colour_store): loaded row by row behind
+// the previous row's stores, a thread made three trips to memory in a row, and warps spent 54-58%
+// of their stalls waiting on them (Nsight Compute, H200, docs/performance.md).
+template <class T>
+struct ColourSample {
+  Cosited<T> q;
+  T* pu;
+  T* pv;
+  uint32_t u_in, v_in;
+  int x0, y0, x1, y1;
+};
+
+template <class T>
+__device__ __forceinline__ ColourSample<T> colour_load(const PlaneView<T>& y, const PlaneView<T>& u, const PlaneView<T>& v,
+                                                       const ChromaPlanes& c, int cx, int cy) {
+  ColourSample<T> s;
+  s.y0 = cy << c.shift_y;
+  s.y1 = min(y.height, (cy + 1) << c.shift_y);
+  s.x0 = cx << c.shift_x;
+  s.x1 = min(y.width, (cx + 1) << c.shift_x);
+  s.pu = c.interleaved ? u.row(cy) + 2 * cx : u.row(cy) + cx;
+  s.pv = c.interleaved ? u.row(cy) + 2 * cx + 1 : v.row(cy) + cx;
+  s.q = load_cosited(y, s.x0, s.x1, s.y0, s.y1, c.shift);  // P010: the values are v >> 6, stored << 6
+  s.u_in = static_cast<uint32_t>(*s.pu) >> c.shift;
+  s.v_in = static_cast<uint32_t>(*s.pv) >> c.shift;
+  return s;
+}
+
+// The sample's luma mapped by map(value, dx, dy) and stored, U and V scaled by its gain.
+template <class T, class Map>
+__device__ __forceinline__ void colour_store(const ColourSample<T>& s, const ChromaPlanes& c, int bit_depth, Map&& map) {
+  const int sh = c.shift;
+  const uint32_t depth = static_cast<uint32_t>(bit_depth - sh);
+  const uint32_t maxval = (1u << depth) - 1, neutral = 1u << (depth - 1);
+  uint32_t sum_in = 0, sum_out = 0, count = 0;
+  map_cosited(s.q, s.x0, sh, sum_in, sum_out, count, map);
+  if (count == 0) return;
+  const uint32_t g = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
+  const uint32_t c_lo = c.lo, c_hi = min(c.hi, maxval);
+  *s.pu = static_cast<T>(tone::scale_chroma(s.u_in, g, neutral, c_lo, c_hi) << sh);
+  *s.pv = static_cast<T>(tone::scale_chroma(s.v_in, g, neutral, c_lo, c_hi) << sh);
+}
+
 // One thread per chroma sample (cx, cy): maps its co-sited luma samples and scales its U and V.
 // Global mode keeps the LUT in shared memory (as apply_kernel); tiles read theirs through L1.
 template <class T, bool kTiles>
@@ -681,57 +727,203 @@ __global__ void __launch_bounds__(kApplyThreads)
   // A chroma row per blockIdx.y: no 64-bit division per thread to find it.
   const int cx = static_cast<int>(blockIdx.x * kApplyThreads + threadIdx.x), cy = static_cast<int>(blockIdx.y);
   if (cx >= plan.cw) return;
-  const int sh = c.shift;  // P010: the values are v >> 6, stored << 6
-  const uint32_t depth = static_cast<uint32_t>(y.bit_depth - sh);
-  const uint32_t maxval = (1u << depth) - 1, neutral = 1u << (depth - 1), n = static_cast<uint32_t>(bins);
-  const uint32_t c_lo = c.lo, c_hi = min(c.hi, maxval);
-  const int y0 = cy << c.shift_y, y1 = min(y.height, (cy + 1) << c.shift_y);
-  const int x0 = cx << c.shift_x, x1 = min(y.width, (cx + 1) << c.shift_x);
-  // Every load first (the co-sited luma, at most 2 x 2 samples, its axis entries, U and V), then
-  // the mapping and the stores: loaded row by row behind the previous row's stores, a thread made
-  // three trips to memory in a row, and warps spent 54-58% of their stalls waiting on them
-  // (Nsight Compute, H200, docs/performance.md).
-  T* pu = c.interleaved ? u.row(cy) + 2 * cx : u.row(cy) + cx;
-  T* pv = c.interleaved ? u.row(cy) + 2 * cx + 1 : v.row(cy) + cx;
-  Cosited<T> q = load_cosited(y, x0, x1, y0, y1, sh);
-  uint32_t ex[2] = {0, 0}, ey[2] = {0, 0};
+  const ColourSample<T> s = colour_load(y, u, v, c, cx, cy);
+  uint32_t ex[2] = {0, 0}, ey[2] = {0, 0};  // the tiles' axis entries, loaded with the rest
   if constexpr (kTiles) {
 #pragma unroll
     for (int d = 0; d < 2; ++d) {
-      ex[d] = __ldg(t.x_table + min(x0 + d, x1 - 1));
-      ey[d] = __ldg(t.y_table + min(y0 + d, y1 - 1));
+      ex[d] = __ldg(t.x_table + min(s.x0 + d, s.x1 - 1));
+      ey[d] = __ldg(t.y_table + min(s.y0 + d, s.y1 - 1));
     }
   }
-  const uint32_t u_in = static_cast<uint32_t>(*pu) >> sh, v_in = static_cast<uint32_t>(*pv) >> sh;
-  uint32_t sum_in = 0, sum_out = 0, count = 0;
-  map_cosited(q, x0, sh, sum_in, sum_out, count, [&](uint32_t i, int dx, int dy) -> uint32_t {
+  const uint32_t n = static_cast<uint32_t>(bins);
+  colour_store(s, c, y.bit_depth, [&](uint32_t i, int dx, int dy) -> uint32_t {
     if (sizeof(T) != 1 && i >= n) return i;
     if constexpr (kTiles) return tone::tile_map(t.luts, t.grid.cols, bins, ex[dx], ey[dy], i);
     else return s_lut[i];
   });
-  if (count == 0) return;
-  const uint32_t s = tone::chroma_scale(sum_in, sum_out, count, c.black, c.limit_q12);
-  *pu = static_cast<T>(tone::scale_chroma(u_in, s, neutral, c_lo, c_hi) << sh);
-  *pv = static_cast<T>(tone::scale_chroma(v_in, s, neutral, c_lo, c_hi) << sh);
+}
+
+// 8-bit 4:2:0 in 16-byte units: 16 luma columns of the two luma rows of a chroma row, and their
+// 8 chroma samples (planar: 8 bytes of U and of V; NV12: 16 bytes of UV), as four loads. The
+// per-sample walk issued six loads of one or two bytes a chroma sample; at one fused block an SM
+// (a quarter of the threads colour_kernel has in flight) that left the fold's apply latency-bound:
+// 56 us at 4K against 30 + 22 for the fold and colour_kernel apart (H200, docs/performance.md).
+struct Unit420 {
+  uint4 y0, y1;  // luma rows 2 cy and 2 cy + 1
+  uint4 c;       // planar: U in x, y and V in z, w; NV12: UV
+};
+
+// The units' walk: `cols` units a chroma row, over the chroma rows whose two luma rows both exist.
+struct UnitWalk {
+  int cols, rows;       // units a row, rows
+  int at_r, at_c;       // the next unit
+  int step_r, step_c;   // a grid-stride step
+  __device__ void start(uint32_t gid, uint32_t stride) {
+    at_r = static_cast<int>(gid / static_cast<uint32_t>(cols));
+    at_c = static_cast<int>(gid % static_cast<uint32_t>(cols));
+    step_r = static_cast<int>(stride / static_cast<uint32_t>(cols));
+    step_c = static_cast<int>(stride % static_cast<uint32_t>(cols));
+  }
+  __device__ bool more() const { return at_r < rows; }
+  __device__ void advance() {
+    at_r += step_r;
+    at_c += step_c;
+    if (at_c >= cols) {
+      at_c -= cols;
+      ++at_r;
+    }
+  }
+};
+
+// The colour pass as the fused kernel's apply (fused_gpu.cuh's applier; temporal_fold_gpu), for
+// 8-bit 4:2:0 with aligned rows (units_fit): a grid-stride over Unit420s, kAhead of them a thread
+// loaded before the LUT is known, then the samples the units leave (the columns past the last
+// whole unit, an odd last luma row) one by one. The same steps and values as colour_kernel in
+// global mode. kAhead swept on an H200 (quality --bench, global + every control, median us;
+// docs/results/issue19/fold_apply/bench/qb_histeq*): 2 units 34.6 at 1080p and 50.5-50.9 at 4K,
+// 3 units 34.8-35.0 and 52.5-52.6, 4 units 35.6-35.7 and 56.0-56.8 (registers spilled).
+template <class T>
+struct FusedColour {
+  static constexpr int kAhead = 2;
+  PlaneView<T> y, u, v;
+  ChromaPlanes c;
+  ColourPlan plan;
+  struct Stage {
+    Unit420 w[kAhead];
+    int r[kAhead], col[kAhead];
+    int n;
+    UnitWalk walk;
+  };
+
+  static bool units_fit(const PlaneView<T>& y, const PlaneView<T>& u, const PlaneView<T>& v, const ChromaPlanes& c) {
+    auto aligned = [](const void* p, size_t pitch, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0 && pitch % a == 0; };
+    if (sizeof(T) != 1 || c.shift_x != 1 || c.shift_y != 1 || c.shift != 0 || !aligned(y.data, y.pitch, 16)) return false;
+    return c.interleaved ? aligned(u.data, u.pitch, 16) : aligned(u.data, u.pitch, 8) && aligned(v.data, v.pitch, 8);
+  }
+  __device__ UnitWalk unit_walk() const { return UnitWalk{y.width / 16, y.height / 2}; }
+
+  __device__ Unit420 load_unit(int r, int col) const {
+    Unit420 w;
+    w.y0 = __ldcg(reinterpret_cast<const uint4*>(y.row(2 * r)) + col);
+    w.y1 = __ldcg(reinterpret_cast<const uint4*>(y.row(2 * r + 1)) + col);
+    if (c.interleaved) {
+      w.c = __ldcg(reinterpret_cast<const uint4*>(u.row(r)) + col);
+    } else {
+      const uint2 a = __ldcg(reinterpret_cast<const uint2*>(u.row(r)) + col), b = __ldcg(reinterpret_cast<const uint2*>(v.row(r)) + col);
+      w.c = make_uint4(a.x, a.y, b.x, b.y);
+    }
+    return w;
+  }
+  __device__ void fill(Stage& st) const {
+    st.n = 0;
+#pragma unroll
+    for (int k = 0; k < kAhead; ++k) {
+      if (st.walk.more()) {
+        st.w[k] = load_unit(st.walk.at_r, st.walk.at_c);
+        st.r[k] = st.walk.at_r;
+        st.col[k] = st.walk.at_c;
+        st.n = k + 1;
+        st.walk.advance();
+      }
+    }
+  }
+  // Byte i of a 16-byte word.
+  __device__ static uint32_t byte_of(const uint4& q, int i) {
+    const uint32_t w = i < 4 ? q.x : i < 8 ? q.y : i < 12 ? q.z : q.w;
+    return (w >> (8 * (i & 3))) & 0xFFu;
+  }
+  __device__ void store_unit(const Unit420& w, int r, int col, const uint16_t* lut) const {
+    const uint32_t neutral = 128, hi = min(c.hi, 255u);
+    uint32_t ym[2][4] = {}, cm[4] = {};
+#pragma unroll
+    for (int s = 0; s < 8; ++s) {
+      const uint32_t a = byte_of(w.y0, 2 * s), b = byte_of(w.y0, 2 * s + 1), e = byte_of(w.y1, 2 * s), f = byte_of(w.y1, 2 * s + 1);
+      const uint32_t oa = lut[a], ob = lut[b], oe = lut[e], of = lut[f];
+      const uint32_t g = tone::chroma_scale(a + b + e + f, oa + ob + oe + of, 4, c.black, c.limit_q12);
+      ym[0][s / 2] |= (oa | ob << 8) << (16 * (s & 1));
+      ym[1][s / 2] |= (oe | of << 8) << (16 * (s & 1));
+      if (c.interleaved) {  // U at byte 2 s, V at 2 s + 1
+        const uint32_t uo = tone::scale_chroma(byte_of(w.c, 2 * s), g, neutral, c.lo, hi);
+        const uint32_t vo = tone::scale_chroma(byte_of(w.c, 2 * s + 1), g, neutral, c.lo, hi);
+        cm[s / 2] |= (uo | vo << 8) << (16 * (s & 1));
+      } else {  // U at byte s, V at 8 + s
+        cm[s / 4] |= tone::scale_chroma(byte_of(w.c, s), g, neutral, c.lo, hi) << (8 * (s & 3));
+        cm[2 + s / 4] |= tone::scale_chroma(byte_of(w.c, 8 + s), g, neutral, c.lo, hi) << (8 * (s & 3));
+      }
+    }
+    reinterpret_cast<uint4*>(y.row(2 * r))[col] = make_uint4(ym[0][0], ym[0][1], ym[0][2], ym[0][3]);
+    reinterpret_cast<uint4*>(y.row(2 * r + 1))[col] = make_uint4(ym[1][0], ym[1][1], ym[1][2], ym[1][3]);
+    if (c.interleaved) {
+      reinterpret_cast<uint4*>(u.row(r))[col] = make_uint4(cm[0], cm[1], cm[2], cm[3]);
+    } else {
+      reinterpret_cast<uint2*>(u.row(r))[col] = make_uint2(cm[0], cm[1]);
+      reinterpret_cast<uint2*>(v.row(r))[col] = make_uint2(cm[2], cm[3]);
+    }
+  }
+  // Samples (cx, cy) of the rectangle [x0, x1) x [y0, y1) one by one, a grid-stride over it.
+  template <class Map>
+  __device__ void samples(int x0, int x1, int y0, int y1, uint32_t gid, uint32_t stride, Map&& map) const {
+    const uint32_t w = static_cast<uint32_t>(max(0, x1 - x0)), n = w * static_cast<uint32_t>(max(0, y1 - y0));
+    for (uint32_t i = gid; i < n; i += stride) {
+      const int cx = x0 + static_cast<int>(i % w), cy = y0 + static_cast<int>(i / w);
+      colour_store(colour_load(y, u, v, c, cx, cy), c, y.bit_depth, map);
+    }
+  }
+
+  __device__ void load(Stage& st, uint32_t gid, uint32_t stride) const {
+    st.walk = unit_walk();
+    st.walk.start(gid, stride);
+    fill(st);
+  }
+  __device__ void apply(Stage& st, const uint16_t* lut, uint32_t bins, uint32_t gid, uint32_t stride) const {
+    auto map = [&](uint32_t i, int, int) -> uint32_t { return sizeof(T) != 1 && i >= bins ? i : lut[i]; };
+    while (st.n > 0) {
+#pragma unroll
+      for (int k = 0; k < kAhead; ++k)
+        if (k < st.n) store_unit(st.w[k], st.r[k], st.col[k], lut);
+      fill(st);
+    }
+    const UnitWalk whole = unit_walk();
+    samples(8 * whole.cols, plan.cw, 0, whole.rows, gid, stride, map);  // past the last whole unit
+    samples(0, plan.cw, whole.rows, plan.ch, gid, stride, map);         // an odd last luma row
+  }
+};
+
+// The colour pass's planes, checked: luma, U and V (V = U where interleaved) and the chroma grid;
+// plan.cw 0 where there is nothing to do.
+template <class T>
+struct ColourPlanes {
+  PlaneView<T> y, u, v;
+  ColourPlan plan;
+};
+template <class T>
+Result<ColourPlanes<T>> colour_planes(const PlaneRef& luma, const ChromaPlanes& c) {
+  ColourPlanes<T> p;
+  p.y = luma.as_writable<T>();
+  HISTEQ_TRY(check_device_plane(p.y));
+  p.u = c.planes[0].as_writable<T>();
+  p.v = c.interleaved ? p.u : c.planes[1].as_writable<T>();
+  for (const PlaneView<T>* q : {&p.u, &p.v}) {
+    if (q->bit_depth != p.y.bit_depth && !q->empty()) return HISTEQ_ERROR(Code::invalid_argument, "chroma and luma depths differ");
+    if (c.planes[0].bytes_per_sample != luma.bytes_per_sample) return HISTEQ_ERROR(Code::invalid_argument, "chroma and luma sample sizes differ");
+    HISTEQ_TRY(check_device_plane(*q));
+  }
+  if (p.y.empty()) return p;
+  if (c.shift_x < 0 || c.shift_x > 1 || c.shift_y < 0 || c.shift_y > 1)
+    return HISTEQ_ERROR(Code::unsupported, "the colour pass: chroma subsampled more than 2x2");
+  p.plan = ColourPlan{c.interleaved ? p.u.width / 2 : p.u.width, p.u.height};
+  if (p.plan.cw <= 0 || p.plan.ch <= 0) p.plan = ColourPlan{};
+  return p;
 }
 
 template <class T>
 Status apply_colour_device(const PlaneRef& luma, const ChromaPlanes& c, const uint16_t* d_lut, const TileLuts* tiles, int bins,
                            cudaStream_t stream) {
-  const PlaneView<T> y = luma.as_writable<T>();
-  HISTEQ_TRY(check_device_plane(y));
-  const PlaneView<T> u = c.planes[0].as_writable<T>();
-  const PlaneView<T> v = c.interleaved ? u : c.planes[1].as_writable<T>();
-  for (const PlaneView<T>* p : {&u, &v}) {
-    if (p->bit_depth != y.bit_depth && !p->empty()) return HISTEQ_ERROR(Code::invalid_argument, "chroma and luma depths differ");
-    if (c.planes[0].bytes_per_sample != luma.bytes_per_sample) return HISTEQ_ERROR(Code::invalid_argument, "chroma and luma sample sizes differ");
-    HISTEQ_TRY(check_device_plane(*p));
-  }
-  if (y.empty()) return Status::ok();
-  if (c.shift_x < 0 || c.shift_x > 1 || c.shift_y < 0 || c.shift_y > 1)
-    return HISTEQ_ERROR(Code::unsupported, "apply_colour_gpu: chroma subsampled more than 2x2");
-  ColourPlan plan{c.interleaved ? u.width / 2 : u.width, u.height};
-  if (plan.cw <= 0 || plan.ch <= 0) return Status::ok();
+  auto planes = colour_planes<T>(luma, c);
+  if (!planes) return planes.status();
+  const auto& [y, u, v, plan] = planes.value();
+  if (plan.cw <= 0) return Status::ok();
   if (plan.ch > kMaxGridRows) return HISTEQ_ERROR(Code::unsupported, "plane too tall for apply_colour_gpu");
   const dim3 grid((static_cast<unsigned>(plan.cw) + kApplyThreads - 1) / kApplyThreads, static_cast<unsigned>(plan.ch));
   if (tiles != nullptr) {
@@ -741,6 +933,24 @@ Status apply_colour_device(const PlaneRef& luma, const ChromaPlanes& c, const ui
   }
   HISTEQ_CUDA_TRY_LAUNCH();
   return Status::ok();
+}
+
+// The fold with an apply (temporal_fold_gpu): the LUT on the luma (the fused kernel's own apply),
+// or the colour pass as its applier where its units fit (8-bit 4:2:0, aligned rows); otherwise
+// colour_kernel after the fold, a second launch (sample by sample in the fold was slower: Unit420).
+template <class T>
+Status fold_apply(FusedEqualizer& fe, const PlaneRef& luma, uint32_t weight, const TemporalFoldBuilder& builder, FoldApply apply,
+                  const ChromaPlanes* chroma, const FusedOutputs& out, cudaStream_t stream) {
+  if (apply == FoldApply::luma) return fe.run_with(luma.as_writable<T>(), weight, builder, stream, out);
+  if (chroma == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "the folded colour pass without chroma planes");
+  auto planes = colour_planes<T>(luma, *chroma);
+  if (!planes) return planes.status();
+  const auto& [y, u, v, plan] = planes.value();
+  if (plan.cw <= 0 || !FusedColour<T>::units_fit(y, u, v, *chroma)) {
+    HISTEQ_TRY(fe.count_with(luma.as_writable<T>(), weight, builder, stream, out));
+    return apply_colour_device<T>(luma, *chroma, out.d_lut, nullptr, static_cast<int>(1u << luma.bit_depth), stream);
+  }
+  return fe.apply_with(y, weight, builder, FusedColour<T>{y, u, v, *chroma, plan}, stream, out);
 }
 
 }  // namespace
@@ -875,7 +1085,7 @@ Status temporal_update_gpu(const TemporalArgs& a, cudaStream_t stream, bool clus
 }
 
 Status temporal_fold_gpu(FusedEqualizer& fe, const PlaneRef& luma, uint32_t weight, uint32_t clip_q8, TemporalArgs a,
-                         uint32_t* d_counts, cudaStream_t stream) {
+                         uint32_t* d_counts, cudaStream_t stream, FoldApply apply, const ChromaPlanes* chroma) {
   static_assert(kFoldMaxBins == kFoldThreads, "one bin a thread of the fused block");
   a.counts = d_counts;
   HISTEQ_TRY(check_temporal_args(a, false));
@@ -888,6 +1098,10 @@ Status temporal_fold_gpu(FusedEqualizer& fe, const PlaneRef& luma, uint32_t weig
     return HISTEQ_ERROR(Code::invalid_argument, "the plane's bit depth does not match the temporal filter's bins");
   const FusedOutputs out{d_counts, a.luts};
   const TemporalFoldBuilder builder{a, clip_q8};
+  if (apply != FoldApply::none) {
+    if (luma.bytes_per_sample == 1) return fold_apply<uint8_t>(fe, luma, weight, builder, apply, chroma, out, stream);
+    return fold_apply<uint16_t>(fe, luma, weight, builder, apply, chroma, out, stream);
+  }
   if (luma.bytes_per_sample == 1) return fe.count_with(luma.as_writable<uint8_t>(), weight, builder, stream, out);
   return fe.count_with(luma.as_writable<uint16_t>(), weight, builder, stream, out);
 }

@@ -469,6 +469,110 @@ TEST_F(GpuQualityFunctions, TheFoldRefusesWhatItCannotTake) {
   ASSERT_OK(HISTEQ_CUDA_STATUS(cudaStreamSynchronize(stream.get())));
 }
 
+// --- the fold's colour pass ----------------------------------------------------------------------
+
+// A layout of the folded colour pass's test: the luma's size and pitch, the chroma's subsampling,
+// NV12 or planar, the chroma's pitch in bytes.
+struct FoldColourCase {
+  int w, h, pitch;
+  int shift_x, shift_y;
+  bool nv12;
+  int chroma_pitch;
+};
+
+// The frame's planes on the host: luma from the sequence's histograms, chroma random; padding 0xA5.
+struct HostPlanes {
+  std::vector<uint8_t> luma, u, v;
+  int cw, ch;
+};
+HostPlanes host_planes(const FoldColourCase& k, int f, std::mt19937& rng) {
+  HostPlanes p;
+  p.cw = (k.w + (1 << k.shift_x) - 1) >> k.shift_x;
+  p.ch = (k.h + (1 << k.shift_y) - 1) >> k.shift_y;
+  const std::vector<uint8_t> samples = plane_of<uint8_t>(sequence_frame(256, f, rng), static_cast<size_t>(k.w) * k.h, rng);
+  p.luma.assign(static_cast<size_t>(k.pitch) * k.h, 0xA5);
+  for (int y = 0; y < k.h; ++y) std::copy_n(samples.begin() + static_cast<size_t>(y) * k.w, k.w, p.luma.begin() + static_cast<size_t>(y) * k.pitch);
+  const int row = k.nv12 ? 2 * p.cw : p.cw;
+  for (std::vector<uint8_t>* c : {&p.u, &p.v}) {
+    c->assign(static_cast<size_t>(k.chroma_pitch) * p.ch, 0xA5);
+    for (int y = 0; y < p.ch; ++y)
+      for (int x = 0; x < row; ++x) (*c)[static_cast<size_t>(y) * k.chroma_pitch + x] = static_cast<uint8_t>(96 + rng() % 64);
+  }
+  return p;
+}
+
+eq::ChromaPlanes chroma_of(const FoldColourCase& k, const HostPlanes& p, uint8_t* u, uint8_t* v, MemoryKind mem) {
+  eq::ChromaPlanes c;
+  c.interleaved = k.nv12;
+  c.planes[0] = PlaneView<uint8_t>{u, k.nv12 ? 2 * p.cw : p.cw, p.ch, static_cast<size_t>(k.chroma_pitch), 8, mem};
+  if (!k.nv12) c.planes[1] = PlaneView<uint8_t>{v, p.cw, p.ch, static_cast<size_t>(k.chroma_pitch), 8, mem};
+  c.shift_x = k.shift_x;
+  c.shift_y = k.shift_y;
+  c.black = 16;
+  c.lo = 16;
+  c.hi = 240;
+  return c;
+}
+
+// Eight frames of the sequence through the fold with its colour pass (temporal_fold_gpu,
+// FoldApply::colour) against the CPU's steps (the histogram, build_lut_clipped, temporal_update,
+// apply_colour): every byte of the planes, padding included, the LUT and the states.
+void fold_colour_matches(const FoldColourCase& k, cudaStream_t s) {
+  const int bins = 256;
+  const eq::Levels lv = eq::nominal_levels(8, false, false);
+  auto fe = eq::FusedEqualizer::create();
+  ASSERT_OK(fe.status());
+  std::vector<int32_t> state(bins, 0), scalars(2 * eq::kTemporalScalars, 0);
+  std::vector<uint32_t> norm(2 * bins, 0);
+  cuda::Buffer dstate = upload(state, s), dnorm = upload(norm, s), dscal = upload(scalars, s);
+  auto dlut = cuda::Buffer::allocate(MemoryKind::device, bins * 2);
+  std::mt19937 rng(21);
+  for (int f = 0; f < 8; ++f) {
+    HostPlanes p = host_planes(k, f, rng);
+    cuda::Buffer dy = upload(p.luma, s), du = upload(p.u, s), dv = upload(p.v, s);
+    std::vector<uint32_t> h(bins, 0);
+    for (int y = 0; y < k.h; ++y)
+      for (int x = 0; x < k.w; ++x) ++h[p.luma[static_cast<size_t>(y) * k.pitch + x]];
+    std::vector<uint16_t> lut(bins);
+    ASSERT_OK(eq::build_lut_clipped(h.data(), bins, eq::kWeightOne, 512, lv, lut.data()));
+    eq::TemporalArgs a = sequence_args(f, bins, lv, state.data(), norm.data(), scalars.data());
+    a.counts = h.data();
+    a.luts = lut.data();
+    ASSERT_OK(eq::temporal_update(a));
+    const PlaneRef luma = PlaneView<uint8_t>{p.luma.data(), k.w, k.h, static_cast<size_t>(k.pitch), 8, MemoryKind::host};
+    ASSERT_OK(eq::apply_colour(luma, chroma_of(k, p, p.u.data(), p.v.data(), MemoryKind::host), lut.data(), nullptr, bins));
+    eq::TemporalArgs g = a;
+    g.counts = nullptr;
+    g.luts = static_cast<uint16_t*>(dlut->data());
+    point_at(g, f, bins, static_cast<int32_t*>(dstate.data()), static_cast<uint32_t*>(dnorm.data()), static_cast<int32_t*>(dscal.data()));
+    const PlaneRef dluma = PlaneView<uint8_t>{static_cast<uint8_t*>(dy.data()), k.w, k.h, static_cast<size_t>(k.pitch), 8, MemoryKind::device};
+    const eq::ChromaPlanes dc = chroma_of(k, p, static_cast<uint8_t*>(du.data()), static_cast<uint8_t*>(dv.data()), MemoryKind::device);
+    ASSERT_OK(eq::temporal_fold_gpu(*fe, dluma, eq::kWeightOne, 512, g, nullptr, s, eq::FoldApply::colour, &dc));
+    const std::string at = std::to_string(k.w) + "x" + std::to_string(k.h) + " pitch " + std::to_string(k.pitch) + " shifts " +
+                           std::to_string(k.shift_x) + std::to_string(k.shift_y) + (k.nv12 ? " nv12" : "") + " frame " + std::to_string(f);
+    ASSERT_EQ(download<uint16_t>(*dlut, bins, s), lut) << at;
+    ASSERT_EQ(download<int32_t>(dstate, state.size(), s), state) << at;
+    ASSERT_TRUE(download<uint8_t>(dy, p.luma.size(), s) == p.luma) << at << ": luma";
+    ASSERT_TRUE(download<uint8_t>(du, p.u.size(), s) == p.u) << at << ": U";
+    ASSERT_TRUE(download<uint8_t>(dv, p.v.size(), s) == p.v) << at << ": V";
+  }
+}
+
+// The 16-byte units (8-bit 4:2:0, aligned rows) with the columns past the last whole unit and an
+// odd last luma row, planar and NV12; and the sample-by-sample walk (4:2:2, 4:4:4, rows that are
+// not aligned).
+TEST_F(GpuQualityFunctions, TheFoldedColourPassMatchesCpuSteps) {
+  REQUIRE_GPU();
+  const FoldColourCase cases[] = {
+      {1283, 517, 1296, 1, 1, false, 656}, {1280, 720, 1280, 1, 1, false, 640}, {1283, 517, 1296, 1, 1, true, 1296},
+      {33, 7, 48, 1, 1, true, 48},         {1283, 517, 1283, 1, 1, false, 642}, {641, 359, 656, 1, 0, false, 336},
+      {641, 359, 656, 0, 0, true, 1296},   {1282, 518, 1296, 1, 1, false, 644}};
+  for (const FoldColourCase& k : cases) {
+    fold_colour_matches(k, stream.get());
+    if (HasFatalFailure()) return;
+  }
+}
+
 // --- the brightness hold's search --------------------------------------------------------------
 
 // One frame of global mode's temporal filter from scalars that put the brightness hold in each of
@@ -734,6 +838,20 @@ struct EqCase {
   int frames;
 };
 
+// The fold (planner.h): the defaults and temporal alone with the fused kernel, planar and NV12,
+// the colour pass in every chroma layout (odd sizes) and the LUT alone where the chroma is kept;
+// 10-bit stays on the steps.
+void add_folded_cases(std::vector<EqCase>& c, const eq::Quality& def, const eq::Quality& temporal_only, const video::FrameFormat& odd8,
+                      const video::FrameFormat& nv12) {
+  eq::Quality def_keep = def;
+  def_keep.chroma = eq::ChromaMode::keep;
+  c.push_back({"temporal_only_folded", odd8, temporal_only, "method2_tuned", false, 30});
+  c.push_back({"default_folded_nv12_device", nv12, def, "method2_tuned", true, 12});
+  c.push_back({"default_folded_422", {1283, 721, 8, 1, 0}, def, "method2_tuned", false, 12});
+  c.push_back({"default_folded_444_device", {641, 359, 8, 0, 0}, def, "method2_tuned", true, 12});
+  c.push_back({"default_folded_keep", odd8, def_keep, "method2_tuned", false, 12});
+}
+
 std::vector<EqCase> eq_cases() {
   eq::Quality def = eq::default_quality();
   eq::Quality clahe = def;
@@ -756,10 +874,7 @@ std::vector<EqCase> eq_cases() {
   c.push_back({"clahe_keep_map4", odd8, clahe_keep, "method2_map4", false, 8});
   c.push_back({"clip_only", odd8, clip_only, "method2", false, 6});
   c.push_back({"temporal_only", odd8, temporal_only, "method2", false, 30});
-  // The fold (planner.h): the defaults and temporal alone with the fused kernel, planar and NV12;
-  // 10-bit stays on the steps.
-  c.push_back({"temporal_only_folded", odd8, temporal_only, "method2_tuned", false, 30});
-  c.push_back({"default_folded_nv12_device", nv12, def, "method2_tuned", true, 12});
+  add_folded_cases(c, def, temporal_only, odd8, nv12);
   c.push_back({"default_10bit_tuned", ten, def, "method2_tuned", false, 12});
   c.push_back({"default_10bit", ten, def, "method2", false, 12});
   c.push_back({"clahe_10bit", ten, clahe, "method2", false, 12});
