@@ -14,7 +14,8 @@
 #                         with cub (the steps) and the CPU; the same sums mean the same pictures
 #   gpu_tests.txt         every GPU test; memcheck.txt, racecheck.txt: the fold's, the brightness
 #                         hold's and the temporal filter's tests under compute-sanitizer
-#   ncu_fold.txt          Nsight Compute on the folded launch and the steps' kernels at 1080p
+#   ncu_fold.txt          Nsight Compute on the folded launch at 1080p (the plain case's 50 launches
+#                         skipped, then global+all's: one a frame)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PART=${PART:-bench}
@@ -42,7 +43,7 @@ for c in .carry/qclips/*.mkv; do
   done
 done
 cat "$OUT/frames.txt" >&2
-step timeout 200 "$CUDA_BIN/ncu" --kernel-name regex:'fused_kernel|temporal_ref|clipped_lut|m2t|colour' --launch-skip 400 --launch-count 12 \
+step timeout 200 "$CUDA_BIN/ncu" --kernel-name regex:'fused_kernel|temporal_ref|clipped_lut|m2t|colour' --launch-skip 60 --launch-count 12 \
   --section SpeedOfLight --section LaunchStats --section Occupancy $H quality --bench --sizes 1080p --input .carry/real.mp4 --runs 30 \
   > "$OUT/ncu_fold.txt" 2>&1
 fi
