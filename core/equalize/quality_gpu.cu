@@ -799,6 +799,7 @@ struct FusedColour {
   static bool units_fit(const PlaneView<T>& y, const PlaneView<T>& u, const PlaneView<T>& v, const ChromaPlanes& c) {
     auto aligned = [](const void* p, size_t pitch, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0 && pitch % a == 0; };
     if (sizeof(T) != 1 || c.shift_x != 1 || c.shift_y != 1 || c.shift != 0 || !aligned(y.data, y.pitch, 16)) return false;
+    if (y.width < 16 || y.height < 2) return false;  // not one whole unit (UnitWalk divides by the units a row)
     return c.interleaved ? aligned(u.data, u.pitch, 16) : aligned(u.data, u.pitch, 8) && aligned(v.data, v.pitch, 8);
   }
   __device__ UnitWalk unit_walk() const { return UnitWalk{y.width / 16, y.height / 2}; }

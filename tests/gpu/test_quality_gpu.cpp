@@ -559,14 +559,15 @@ void fold_colour_matches(const FoldColourCase& k, cudaStream_t s) {
 }
 
 // The 16-byte units (8-bit 4:2:0, aligned rows) with the columns past the last whole unit and an
-// odd last luma row, planar and NV12; and the sample-by-sample walk (4:2:2, 4:4:4, rows that are
-// not aligned).
+// odd last luma row, planar and NV12; and colour_kernel after the fold (4:2:2, 4:4:4, rows that
+// are not aligned, frames smaller than one unit).
 TEST_F(GpuQualityFunctions, TheFoldedColourPassMatchesCpuSteps) {
   REQUIRE_GPU();
   const FoldColourCase cases[] = {
       {1283, 517, 1296, 1, 1, false, 656}, {1280, 720, 1280, 1, 1, false, 640}, {1283, 517, 1296, 1, 1, true, 1296},
       {33, 7, 48, 1, 1, true, 48},         {1283, 517, 1283, 1, 1, false, 642}, {641, 359, 656, 1, 0, false, 336},
-      {641, 359, 656, 0, 0, true, 1296},   {1282, 518, 1296, 1, 1, false, 644}};
+      {641, 359, 656, 0, 0, true, 1296},   {1282, 518, 1296, 1, 1, false, 644}, {9, 5, 16, 1, 1, true, 16},
+      {16, 1, 16, 1, 1, false, 8}};
   for (const FoldColourCase& k : cases) {
     fold_colour_matches(k, stream.get());
     if (HasFatalFailure()) return;
