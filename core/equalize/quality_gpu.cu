@@ -783,8 +783,8 @@ struct UnitWalk {
 // global mode. kAhead swept on an H200 (quality --bench, global + every control, median us;
 // docs/results/issue19/fold_apply/bench/qb_histeq*): 2 units 34.6 at 1080p and 50.5-50.9 at 4K,
 // 3 units 34.8-35.0 and 52.5-52.6, 4 units 35.6-35.7 and 56.0-56.8 (registers spilled).
-template <class T>
 struct FusedColour {
+  using T = uint8_t;
   static constexpr int kAhead = 2;
   PlaneView<T> y, u, v;
   ChromaPlanes c;
@@ -798,7 +798,7 @@ struct FusedColour {
 
   static bool units_fit(const PlaneView<T>& y, const PlaneView<T>& u, const PlaneView<T>& v, const ChromaPlanes& c) {
     auto aligned = [](const void* p, size_t pitch, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0 && pitch % a == 0; };
-    if (sizeof(T) != 1 || c.shift_x != 1 || c.shift_y != 1 || c.shift != 0 || !aligned(y.data, y.pitch, 16)) return false;
+    if (c.shift_x != 1 || c.shift_y != 1 || c.shift != 0 || !aligned(y.data, y.pitch, 16)) return false;
     if (y.width < 16 || y.height < 2) return false;  // not one whole unit (UnitWalk divides by the units a row)
     return c.interleaved ? aligned(u.data, u.pitch, 16) : aligned(u.data, u.pitch, 8) && aligned(v.data, v.pitch, 8);
   }
@@ -877,8 +877,8 @@ struct FusedColour {
     st.walk.start(gid, stride);
     fill(st);
   }
-  __device__ void apply(Stage& st, const uint16_t* lut, uint32_t bins, uint32_t gid, uint32_t stride) const {
-    auto map = [&](uint32_t i, int, int) -> uint32_t { return sizeof(T) != 1 && i >= bins ? i : lut[i]; };
+  __device__ void apply(Stage& st, const uint16_t* lut, uint32_t, uint32_t gid, uint32_t stride) const {
+    auto map = [&](uint32_t i, int, int) -> uint32_t { return lut[i]; };  // 8-bit: every value has an entry
     while (st.n > 0) {
 #pragma unroll
       for (int k = 0; k < kAhead; ++k)
@@ -946,12 +946,13 @@ Status fold_apply(FusedEqualizer& fe, const PlaneRef& luma, uint32_t weight, con
   if (chroma == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "the folded colour pass without chroma planes");
   auto planes = colour_planes<T>(luma, *chroma);
   if (!planes) return planes.status();
-  const auto& [y, u, v, plan] = planes.value();
-  if (plan.cw <= 0 || !FusedColour<T>::units_fit(y, u, v, *chroma)) {
-    HISTEQ_TRY(fe.count_with(luma.as_writable<T>(), weight, builder, stream, out));
-    return apply_colour_device<T>(luma, *chroma, out.d_lut, nullptr, static_cast<int>(1u << luma.bit_depth), stream);
+  if constexpr (sizeof(T) == 1) {
+    const auto& [y, u, v, plan] = planes.value();
+    if (plan.cw > 0 && FusedColour::units_fit(y, u, v, *chroma))
+      return fe.apply_with(y, weight, builder, FusedColour{y, u, v, *chroma, plan}, stream, out);
   }
-  return fe.apply_with(y, weight, builder, FusedColour<T>{y, u, v, *chroma, plan}, stream, out);
+  HISTEQ_TRY(fe.count_with(luma.as_writable<T>(), weight, builder, stream, out));
+  return apply_colour_device<T>(luma, *chroma, out.d_lut, nullptr, static_cast<int>(1u << luma.bit_depth), stream);
 }
 
 }  // namespace
