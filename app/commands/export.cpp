@@ -124,7 +124,8 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("-o,--output", o.output, "the file to write (its extension picks the container: .mp4, .mkv, .mov, ...); "
                                          "for several inputs or a folder, the folder DIR/ to write into; - for standard output")->required();
   e->add_option("-f,--format", o.format, "the container, as ffmpeg's -f (nut, matroska, mpegts, yuv4mpegpipe, rawvideo, mp4, ...): "
-                                         "default from the output's extension; with -o -, matroska");
+                                         "default from the output's extension; with -o -, matroska; null: decode and equalize every frame, "
+                                         "write nothing (as ffmpeg's -f null -)");
   e->add_flag("--live", o.live, "read standard input or a file as a live stream: frames are dropped (and counted) rather than "
                                 "waited for when histeq falls behind; network URLs are live without it");
   e->add_flag("-y,--overwrite", o.overwrite, "replace the output if it exists");
@@ -153,9 +154,10 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("--duration", o.duration, "export this long (seconds or [HH:]MM:SS[.mmm], as ffmpeg's -t)");
   e->add_option("--end", o.end, "stop at this time (as ffmpeg's -to); audio is cut to match, to the sample");
   e->add_option("--report", o.report, "write every file's result (frames, time, output size) to this JSON file");
-  e->add_option("-j,--jobs", o.jobs, "files exported at once (default: one per GPU of --device; on the CPU, cores / 4)")
+  e->add_option("-j,--jobs", o.jobs, "files exported at once (default: on each GPU of --device as many as its NVDEC engines, "
+                                      "one with --hwdec none; on the CPU, cores / 4)")
       ->check(CLI::NonNegativeNumber);
-  e->add_option("--device", o.devices, "CUDA devices to run pipelines on, e.g. 0,1 (default: all; one export: the first)")
+  e->add_option("--device", o.devices, "CUDA devices to run pipelines on (decode with NVDEC and equalize), e.g. 0,1 (default: all; one export: the first)")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   e->add_option("--ext", o.ext, "a batch's output extension, e.g. mkv (default: each input's own)");

@@ -49,6 +49,52 @@ bool uses_gpu(const pipeline::EqualizerOptions& eq) {
   return k != nullptr && k->info.backend == Backend::gpu;
 }
 
+// Whether the batch's pipelines work on GPUs: the equalizer, or NVDEC's decoding (--passthrough and
+// --cpu decode there too unless --hwdec none).
+bool uses_gpus(const ExportCliOptions& o) {
+  return uses_gpu(o.eq) || (cuda::have_device() && hwdec_for(o.hwdec, o.eq) != video::HwDecode::none);
+}
+
+// The decode sessions that keep each of `devices` busy: its NVDEC engines when NVDEC may decode;
+// none (one job a GPU) with software decoding.
+std::vector<int> decode_sessions(const ExportCliOptions& o, const std::vector<int>& devices) {
+  std::vector<int> sessions;
+  if (hwdec_for(o.hwdec, o.eq) == video::HwDecode::none) return sessions;
+  for (int d : devices) sessions.push_back(video::nvdec_engines(d));
+  return sessions;
+}
+
+// Each GPU's share of the batch: files, frames and frames a second over the batch's time. One
+// entry a device that ran a file, in device order.
+json device_totals(const std::vector<pipeline::BatchFileResult>& results, double elapsed_s) {
+  std::map<int, std::pair<int, int64_t>> per;  // device -> files ok, frames out
+  for (const auto& r : results) {
+    if (r.device < 0 || r.outcome == pipeline::BatchOutcome::skipped || r.outcome == pipeline::BatchOutcome::not_started) continue;
+    auto& t = per[r.device];
+    if (r.outcome == pipeline::BatchOutcome::ok) ++t.first;
+    t.second += r.frames_out;
+  }
+  json out = json::array();
+  for (const auto& [device, t] : per) {
+    auto info = cuda::device_info(device);
+    out.push_back({{"device", device},
+                   {"name", info ? info->name : std::string("CUDA device")},
+                   {"files_ok", t.first},
+                   {"frames", t.second},
+                   {"fps", elapsed_s > 0 ? static_cast<double>(t.second) / elapsed_s : 0.0}});
+  }
+  return out;
+}
+
+// With several GPUs, a line each: "GPU 1 (NVIDIA H100 80GB HBM3): 4 files, 960 frames, 412.3 fps".
+void print_device_totals(const json& totals) {
+  if (totals.size() < 2) return;
+  for (const json& t : totals)
+    std::fprintf(stderr, "histeq: GPU %d (%s): %d file%s, %lld frames, %.1f fps\n", t["device"].get<int>(),
+                 t["name"].get<std::string>().c_str(), t["files_ok"].get<int>(), t["files_ok"].get<int>() == 1 ? "" : "s",
+                 static_cast<long long>(t["frames"].get<int64_t>()), t["fps"].get<double>());
+}
+
 // What the batch shows while it runs: per running file a line, then the total with the ETA.
 // Called under the batch's lock (pipeline::BatchCallbacks), so one call at a time.
 class Board {
@@ -317,6 +363,7 @@ Status write_export_report(const std::string& path, const std::vector<std::strin
   json j = {{"command", argv},
             {"elapsed_s", elapsed_s},
             {"jobs", jobs},
+            {"devices", device_totals(results, elapsed_s)},
             {"files_total", results.size()},
             {"files_ok", count["ok"]},
             {"files_failed", count["failed"]},
@@ -353,7 +400,8 @@ BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mod
                                    {"files_skipped", skipped},
                                    {"files_interrupted", interrupted},
                                    {"files_not_started", not_started},
-                                   {"elapsed_s", elapsed}})
+                                   {"elapsed_s", elapsed},
+                                   {"devices", device_totals(results, elapsed)}})
                             .c_str());
     std::fflush(stdout);
   }
@@ -365,6 +413,7 @@ BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mod
     char t[64];
     std::snprintf(t, sizeof(t), " in %.2f s", elapsed);
     if (mode != Mode::none || failed > 0 || stopped) std::fprintf(stderr, "histeq: %s%s\n", line.c_str(), t);
+    if (mode != Mode::none) print_device_totals(device_totals(results, elapsed));
   }
   return {failed, stopped};
 }
@@ -400,7 +449,7 @@ int plan_items(const ExportCliOptions& o, std::vector<pipeline::BatchItem>& item
 int pick_devices(const ExportCliOptions& o, bool gpu, std::vector<int>& devices) {
   devices = o.devices;
   if (!devices.empty() && !gpu)
-    return fail("--device: " + std::string(cuda::have_device() ? "the equalizer runs on the CPU here (--cpu or a CPU kernel)"
+    return fail("--device: " + std::string(cuda::have_device() ? "nothing runs on a GPU here (the CPU equalizer with --hwdec none)"
                                                                  : "no CUDA device is available"),
                 2);
   if (gpu && devices.empty())
@@ -463,13 +512,14 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
     return 0;
   }
 
-  const bool gpu = uses_gpu(o.eq);
+  const bool gpu = uses_gpus(o);
   std::vector<int> devices;
   if (const int rc = pick_devices(o, gpu, devices)) return rc;
-  const pipeline::JobPlan jp = pipeline::plan_jobs(o.jobs, gpu, devices, image::usable_cores(), items.size());
+  const pipeline::JobPlan jp =
+      pipeline::plan_jobs(o.jobs, gpu, devices, image::usable_cores(), items.size(), gpu ? decode_sessions(o, devices) : std::vector<int>{});
 
   std::error_code ec;
-  if (!fs::is_directory(o.output, ec) && !fs::create_directories(o.output, ec) && ec)
+  if (o.format != "null" && !fs::is_directory(o.output, ec) && !fs::create_directories(o.output, ec) && ec)
     return fail(o.output + ": cannot create the folder: " + ec.message());
 
   const Mode mode = progress_mode(o.progress);

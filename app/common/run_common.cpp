@@ -226,7 +226,11 @@ std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq) {
     const hist::KernelEntry* k = hist::find_kernel(eq.kernel);
     if (k == nullptr || k->info.backend != Backend::gpu) return {};
   }
-  return std::async(std::launch::async, [] { (void)cuda::init_context(); });
+  // The context of the device the pipeline will use (--device), not device 0's.
+  return std::async(std::launch::async, [device = eq.device] {
+    if (device >= 0 && !cuda::use_device(device)) return;
+    (void)cuda::init_context();
+  });
 }
 
 void forward_ffmpeg_log(bool verbose) {

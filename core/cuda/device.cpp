@@ -57,6 +57,35 @@ Status use_device(int ordinal) {
   return Status::ok();
 }
 
+int current_device() noexcept {
+  if (!have_device()) return -1;
+  int d = -1;
+  if (cudaGetDevice(&d) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return d;
+}
+
+DeviceScope::DeviceScope(int device) noexcept {
+  if (device < 0) return;
+  previous_ = current_device();
+  if (previous_ == device || previous_ < 0) return;
+  if (cudaSetDevice(device) == cudaSuccess) changed_ = true;
+  else (void)cudaGetLastError();
+}
+
+DeviceScope::~DeviceScope() {
+  if (changed_) (void)cudaSetDevice(previous_);
+}
+
+std::string device_label(int ordinal) {
+  if (ordinal < 0) ordinal = current_device();
+  auto info = device_info(ordinal);
+  const std::string name = info ? info->name : "CUDA device " + std::to_string(ordinal);
+  return device_count() > 1 ? "GPU " + std::to_string(ordinal) + ", " + name : name;
+}
+
 std::string version_string(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }

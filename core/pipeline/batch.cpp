@@ -139,15 +139,24 @@ Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs
   return items;
 }
 
-JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files) {
+JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files, const std::vector<int>& sessions) {
   JobPlan p;
   cores = std::max(1, cores);
   p.devices = gpu ? devices : std::vector<int>{};
+  // The GPUs' decode sessions, interleaved: one of each device a round while it has some left.
+  auto sessions_of = [&](size_t i) { return i < sessions.size() ? std::max(1, sessions[i]) : 1; };
+  int rounds = 0;
+  for (size_t i = 0; i < p.devices.size(); ++i) rounds = std::max(rounds, sessions_of(i));
+  std::vector<int> slots;
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < p.devices.size(); ++i)
+      if (round < sessions_of(i)) slots.push_back(p.devices[i]);
   int jobs = requested;
-  if (jobs <= 0) jobs = gpu ? std::max<int>(1, static_cast<int>(devices.size())) : std::max(1, cores / 4);
+  if (jobs <= 0) jobs = gpu && !slots.empty() ? static_cast<int>(slots.size()) : std::max(1, cores / 4);
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(std::max<size_t>(files, 1))));
   p.jobs = jobs;
   p.encoder_threads = jobs == 1 ? 0 : std::max(1, cores / jobs);
+  for (int k = 0; k < jobs && !slots.empty(); ++k) p.job_device.push_back(slots[static_cast<size_t>(k) % slots.size()]);
   return p;
 }
 
@@ -206,7 +215,8 @@ std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, cons
       std::lock_guard<std::mutex> l(mu);
       if (cb.finished) cb.finished(i, r);
     };
-    if (const std::string skip = existing_output(items[i], existing, o.overwrite); !skip.empty())
+    const bool writes = o.format != "null";  // -f null: nothing to skip, resume or record
+    if (const std::string skip = writes ? existing_output(items[i], existing, o.overwrite) : ""; !skip.empty())
       return finish(BatchOutcome::skipped, skip);
     auto ex = Exporter::open(o);
     if (!ex) return finish(ex.status().code() == Code::cancelled ? BatchOutcome::cancelled : BatchOutcome::failed, ex.status().to_string());
@@ -234,12 +244,13 @@ std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, cons
     if (rep->frames_in != rep->frames_out)
       return finish(BatchOutcome::failed, items[i].output + ": " + std::to_string(rep->frames_in) + " frames in but " +
                                               std::to_string(rep->frames_out) + " out (the encoder dropped frames)");
+    if (!writes) return finish(BatchOutcome::ok, "");
     if (Status s = write_sidecar(items[i].output, rep->frames_out); !s) r.notes.push_back(s.message() + " (--resume will export it again)");
     finish(BatchOutcome::ok, "");
   };
 
   auto worker = [&](int job) {
-    const int device = plan.devices.empty() ? -1 : plan.devices[static_cast<size_t>(job) % plan.devices.size()];
+    const int device = plan.job_device.empty() ? -1 : plan.job_device[static_cast<size_t>(job) % plan.job_device.size()];
     for (;;) {
       if (stop.load()) return;
       const size_t i = next.fetch_add(1);

@@ -45,6 +45,7 @@ Status Exporter::Impl::open_input() {
   SourceRequest sr;
   sr.input = opts.input;
   sr.hwdec = opts.hwdec;
+  sr.cuda_device = opts.pipeline.equalizer.device;  // NVDEC on the pipeline's GPU
   sr.live = opts.live;
   sr.frames_held = frames_held_by(opts.pipeline);
   // Audio that belongs at the start may lie before the video key frame in the file (interleaving):

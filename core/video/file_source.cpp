@@ -353,7 +353,7 @@ Status FileSource::Impl::open_decoder() {
   log.own(dec.get());
   if (opts.hwdec != HwDecode::none) {
     std::string why;
-    hw = HwDecoder::attach(dec.get(), codec, opts.hwdec, opts.frames_held, why);
+    hw = HwDecoder::attach(dec.get(), codec, opts.hwdec, opts.frames_held, opts.cuda_device, why);
     if (!hw) info.decode_note = why;
   }
   if (int e = avcodec_open2(dec.get(), codec, nullptr); e < 0)

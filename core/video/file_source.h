@@ -36,6 +36,8 @@ struct FileSourceOptions {
   // NVDEC (hw_decode.h): frames come out on the GPU (NV12/P010 device frames) when the codec, the
   // stream and the machine allow it; otherwise software decoding, said in SourceInfo::decode_note.
   HwDecode hwdec = HwDecode::none;
+  // NVDEC: the CUDA device that decodes, the pipeline's (-1: the opening thread's current device).
+  int cuda_device = -1;
   int frames_held = 12;     // NVDEC: frames the pipeline may hold at once (the decoder's pool grows by this; <= 12)
   // Read `path` as a live stream (--live): standard input ("-") or a file (a FIFO) that a producer
   // fills in real time. Webcams and network URLs are live whatever this says.
