@@ -100,6 +100,7 @@ struct ExportCliOptions {
   std::vector<int> devices;          // --device: the GPUs to use (default: all; a single export: the first)
   std::string ext;                   // the outputs' extension (default: each input's)
   int index = -1;                    // --index I: only the I-th file of the batch (a job array's task)
+  std::string shard;                 // --shard K/N: files K, K+N, K+2N, ... (a node's share of a job array)
   bool list = false;                 // --list: print the batch's files and outputs, export nothing
   // Streams and encoder control (issue 17), as given; parse_encode_args() checks them.
   std::vector<std::string> maps;     // -map, ffmpeg's subset

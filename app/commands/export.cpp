@@ -163,6 +163,8 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("--ext", o.ext, "a batch's output extension, e.g. mkv (default: each input's own)");
   e->add_option("--index", o.index, "export only the I-th file (from 0) of the batch, in its listed order: one task of a job array")
       ->check(CLI::NonNegativeNumber);
+  e->add_option("--shard", o.shard, "export only the files K, K+N, K+2N, ... (from 0) of the batch: a node's share when "
+                                    "a job array runs one task a node over all its GPUs (K/N, e.g. $SLURM_ARRAY_TASK_ID/4)");
   add_encode_options(e, o);
   e->add_flag("--list", o.list, "print the batch's inputs and outputs (one pair a line, tab-separated, names escaped: "
                                 "\\\\ for a backslash, \\xNN for a control byte or one that is not UTF-8) and export nothing");
@@ -235,7 +237,7 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   if (!o.codec.empty())
     if (const Status s = video::check_encoder_options(o.codec, checked.encoder_control.options); !s) return fail(s.message(), 2);
   const bool batch = o.inputs.size() > 1 || is_folder(o.inputs.front()) || (!o.output.empty() && o.output.back() == '/') ||
-                     o.index >= 0 || o.list;
+                     o.index >= 0 || !o.shard.empty() || o.list;
   if (batch && (is_stdout(o.output) || std::count(o.inputs.begin(), o.inputs.end(), "-") > 0))
     return fail("standard input and output (-) are for one export, not a batch", 2);
   if (batch) return run_export_batch(o, *range, argv);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -426,7 +427,24 @@ pipeline::Existing existing_policy(const ExportCliOptions& o) {
 
 namespace fs = std::filesystem;
 
-// The batch's files (all, or the --index one) into `items`; 0, or fail()'s code.
+// A whole non-negative decimal number, all of `s` (std::from_chars: no locale, no sign, no wrap).
+bool parse_count(const std::string& s, long long& v) {
+  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+// --shard K/N: K in 0..N-1, N >= 1; (K, N).
+Result<std::pair<long long, long long>> parse_shard(const std::string& s) {
+  const size_t slash = s.find('/');
+  long long k = -1, n = 0;
+  const bool parsed = slash != std::string::npos && parse_count(s.substr(0, slash), k) && parse_count(s.substr(slash + 1), n);
+  if (!parsed || n < 1 || k >= n)
+    return HISTEQ_ERROR(Code::invalid_argument, "--shard '" + s + "': give K/N with 0 <= K < N, e.g. 0/4");
+  return std::make_pair(k, n);
+}
+
+// The batch's files (all, or the --shard share, or the --index one) into `items`; 0, or fail()'s code.
 int plan_items(const ExportCliOptions& o, std::vector<pipeline::BatchItem>& items) {
   std::error_code ec;
   if (fs::exists(o.output, ec) && !fs::is_directory(o.output, ec))
@@ -434,6 +452,14 @@ int plan_items(const ExportCliOptions& o, std::vector<pipeline::BatchItem>& item
   auto planned = pipeline::plan_batch(o.inputs, o.output, o.ext);
   if (!planned) return fail(planned.status().message(), planned.status().code() == Code::not_found ? 1 : 2);
   items = std::move(planned.value());
+  if (!o.shard.empty()) {
+    if (o.index >= 0) return fail("--index and --shard both pick files: give one", 2);
+    auto shard = parse_shard(o.shard);
+    if (!shard) return fail(shard.status().message(), 2);
+    std::vector<pipeline::BatchItem> mine;
+    for (size_t i = static_cast<size_t>(shard->first); i < items.size(); i += static_cast<size_t>(shard->second)) mine.push_back(items[i]);
+    items = std::move(mine);  // may be none: a node with no share has nothing to do
+  }
   if (o.index >= 0) {
     if (static_cast<size_t>(o.index) >= items.size())
       return fail("--index " + std::to_string(o.index) + ": the batch has " + std::to_string(items.size()) + " files (0.." +

@@ -1121,6 +1121,39 @@ def case_batch_export_skips_a_bad_file():
     assert r.returncode == 2 and "--index 3" in r.stderr, r.stderr
 
 
+def case_batch_shards_and_null_output():
+    # --shard K/N: a node's share of the batch (files K, K+N, ...); the shares together are the batch.
+    folder = path("shards")
+    os.makedirs(folder)
+    for n in "abcde":
+        shutil.copy(low_contrast_clip(n + ".mp4", seconds=0.5, audio=False), os.path.join(folder, n + ".mp4"))
+    out = path("shards_out") + "/"
+    listed = histeq("export", folder, "-o", out, "--list").stdout.splitlines()
+    shares = [histeq("export", folder, "-o", out, "--shard", "%d/2" % k, "--list").stdout.splitlines() for k in (0, 1)]
+    assert shares[0] == listed[0::2] and shares[1] == listed[1::2], (listed, shares)
+    r = histeq("export", folder, "-o", out, "--shard", "1/2", "--progress", "none")
+    assert r.returncode == 0, r.stderr
+    assert sorted(f for f in os.listdir(out) if not f.startswith(".")) == ["b.mp4", "d.mp4"], os.listdir(out)
+    assert histeq("export", folder, "-o", out, "--shard", "6/7", "--progress", "none").returncode == 0  # an empty share
+    for bad in ("2/2", "1", "-1/2", "1/0", "a/b", "1/2x"):
+        r = histeq("export", folder, "-o", out, "--shard", bad)
+        assert r.returncode == 2 and "--shard" in r.stderr and len(r.stderr.strip().splitlines()) == 1, (bad, r.stderr)
+    r = histeq("export", folder, "-o", out, "--shard", "0/2", "--index", "0")
+    assert r.returncode == 2 and "--index and --shard" in r.stderr, r.stderr
+    # -f null: every frame decoded and equalized, nothing written, the frames counted.
+    nul = path("null_out") + "/"
+    report = path("null.json")
+    r = histeq("export", folder, "-o", nul, "-f", "null", "--report", report, "--progress", "none")
+    assert r.returncode == 0, r.stderr
+    assert not os.path.exists(nul), os.listdir(nul)
+    rep = json.load(open(report))
+    assert rep["files_ok"] == 5 and all(f["frames_out"] == 15 and f["output_bytes"] == 0 for f in rep["files"]), rep
+    r = histeq("export", os.path.join(folder, "a.mp4"), "-o", "-", "-f", "null", "--progress", "none")
+    assert r.returncode == 0 and r.stdout == "", (r.returncode, r.stderr)
+    r = histeq("export", os.path.join(folder, "a.mp4"), "-o", "-", "-f", "null", "-c", "libx264")
+    assert r.returncode != 0 and "-f null" in r.stderr, r.stderr
+
+
 def case_batch_export_inputs_and_mistakes():
     a = low_contrast_clip("x.mp4", seconds=1)
     b = low_contrast_clip("y.mp4", seconds=1, audio=False)
