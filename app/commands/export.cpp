@@ -154,7 +154,7 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("--duration", o.duration, "export this long (seconds or [HH:]MM:SS[.mmm], as ffmpeg's -t)");
   e->add_option("--end", o.end, "stop at this time (as ffmpeg's -to); audio is cut to match, to the sample");
   e->add_option("--report", o.report, "write every file's result (frames, time, output size) to this JSON file");
-  e->add_option("-j,--jobs", o.jobs, "files exported at once (default: on each GPU of --device as many as its NVDEC engines, "
+  e->add_option("-j,--jobs", o.jobs, "files exported at once (default: on each GPU of --device two per NVDEC engine, "
                                       "one with --hwdec none; on the CPU, cores / 4)")
       ->check(CLI::NonNegativeNumber);
   e->add_option("--device", o.devices, "CUDA devices to run pipelines on (decode with NVDEC and equalize), e.g. 0,1 (default: all; one export: the first)")

@@ -56,12 +56,14 @@ bool uses_gpus(const ExportCliOptions& o) {
   return uses_gpu(o.eq) || (cuda::have_device() && hwdec_for(o.hwdec, o.eq) != video::HwDecode::none);
 }
 
-// The decode sessions that keep each of `devices` busy: its NVDEC engines when NVDEC may decode;
-// none (one job a GPU) with software decoding.
+// The decode sessions that keep each of `devices` busy when NVDEC may decode: two an NVDEC engine,
+// so that while one file opens or closes the other keeps the engine fed (H100, 1080p60 H.264: seven
+// jobs held NVDEC at 94-95% and 4,284 fps, fourteen at 100% and 4,514; docs/performance.md, "Several
+// GPUs"). None (one job a GPU) with software decoding.
 std::vector<int> decode_sessions(const ExportCliOptions& o, const std::vector<int>& devices) {
   std::vector<int> sessions;
   if (hwdec_for(o.hwdec, o.eq) == video::HwDecode::none) return sessions;
-  for (int d : devices) sessions.push_back(video::nvdec_engines(d));
+  for (int d : devices) sessions.push_back(2 * video::nvdec_engines(d));
   return sessions;
 }
 
@@ -100,7 +102,9 @@ void print_device_totals(const json& totals) {
 // Called under the batch's lock (pipeline::BatchCallbacks), so one call at a time.
 class Board {
  public:
-  Board(Mode mode, const std::vector<pipeline::BatchItem>& items) : mode_(mode), items_(items), files_(items.size()) {
+  // `writes`: false for -f null (a file's line then says what was decoded, not written).
+  Board(Mode mode, const std::vector<pipeline::BatchItem>& items, bool writes = true)
+      : mode_(mode), writes_(writes), items_(items), files_(items.size()) {
     t0_ = last_ = Clock::now();
   }
 
@@ -155,9 +159,15 @@ class Board {
       permanent(tag(i) + r.message);
     } else if (mode_ != Mode::json && mode_ != Mode::none && r.outcome == pipeline::BatchOutcome::ok) {
       char b[160];
-      std::snprintf(b, sizeof(b), ": %lld frames, %s, %.2f s", static_cast<long long>(r.frames_out), size_string(r.output_bytes).c_str(),
-                    r.elapsed_s);
-      permanent(tag(i) + "wrote " + escape_name(r.item.output) + b);
+      if (writes_) {
+        std::snprintf(b, sizeof(b), ": %lld frames, %s, %.2f s", static_cast<long long>(r.frames_out), size_string(r.output_bytes).c_str(),
+                      r.elapsed_s);
+        permanent(tag(i) + "wrote " + escape_name(r.item.output) + b);
+      } else {
+        std::snprintf(b, sizeof(b), ": %lld frames equalized in %.2f s (-f null: nothing written)", static_cast<long long>(r.frames_out),
+                      r.elapsed_s);
+        permanent(tag(i) + escape_name(r.item.input) + b);
+      }
       for (const auto& n : r.notes) permanent(tag(i) + "note: " + n);
       const auto& sc = r.source;
       if (sc.corrupt_packets > 0 || sc.damaged_frames > 0)
@@ -313,8 +323,8 @@ class Board {
     for (size_t i = 0; i < files_.size(); ++i)
       if (files_[i].running) lines.push_back(file_line(i));
     char t[256];
-    std::snprintf(t, sizeof(t), "total: %d of %zu files written%s, %lld/%lld frames%s, %s elapsed, ETA %s", ok_, files_.size(),
-                  failed_ > 0 ? (", " + std::to_string(failed_) + " failed").c_str() : "", static_cast<long long>(tt.done),
+    std::snprintf(t, sizeof(t), "total: %d of %zu files %s%s, %lld/%lld frames%s, %s elapsed, ETA %s", ok_, files_.size(),
+                  writes_ ? "written" : "equalized (nothing written)", failed_ > 0 ? (", " + std::to_string(failed_) + " failed").c_str() : "", static_cast<long long>(tt.done),
                   static_cast<long long>(tt.expected), tt.frac >= 0 ? (" (" + std::to_string(static_cast<int>(tt.frac * 1000) / 10) + "." +
                                                                        std::to_string(static_cast<int>(tt.frac * 1000) % 10) + "%)").c_str() : "",
                   clock_string(tt.elapsed).c_str(), tt.frac > 0 ? clock_string(tt.eta).c_str() : "?");
@@ -331,6 +341,7 @@ class Board {
   }
 
   Mode mode_;
+  bool writes_;
   const std::vector<pipeline::BatchItem>& items_;
   std::vector<File> files_;
   Clock::time_point t0_, last_;
@@ -384,7 +395,7 @@ struct BatchCounts {
 
 // The batch's last words: the JSON summary event, and the line "N of M files written, ..." (in
 // every mode when a file failed or the batch was stopped).
-BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mode mode, double elapsed, bool stop) {
+BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mode mode, double elapsed, bool stop, bool writes) {
   int ok = 0, failed = 0, interrupted = 0, not_started = 0, skipped = 0;
   for (const auto& r : results) {
     if (r.outcome == pipeline::BatchOutcome::ok) ++ok;
@@ -407,7 +418,7 @@ BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mod
     std::fflush(stdout);
   }
   if (mode != Mode::json || failed > 0 || stopped) {
-    std::string line = std::to_string(ok) + " of " + std::to_string(results.size()) + " files written";
+    std::string line = std::to_string(ok) + " of " + std::to_string(results.size()) + (writes ? " files written" : " files equalized (-f null)");
     if (skipped > 0) line += ", " + std::to_string(skipped) + " skipped";
     if (failed > 0) line += ", " + std::to_string(failed) + " failed";
     if (interrupted + not_started > 0) line += ", " + std::to_string(interrupted + not_started) + " not written (interrupted)";
@@ -551,14 +562,14 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
   const Mode mode = progress_mode(o.progress);
   announce_batch(o, items.size(), jp, gpu, mode);
 
-  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
-  Board board(mode, items);
+  const std::vector<std::future<void>> gpu_warm_ups = start_gpu_warm_ups(jp.devices);
+  Board board(mode, items, o.format != "null");
   const auto t0 = Clock::now();
   const std::vector<pipeline::BatchFileResult> results = export_items(o, range, items, jp, stop, board);
   board.close();
   const double elapsed = seconds_since(t0);
 
-  const BatchCounts n = summarize(results, mode, elapsed, stop.load());
+  const BatchCounts n = summarize(results, mode, elapsed, stop.load(), o.format != "null");
   if (!o.report.empty())
     if (Status s = write_export_report(o.report, argv, results, elapsed, jp.jobs); !s) return fail(s.to_string());
   if (n.stopped) return stop_exit_code();

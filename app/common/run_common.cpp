@@ -233,6 +233,15 @@ std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq) {
   });
 }
 
+std::vector<std::future<void>> start_gpu_warm_ups(const std::vector<int>& devices) {
+  std::vector<std::future<void>> started;
+  for (int device : devices)
+    started.push_back(std::async(std::launch::async, [device] {
+      if (cuda::use_device(device)) (void)cuda::init_context();
+    }));
+  return started;
+}
+
 void forward_ffmpeg_log(bool verbose) {
   if (!verbose) return;
   video::set_log_forward([](int, const std::string& line) { std::fprintf(stderr, "histeq: ffmpeg: %s\n", line.c_str()); },

@@ -1,6 +1,7 @@
 #include "core/cuda/device.h"
 
 #include <cuda_runtime_api.h>
+#include <cudaTypedefs.h>
 
 #include <map>
 #include <mutex>
@@ -13,8 +14,11 @@ namespace {
 
 // The primary context is shared with FFmpeg's CUDA device (NVDEC, hw_decode.h), which retains it
 // only when its flags are CU_CTX_SCHED_BLOCKING_SYNC ("Primary context already active with
-// incompatible flags" otherwise). The flags must be set before anything creates the context, so
-// the first question about devices sets them; on a context already made they stay as they are.
+// incompatible flags" otherwise). The flags are set on every device's primary context at the first
+// question about devices, through the driver's cuDevicePrimaryCtxSetFlags (it makes no context, and
+// since CUDA 11 may change an active one's); cudaSetDeviceFlags would reach only the current device,
+// and a pipeline on device 1 then found its context made with the default flags and decoded in
+// software. Without the driver's entry point, the current device's flags as before.
 void set_context_flags_once() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -23,6 +27,23 @@ void set_context_flags_once() noexcept {
       (void)cudaGetLastError();
       return;
     }
+    auto entry = [](const char* name, unsigned version) -> void* {
+      void* fn = nullptr;
+      cudaDriverEntryPointQueryResult found{};
+      const bool ok = cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found) == cudaSuccess &&
+                      found == cudaDriverEntryPointSuccess;
+      return ok ? fn : nullptr;
+    };
+    const auto get_device = reinterpret_cast<PFN_cuDeviceGet_v2000>(entry("cuDeviceGet", 2000));
+    const auto set_flags = reinterpret_cast<PFN_cuDevicePrimaryCtxSetFlags_v11000>(entry("cuDevicePrimaryCtxSetFlags", 11000));
+    if (get_device != nullptr && set_flags != nullptr) {  // the runtime has run cuInit (cudaGetDeviceCount)
+      for (int d = 0; d < n; ++d) {
+        CUdevice dev{};
+        if (get_device(&dev, d) == CUDA_SUCCESS) (void)set_flags(dev, CU_CTX_SCHED_BLOCKING_SYNC);
+      }
+      return;
+    }
+    (void)cudaGetLastError();
     if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) (void)cudaGetLastError();
   });
 }

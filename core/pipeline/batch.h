@@ -4,8 +4,8 @@
 //
 // Scheduling: `jobs` worker threads take the files in order, each on its own device
 // (JobPlan::job_device): every pipeline of a job, its NVDEC decoder, equalizer, pools and streams,
-// lives on that GPU. By default a GPU gets as many jobs as its NVDEC engines (one decode session
-// keeps about one engine busy), so every GPU's decoding is busy; every job's encoder gets an equal
+// lives on that GPU. By default a GPU gets as many jobs as the caller's decode sessions for it (the
+// CLI: two an NVDEC engine), so every GPU's decoding is busy; every job's encoder gets an equal
 // share of the cores, so the encoders together never ask for more threads than the machine has.
 #pragma once
 
@@ -41,8 +41,8 @@ struct JobPlan {
   std::vector<int> job_device;  // GPU: job k's device (jobs entries, the devices interleaved); empty on the CPU
 };
 // `requested` jobs (0: the default), for `files` files on `cores` cores. On the GPU, `sessions[i]`
-// is how many decode sessions keep devices[i] busy (its NVDEC engines, video::nvdec_engines; 0 or
-// missing: 1): the default is their sum, and the jobs are dealt out in proportion, interleaved
+// is how many decode sessions keep devices[i] busy (from its NVDEC engines, video::nvdec_engines; 0
+// or missing: 1): the default is their sum, and the jobs are dealt out in proportion, interleaved
 // (0, 1, 0, 1, ...) so that a batch of few files still spreads over the GPUs. On the CPU, cores / 4
 // jobs (an encoder keeps about four cores busy on typical video, and the CPU equalizer shares them).
 // Never more jobs than files. Each job's encoder then gets cores / jobs threads (the encoder's own

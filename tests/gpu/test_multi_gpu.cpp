@@ -125,7 +125,7 @@ TEST_F(MultiGpuNvdec, ABatchOverEveryGpuWritesWhatOneGpuWritesFileForFile) {
   std::vector<int> sessions;
   for (int d : all) sessions.push_back(video::nvdec_engines(d));
   auto run = [&](const std::string& out, const std::vector<int>& devices, const std::vector<int>& s) {
-    auto items = pipeline::plan_batch(inputs, out);
+    auto items = pipeline::plan_batch(inputs, out, "mkv");  // ffv1: Matroska
     EXPECT_TRUE(items.is_ok());
     const pipeline::JobPlan plan = pipeline::plan_jobs(0, true, devices, 8, items->size(), s);
     return pipeline::run_batch(*items, base, plan, stop, {});
