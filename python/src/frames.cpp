@@ -1,6 +1,7 @@
 #include "frames.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -283,6 +284,13 @@ Image image_of(const Frames& f, int64_t k) {
   return im;
 }
 
+// %g in the C locale whatever the program's (std::to_string would print "1,5" under de_DE).
+static std::string number_text(double v) {
+  char b[64];
+  const auto r = std::to_chars(b, b + sizeof(b), v, std::chars_format::general, 6);
+  return std::string(b, r.ec == std::errc() ? r.ptr : b);
+}
+
 void check_values(Frames& in, Stream stream) {
   const ArrayView& v = in.planes[0];
   if (v.sample == cvt::Sample::u8 || in.p010) return;
@@ -294,7 +302,7 @@ void check_values(Frames& in, Stream stream) {
   if (v.is_float()) {
     if (r.nan) value_error("frame: NaN in a float frame (float samples must be in [0, 1])");
     if (r.min < 0 || r.max > 1)
-      value_error("frame: float samples must be in [0, 1]; these span " + std::to_string(r.min) + " .. " + std::to_string(r.max));
+      value_error("frame: float samples must be in [0, 1]; these span " + number_text(r.min) + " .. " + number_text(r.max));
     return;
   }
   const int64_t top = (int64_t(1) << in.bits) - 1;

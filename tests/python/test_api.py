@@ -253,6 +253,9 @@ def test_numbers_are_the_c_locales_under_de_DE():
             assert np.array_equal(histeq.equalize(y, strength=0.5), histeq.equalize(y, strength="0.5"))
             with pytest.raises(ValueError, match="not a number"):
                 histeq.equalize(y, strength="0,5")
+            with pytest.raises(ValueError, match=r"span 0 \.\. 1\.5$"):  # the module's own messages too
+                histeq.equalize(np.array([[0, 1.5]], np.float32))
+            assert histeq.equalize(y.astype(np.float32) / 255).dtype == np.float32
         finally:
             locale.setlocale(locale.LC_ALL, before)
             if old_path is None:
