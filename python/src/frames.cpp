@@ -30,7 +30,7 @@ std::string layout_of(const ArrayView& v, const std::string& given, const char* 
     return given;
   }
   if (v.ndim == 2) return "HW";
-  if (v.ndim == 3) return v.shape[2] == 3 || v.shape[2] == 4 ? "HWC" : "NHW";
+  if (v.ndim == 3) return channels_axis(v.shape[2]) ? "HWC" : "NHW";  // H x W x 1: grey, as OpenCV's 1-channel Mat
   if (v.ndim == 4) {
     const bool last = channels_axis(v.shape[3]), second = channels_axis(v.shape[1]);
     if (last && !second) return "NHWC";

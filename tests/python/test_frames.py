@@ -209,6 +209,16 @@ def test_grey_pictures_with_a_third_of_rows_are_still_grey():
 
 # ---- strides ---------------------------------------------------------------------------------------
 
+def test_one_channel_and_reversed_channel_views():
+    y = picture()
+    g = histeq.equalize(y[..., None])  # H x W x 1: grey
+    assert g.shape == (180, 320, 1) and np.array_equal(g[..., 0], histeq.equalize(y))
+    bgr = photo()
+    assert np.array_equal(histeq.equalize(bgr[..., ::-1], channels="rgb"), histeq.equalize(bgr)[..., ::-1])
+    frames = np.stack([y, y // 2 + 40])
+    assert np.array_equal(histeq.equalize(frames[:, None], temporal=0)[:, 0], histeq.equalize(frames, temporal=0))  # N x 1 x H x W
+
+
 def test_non_contiguous_reversed_and_broadcast_inputs_are_read_through_a_copy():
     y = picture()
     for view in (y[:, ::2], y[::-1], y[::-2, ::-3], np.asfortranarray(y), y.T):
