@@ -153,6 +153,11 @@ def _av_call(call, frame, out, time):
     return out
 
 
+def _av_equalizer_call(eq, frame, out, stream, time):
+    """Equalizer(...)(VideoFrame): the C++ call hands PyAV frames here (the arrays' path stays in C++)."""
+    return _av_call(lambda f, o, t, k: _histeq._Equalizer.__call__(eq, f, out=o, stream=stream, time=t, **k), frame, out, time)
+
+
 def yuv420p_planes(a, format: str = "yuv420p"):
     """(y, u, v) views of a yuv420p array as PyAV's VideoFrame.to_ndarray() gives it: one
     (1.5 H) x W uint8 array, H rows of Y, then U and V (each H/2 x W/2). format="nv12": (y, uv),
@@ -200,13 +205,6 @@ class Equalizer(_histeq._Equalizer):
     def __init__(self, **controls):
         _check_names(controls, "Equalizer")
         super().__init__(controls)
-
-    def __call__(self, frame, *, out=None, stream=None, time=None, layout=None, channels=None, bits=None, full_range=None):
-        if type(frame).__name__ == "VideoFrame":
-            return _av_call(lambda f, o, t, k: _histeq._Equalizer.__call__(self, f, out=o, stream=stream, time=t, **k),
-                            frame, out, time)
-        return _histeq._Equalizer.__call__(self, frame, out=out, stream=stream, time=time, layout=layout, channels=channels,
-                                           bits=bits, full_range=full_range)
 
     def set(self, **controls):
         """Changes controls between frames (live ones keep the temporal state; others restart it)."""

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -275,9 +276,11 @@ void bind_equalizer(nb::module_& m) {
              self->eq.emplace(std::move(e).value());
            })
       .def("__call__",
-           [](PyEqualizer& self, nb::handle frame, nb::handle out, nb::handle stream, nb::handle time, nb::handle layout,
-              nb::handle channels, nb::handle bits, nb::handle full_range) {
-             Using eq(self);  // held for the whole batch: its frames are one stream
+           [](nb::pointer_and_handle<PyEqualizer> me, nb::handle frame, nb::handle out, nb::handle stream, nb::handle time,
+              nb::handle layout, nb::handle channels, nb::handle bits, nb::handle full_range) -> nb::object {
+             if (std::strcmp(Py_TYPE(frame.ptr())->tp_name, "av.video.frame.VideoFrame") == 0)  // PyAV: its planes, in Python
+               return nb::module_::import_("histeq").attr("_av_equalizer_call")(me.h, frame, out, stream, time);
+             Using eq(*me.p);  // held for the whole batch: its frames are one stream
              return run_on_frame({frame, out, stream, time, frame_options(layout, channels, bits, full_range)},
                                  [&](const Image& i, const Image& o, Stream s) { return eq->process(i, o, s); });
            },
