@@ -18,6 +18,7 @@
 #include "app/common/names.h"
 #include "app/common/play_options.h"
 #include "core/cuda/device.h"
+#include "core/cuda/numbers.h"
 #include "core/histogram/histogram.h"
 #include "core/video/log.h"
 
@@ -259,9 +260,9 @@ Status parse_size(const std::string& s, int& w, int& h) {
   if (s == "1080p") { w = 1920; h = 1080; return Status::ok(); }
   if (s == "720p") { w = 1280; h = 720; return Status::ok(); }
   if (s == "4k" || s == "2160p") { w = 3840; h = 2160; return Status::ok(); }
-  char extra = 0;
-  if (std::sscanf(s.c_str(), "%dx%d%c", &w, &h, &extra) == 2 && w > 0 && h > 0) return Status::ok();
-  return HISTEQ_ERROR(Code::invalid_argument, "bad size '" + s + "' (WxH, 720p, 1080p or 4k)");
+  if (s.find('x') == std::string::npos) return HISTEQ_ERROR(Code::invalid_argument, "bad size '" + s + "' (WxH, 720p, 1080p or 4k)");
+  // The one WxH parser of the core: never wraps (4294967616x180 is refused, not 320x180).
+  return parse_dimensions(s, "size", 1 << 16, w, h);
 }
 
 int run_program(const std::vector<std::string>& argv, bool quiet) {

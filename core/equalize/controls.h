@@ -107,7 +107,7 @@ void copy_control(const Control& c, const Quality& from, Quality& to);
 Status check_control(const Control& c, const Quality& q);
 // The valid values in words: "0 (off) or 1..64", "0..1", "global, clahe".
 std::string range_text(const Control& c);
-// A number as the controls print it (%g).
+// A number as the controls print it (%g in the C locale, whatever the process's: numbers.h).
 std::string control_number(double v);
 
 }  // namespace histeq::eq

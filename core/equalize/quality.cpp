@@ -1,19 +1,15 @@
 #include "core/equalize/quality.h"
 
+#include "core/cuda/numbers.h"
 #include "core/equalize/controls.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace histeq::eq {
 namespace {
 
-std::string number(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%g", v);
-  return b;
-}
+std::string number(double v) { return format_number(v); }
 
 }  // namespace
 
@@ -72,9 +68,7 @@ Result<RangeMode> parse_range(const std::string& s) {
 
 Result<hist::TileGrid> parse_tiles(const std::string& s) {
   int c = 0, r = 0;
-  char extra = 0;
-  if (std::sscanf(s.c_str(), "%dx%d%c", &c, &r, &extra) != 2)
-    return HISTEQ_ERROR(Code::invalid_argument, "tiles must be COLSxROWS (e.g. 8x8), not '" + s + "'");
+  HISTEQ_TRY(parse_dimensions(s, "tiles", hist::kMaxTiles, c, r));
   Quality q;
   q.tiles = {c, r};
   HISTEQ_TRY(validate(q));

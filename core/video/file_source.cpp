@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/video/av_util.h"
+#include "core/cuda/numbers.h"
 
 extern "C" {
 #include <libavdevice/avdevice.h>
@@ -53,9 +54,7 @@ std::string stream_summary(const AVFormatContext* fmt) {
 }
 
 std::string seconds(double s) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.3g s", s);
-  return b;
+  return format_number(s, 3) + " s";
 }
 
 }  // namespace
@@ -408,14 +407,8 @@ void FileSource::Impl::describe() {
   std::snprintf(desc, sizeof(desc), "%s%s%s%s %dx%d %s", opts.webcam ? "webcam " : "", codec->name, profile ? " " : "",
                 profile ? (std::string("(") + profile + ")").c_str() : "", dec->width, dec->height, native.pix_fmt_name.c_str());
   info.description = desc;
-  if (info.frame_rate.valid()) {
-    std::snprintf(desc, sizeof(desc), ", %.4g fps", info.frame_rate.value());
-    info.description += desc;
-  }
-  if (info.duration_s > 0) {
-    std::snprintf(desc, sizeof(desc), ", %.1f s", info.duration_s);
-    info.description += desc;
-  }
+  if (info.frame_rate.valid()) info.description += ", " + format_number(info.frame_rate.value(), 4) + " fps";
+  if (info.duration_s > 0) info.description += ", " + format_fixed(info.duration_s, 1) + " s";
 }
 
 // With NVDEC attached, whether frames really come out on the GPU is known only once the decoder

@@ -246,6 +246,28 @@ def case_usage_errors_exit_2_and_name_the_word():
     assert "input is required" not in text(histeq("export", "--bogus").stderr)
 
 
+def case_sizes_and_tiles_never_wrap_at_32_bits():
+    """WxH is one checked parser (core/cuda/numbers.h): sscanf's %d made 4294967304x4294967300 tiles
+    8x4 and a 4294967616x180 synthetic source 320x180, and ran."""
+    clip = low_contrast_clip("t.mp4", seconds=1, audio=False)
+    out = path("t_eq.mp4")
+    cases = [
+        (["export", clip, "-o", out, "--mode", "clahe", "--tiles", "4294967304x4294967300"],
+         "tiles must be 1..32 per axis, not 4294967304x4294967300"),
+        (["export", clip, "-o", out, "--mode", "clahe", "--tiles", "8x-4"], "tiles must be WxH"),
+        (["play", "--headless", "--size", "4294967616x180", "--duration", "0.1"],
+         "size must be 1..65536 per axis, not 4294967616x180"),
+        (["play", "--headless", "--size", "99999999999999999999999x2", "--duration", "0.1"], "size must be 1..65536 per axis"),
+    ]
+    for args, want in cases:
+        r = histeq(*args)
+        err = text(r.stderr)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert r.returncode != 0, (args, r.returncode, err)
+        assert len(lines) == 1 and want in lines[0], (args, lines)
+        assert not os.path.exists(out), args
+
+
 # --- -n / --skip-existing and --resume ---------------------------------------------------------------
 
 def resume_folder():
