@@ -444,6 +444,7 @@ OperationInfo histogram_operation() {
   mode.what = "mode";
   mode.help = "global: one LUT a frame; clahe: a LUT per tile, interpolated (Zuiderveld's CLAHE)";
   mode.doc = "global: one curve a frame; clahe: a curve per tile of a grid, interpolated between the tile centres";
+  mode.choice_help = {"one curve a frame", "a curve per tile, interpolated (CLAHE)"};
   mode.plain = true;
   mode.label = "Mode";
   mode.player_key = "g";
@@ -488,6 +489,7 @@ OperationInfo lut_operation() {
   range.help = "how the input's levels are read: auto (the video's tag; untagged = limited, as ffmpeg and players "
                "assume), limited (luma 16..235, x4 at 10 bits) or full (0..max); the curves stay within that range";
   range.doc = "how the input's levels are read: the video's tag (untagged: limited), limited or full range";
+  range.choice_help = {"the video's tag (untagged: limited)", "limited range (luma 16..235)", "full range (luma 0..max)"};
   range.label = "Levels";
   Control textbook = flag_control("textbook", &Quality::textbook);
   textbook.what = "textbook";
@@ -537,6 +539,7 @@ OperationInfo apply_operation() {
   chroma.what = "chroma";
   chroma.help = "auto: scale chroma with the luma gain so colours keep their saturation; keep: chroma untouched";
   chroma.doc = "auto: chroma scaled with the luma's gain, so colours keep their saturation; keep: chroma untouched";
+  chroma.choice_help = {"chroma untouched", "chroma scaled with the luma's gain (saturation kept)"};
   chroma.plain = true;
   chroma.label = "Colour";
   chroma.player_key = "c";

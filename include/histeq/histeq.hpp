@@ -141,6 +141,7 @@ struct ControlInfo {
   std::string python_name;  // "clip_limit" (Python keywords, GStreamer properties)
   std::string type;         // "choice", "number", "flag" or "grid"
   std::vector<std::string> choices;  // choice: the spellings
+  std::vector<std::string> choice_help;  // choice: what each one means, a few words (as many as choices)
   double min = 0, max = 0;  // number: the valid values (grid: per axis)
   bool zero_off = false;    // number: 0 also valid, meaning off
   std::string unit;         // "s", "levels", ""
