@@ -18,6 +18,7 @@ packages=(
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
   gstreamer1.0-libav python3-gi gir1.2-gst-plugins-base-1.0
   python3-dev python3-venv python3-pytest python3-numpy
+  locales
 )
 missing=()
 for p in "${packages[@]}"; do
