@@ -11,6 +11,8 @@
 //                            loads, LUTs read through L1 (bound by L1's gathers: staging the
 //                            block's LUTs in shared memory measured slower; docs/performance.md,
 //                            "method2_tuned's tiled form")
+//   padded picture           one thread per sample of the padded plane (textbook clahe on a
+//                            picture that is not a whole number of tiles: OpenCV's grid)
 //   apply with colour        one thread per chroma sample and its co-sited luma samples, every
 //                            load issued before the first store; folded (global mode's defaults,
 //                            8-bit 4:2:0): the fused kernel's apply, in 16-byte units loaded while
