@@ -30,6 +30,7 @@ thread_local std::string t_last_error;
 
 // The C enums are the C++ ones by value (so images convert by cast; process() checks the values).
 static_assert(HISTEQ_YUV444P == static_cast<int>(api::PixelFormat::yuv444p) && HISTEQ_YUV444P10 == static_cast<int>(api::PixelFormat::yuv444p10));
+static_assert(HISTEQ_YUV422P == static_cast<int>(api::PixelFormat::yuv422p) && HISTEQ_YUV422P10 == static_cast<int>(api::PixelFormat::yuv422p10));
 static_assert(HISTEQ_P010 == static_cast<int>(api::PixelFormat::p010) && HISTEQ_NV12 == static_cast<int>(api::PixelFormat::nv12) &&
               HISTEQ_YUV420P10 == static_cast<int>(api::PixelFormat::yuv420p10) && HISTEQ_GRAY10 == static_cast<int>(api::PixelFormat::gray10));
 static_assert(HISTEQ_MEMORY_DEVICE == static_cast<int>(api::Memory::device) && HISTEQ_RANGE_FULL == static_cast<int>(api::ColorRange::full) &&

@@ -44,6 +44,7 @@ struct Control {
   double on_value = 0;      // number with zero_off: what the player's key turns it on at when neither
                             // the settings nor the defaults have it on (0: never the case)
   std::vector<std::string> choices;  // choice: the spellings, the index is the number form
+  std::vector<std::string> choice_help;  // choice: what each means, a few words (GStreamer's enum values)
   std::string unit;  // "s", "levels", "" (shown in the docs and in range errors)
   std::string what;  // what errors call it ("clip limit")
   std::string help;  // the command line's help

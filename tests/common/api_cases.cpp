@@ -127,6 +127,8 @@ const char* format_name(api::PixelFormat f) {
     case api::PixelFormat::p010: return "p010";
     case api::PixelFormat::yuv444p: return "yuv444p";
     case api::PixelFormat::yuv444p10: return "yuv444p10";
+    case api::PixelFormat::yuv422p: return "yuv422p";
+    case api::PixelFormat::yuv422p10: return "yuv422p10";
   }
   return "?";
 }
