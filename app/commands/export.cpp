@@ -472,16 +472,15 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   }
   const pipeline::ExportReport& r = rep.value();
   announce_done(o, r, open_s, mode);
-  if (!o.stats_json.empty()) {
-    const Status js = write_one_stats(o, argv, plan, stats, r);
-    if (!js) return fail(js.to_string());
-  }
-  const pipeline::BatchFileResult result = finished_result(o, plan, r);
-  if (result.outcome == pipeline::BatchOutcome::failed) {
-    (void)report_one(o, argv, t_start, result);
-    return fail(result.message);
-  }
-  return report_one(o, argv, t_start, result);
+  // --stats-json and --report are both written whatever becomes of the other: a report of an
+  // earlier run never stays at its path looking like this one's.
+  pipeline::BatchFileResult result = finished_result(o, plan, r);
+  const Status js = o.stats_json.empty() ? Status::ok() : write_one_stats(o, argv, plan, stats, r);
+  if (!js) result.notes.push_back("--stats-json: " + js.message());
+  const int report_rc = report_one(o, argv, t_start, result);
+  if (!js) return fail(js.to_string());
+  if (result.outcome == pipeline::BatchOutcome::failed) return fail(result.message);
+  return report_rc;
 }
 
 }  // namespace

@@ -14,7 +14,9 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
+#include "core/pipeline/hidden_names.h"
 #include "core/pipeline/source_factory.h"
 #include "core/video/frame_count.h"
 
@@ -43,7 +45,7 @@ Status check_ext(const std::string& ext) {
 // The sidecar through a new temporary file renamed into place: a reader sees the whole line or none.
 Status write_sidecar(const std::string& output, int64_t frames) {
   const std::string path = sidecar_path(output);
-  std::string templ = path + ".XXXXXX";
+  std::string templ = hidden_sibling(output, ".histeq.XXXXXX");
   const int fd = ::mkstemp(templ.data());
   if (fd < 0) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
   const std::string line = "frames " + std::to_string(frames) + "\n";
@@ -70,10 +72,7 @@ int64_t read_sidecar(const std::string& output) {
 
 }  // namespace
 
-std::string sidecar_path(const std::string& output) {
-  const fs::path p(output);
-  return (p.parent_path() / ("." + p.filename().string() + ".histeq")).string();
-}
+std::string sidecar_path(const std::string& output) { return hidden_sibling(output, ".histeq"); }
 
 bool complete_output(const std::string& output) {
   struct stat st {};
@@ -86,14 +85,16 @@ bool complete_output(const std::string& output) {
 
 int remove_stale_parts(const std::string& output) {
   const fs::path p(output);
-  const std::string prefix = "." + p.filename().string() + ".";
+  // Exactly the exporter's temporary name (".NAME.XXXXXX.part", or its shortened form for a long
+  // NAME: hidden_names.h), mkstemps' six characters in place of the X's.
+  const std::string templ = fs::path(hidden_sibling(output, ".XXXXXX.part")).filename().string();
+  const std::string prefix = templ.substr(0, templ.size() - 11);
   std::error_code ec;
   const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   int removed = 0;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string n = e.path().filename().string();
-    // Exactly the exporter's ".NAME.XXXXXX.part" (mkstemps' six characters).
-    if (n.size() != prefix.size() + 11 || n.compare(0, prefix.size(), prefix) != 0 || n.compare(n.size() - 5, 5, ".part") != 0) continue;
+    if (n.size() != templ.size() || n.compare(0, prefix.size(), prefix) != 0 || n.compare(n.size() - 5, 5, ".part") != 0) continue;
     std::error_code re;
     if (fs::remove(e.path(), re)) ++removed;
   }
