@@ -26,6 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double wall_clock_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
@@ -158,6 +159,7 @@ const char* outcome_name(BatchOutcome o) noexcept {
     case BatchOutcome::failed: return "failed";
     case BatchOutcome::cancelled: return "interrupted";
     case BatchOutcome::skipped: return "skipped";
+    case BatchOutcome::short_input: return "short";
     default: return "not started";
   }
 }
@@ -176,6 +178,22 @@ std::string existing_output(const BatchItem& item, Existing existing, bool& over
   if (complete_output(item.output)) return item.output + ": complete; skipped (--resume)";
   overwrite = true;  // cut short, or not recorded as finished: done again
   return "";
+}
+
+bool has_output(BatchOutcome o) {
+  return o == BatchOutcome::ok || o == BatchOutcome::skipped || o == BatchOutcome::short_input;
+}
+
+// A run that succeeded: failed when the encoder dropped frames; else its record written (a short
+// input's output holds all there was: complete for --resume, as an export again gives the same),
+// then short or ok. The outcome and its message.
+std::pair<BatchOutcome, std::string> finished_outcome(const BatchItem& item, const ExportReport& rep, std::vector<std::string>& notes) {
+  if (rep.frames_in != rep.frames_out)
+    return {BatchOutcome::failed, item.output + ": " + std::to_string(rep.frames_in) + " frames in but " +
+                                      std::to_string(rep.frames_out) + " out (the encoder dropped frames)"};
+  if (Status s = write_sidecar(item.output, rep.frames_out); !s) notes.push_back(s.message() + " (--resume will export it again)");
+  if (!rep.short_input.empty()) return {BatchOutcome::short_input, item.input + ": " + rep.short_input};
+  return {BatchOutcome::ok, ""};
 }
 
 }  // namespace
@@ -200,7 +218,8 @@ std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, cons
       r.outcome = outcome;
       r.message = message;
       r.elapsed_s = now_s() - t0;
-      if (outcome == BatchOutcome::ok || outcome == BatchOutcome::skipped) {
+      r.finished_at = wall_clock_s();
+      if (has_output(outcome)) {
         struct stat st {};
         if (::stat(items[i].output.c_str(), &st) == 0) r.output_bytes = static_cast<int64_t>(st.st_size);
       }
@@ -232,11 +251,8 @@ std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, cons
     r.frames_in = rep->frames_in;
     r.frames_out = rep->frames_out;
     r.source = rep->source;
-    if (rep->frames_in != rep->frames_out)
-      return finish(BatchOutcome::failed, items[i].output + ": " + std::to_string(rep->frames_in) + " frames in but " +
-                                              std::to_string(rep->frames_out) + " out (the encoder dropped frames)");
-    if (Status s = write_sidecar(items[i].output, rep->frames_out); !s) r.notes.push_back(s.message() + " (--resume will export it again)");
-    finish(BatchOutcome::ok, "");
+    const auto [outcome, message] = finished_outcome(items[i], *rep, r.notes);
+    finish(outcome, message);
   };
 
   auto worker = [&](int job) {
