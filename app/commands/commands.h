@@ -95,6 +95,7 @@ struct ExportCliOptions {
   bool verbose = false;
   std::string start, duration, end;  // trimming, as given (parsed by video::parse_time_range)
   std::string report;                // --report FILE: every file's result as JSON
+  bool strict = false;               // --strict: an input that ends early ("short") fails its file (exit 1)
   // Batch:
   int jobs = 0;                      // 0: one pipeline per GPU device, or cores / 4 on the CPU
   std::vector<int> devices;          // --device: the GPUs to use (default: all; a single export: the first)

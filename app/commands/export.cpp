@@ -154,6 +154,9 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("--duration", o.duration, "export this long (seconds or [HH:]MM:SS[.mmm], as ffmpeg's -t)");
   e->add_option("--end", o.end, "stop at this time (as ffmpeg's -to); audio is cut to match, to the sample");
   e->add_option("--report", o.report, "write every file's result (frames, time, output size) to this JSON file");
+  e->add_flag("--strict", o.strict, "an input that ends early (fewer frames than its container promises, or cut inside a "
+                                    "packet) fails its file, nothing written; without it the file is written, a note "
+                                    "says so and its result is \"short\"");
   e->add_option("-j,--jobs", o.jobs, "files exported at once (default: on each GPU of --device two per NVDEC engine, "
                                       "one with --hwdec none; on the CPU, cores / 4)")
       ->check(CLI::NonNegativeNumber);
@@ -222,6 +225,7 @@ pipeline::ExportOptions export_options(const ExportCliOptions& o, const video::T
   (void)parse_encode_args(o, eo);  // checked by run_export, before any work
   eo.format = o.format;
   eo.live = o.live;
+  eo.strict = o.strict;
   if (const std::string raw = raw_container_default(o); !raw.empty()) eo.codec = raw;
   return eo;
 }
@@ -364,9 +368,12 @@ class ProgressShow {
   pipeline::ExportProgress latest_;
 };
 
-// The damaged-input line, then the JSON "done" event or the "wrote" line.
+// The damaged-input and short-input lines, then the JSON "done" event or the "wrote" line.
 void announce_done(const ExportCliOptions& o, const pipeline::ExportReport& r, double open_s, ProgressMode mode) {
   const auto& sc = r.source;
+  if (!r.short_input.empty())
+    std::fprintf(stderr, "histeq: note: %s: %s; written as far as it goes (result \"short\"; --strict fails it)\n",
+                 escape_name(o.inputs.front()).c_str(), r.short_input.c_str());
   if (sc.corrupt_packets > 0 || sc.damaged_frames > 0 || sc.repaired_timestamps > 0) {
     std::fprintf(stderr, "histeq: %s: damaged input decoded past: %lld corrupt packets skipped, %lld damaged frames kept "
                          "(concealed by the decoder), %lld timestamps repaired\n",
@@ -378,6 +385,8 @@ void announce_done(const ExportCliOptions& o, const pipeline::ExportReport& r, d
                  escape_name(o.inputs.front()).c_str(), static_cast<long long>(r.dropped_source));
   if (mode == ProgressMode::json) {
     print_json(named({{"event", "done"},
+                {"result", r.short_input.empty() ? "ok" : "short"},
+                {"frames_expected", r.frames_expected},
                 {"frames_in", r.frames_in},
                 {"frames_out", r.frames_out},
                 {"corrupt_packets", sc.corrupt_packets},
@@ -404,7 +413,9 @@ Status write_one_stats(const ExportCliOptions& o, const std::vector<std::string>
   si.description = plan.input_description;
   si.format = plan.format;
   return write_stats_json(o.stats_json, argv, si, plan.equalizer, stats, plan.stages, r.elapsed_s,
-                          {{"frames_in", r.frames_in},
+                          {{"frames_expected", r.frames_expected},
+                           {"short_input", r.short_input.empty() ? 0 : 1},
+                           {"frames_in", r.frames_in},
                            {"frames_out", r.frames_out},
                            {"corrupt_packets", sc.corrupt_packets},
                            {"damaged_frames", sc.damaged_frames},
@@ -417,7 +428,7 @@ pipeline::BatchFileResult finished_result(const ExportCliOptions& o, const pipel
   result.notes = plan.notes;
   result.frames_in = r.frames_in;
   result.frames_out = r.frames_out;
-  result.frames_expected = plan.frames_hint;
+  result.frames_expected = r.frames_expected;
   result.source = r.source;
   result.elapsed_s = r.elapsed_s;
   struct stat st {};
@@ -426,6 +437,9 @@ pipeline::BatchFileResult finished_result(const ExportCliOptions& o, const pipel
     result.outcome = pipeline::BatchOutcome::failed;
     result.message = o.output + ": " + std::to_string(r.frames_in) + " frames in but " + std::to_string(r.frames_out) +
                      " out (the encoder dropped frames)";
+  } else if (!r.short_input.empty()) {
+    result.outcome = pipeline::BatchOutcome::short_input;
+    result.message = o.inputs.front() + ": " + r.short_input;
   }
   return result;
 }
@@ -476,16 +490,15 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   }
   const pipeline::ExportReport& r = rep.value();
   announce_done(o, r, open_s, mode);
-  if (!o.stats_json.empty()) {
-    const Status js = write_one_stats(o, argv, plan, stats, r);
-    if (!js) return fail(js.to_string());
-  }
-  const pipeline::BatchFileResult result = finished_result(o, plan, r);
-  if (result.outcome == pipeline::BatchOutcome::failed) {
-    (void)report_one(o, argv, t_start, result);
-    return fail(result.message);
-  }
-  return report_one(o, argv, t_start, result);
+  // --stats-json and --report are both written whatever becomes of the other: a report of an
+  // earlier run never stays at its path looking like this one's.
+  pipeline::BatchFileResult result = finished_result(o, plan, r);
+  const Status js = o.stats_json.empty() ? Status::ok() : write_one_stats(o, argv, plan, stats, r);
+  if (!js) result.notes.push_back("--stats-json: " + js.message());
+  const int report_rc = report_one(o, argv, t_start, result);
+  if (!js) return fail(js.to_string());
+  if (result.outcome == pipeline::BatchOutcome::failed) return fail(result.message);
+  return report_rc;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <map>
 
@@ -141,12 +142,14 @@ class Board {
     f.running = false;
     f.outcome = r.outcome;
     f.frames = r.frames_out;
-    if (r.outcome == pipeline::BatchOutcome::ok) ++ok_;
+    const bool written = r.outcome == pipeline::BatchOutcome::ok || r.outcome == pipeline::BatchOutcome::short_input;
+    if (written) ++ok_;
     else if (r.outcome == pipeline::BatchOutcome::failed) ++failed_;
     else if (r.outcome == pipeline::BatchOutcome::skipped) ++skipped_;
     if (mode_ == Mode::json) {
-      if (r.outcome == pipeline::BatchOutcome::ok)
-        emit(item_json({{"event", "done"}, {"index", i}, {"frames_in", r.frames_in},
+      if (written)
+        emit(item_json({{"event", "done"}, {"index", i}, {"result", pipeline::outcome_name(r.outcome)},
+              {"frames_expected", r.frames_expected}, {"frames_in", r.frames_in},
               {"frames_out", r.frames_out}, {"corrupt_packets", r.source.corrupt_packets}, {"damaged_frames", r.source.damaged_frames},
               {"elapsed_s", r.elapsed_s}, {"output_bytes", r.output_bytes}}, r.item, true));
       else
@@ -157,7 +160,9 @@ class Board {
       permanent(r.message, true);  // "histeq: FILE: cause" on stderr, as a single export says it, in every mode
     } else if (mode_ != Mode::json && r.outcome == pipeline::BatchOutcome::skipped) {
       permanent(tag(i) + r.message);
-    } else if (mode_ != Mode::json && mode_ != Mode::none && r.outcome == pipeline::BatchOutcome::ok) {
+    }
+    if (r.outcome == pipeline::BatchOutcome::short_input) permanent(tag(i) + "note: " + r.message, true);  // in every mode, as a single export
+    if (mode_ != Mode::json && mode_ != Mode::none && written) {
       char b[160];
       if (writes_) {
         std::snprintf(b, sizeof(b), ": %lld frames, %s, %.2f s", static_cast<long long>(r.frames_out), size_string(r.output_bytes).c_str(),
@@ -247,7 +252,8 @@ class Board {
         continue;
       }
       done += f.frames;
-      const int64_t e = f.outcome == pipeline::BatchOutcome::ok ? f.frames : std::max(f.expected, f.frames);
+      const bool written = f.outcome == pipeline::BatchOutcome::ok || f.outcome == pipeline::BatchOutcome::short_input;
+      const int64_t e = written ? f.frames : std::max(f.expected, f.frames);
       expected += e;
       known += e;
       ++opened;
@@ -351,13 +357,33 @@ class Board {
 
 }  // namespace
 
+namespace {
+
+double wall_clock_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// "2026-01-02T10:05:00.123Z": seconds since the epoch as UTC, to the millisecond (merge_reports.py
+// orders a job array's reports by it).
+std::string utc_time(double s) {
+  const auto whole = static_cast<time_t>(s);
+  std::tm tm {};
+  gmtime_r(&whole, &tm);
+  char b[40], out[48];
+  std::strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(out, sizeof(out), "%s.%03dZ", b, static_cast<int>((s - static_cast<double>(whole)) * 1000) % 1000);
+  return out;
+}
+
+}  // namespace
+
 Status write_export_report(const std::string& path, const std::vector<std::string>& argv,
                            const std::vector<pipeline::BatchFileResult>& results, double elapsed_s, int jobs) {
   json files = json::array();
   std::map<std::string, int> count;
+  const double now = wall_clock_s();
   for (const auto& r : results) {
     ++count[pipeline::outcome_name(r.outcome)];
     json f = {{"result", pipeline::outcome_name(r.outcome)},
+              {"finished_at", utc_time(r.finished_at > 0 ? r.finished_at : now)},
               {"frames_in", r.frames_in},
               {"frames_out", r.frames_out},
               {"frames_expected", r.frames_expected},
@@ -373,11 +399,14 @@ Status write_export_report(const std::string& path, const std::vector<std::strin
     files.push_back(std::move(f));
   }
   json j = {{"command", argv},
+            {"started_at", utc_time(now - elapsed_s)},
+            {"finished_at", utc_time(now)},
             {"elapsed_s", elapsed_s},
             {"jobs", jobs},
             {"devices", device_totals(results, elapsed_s)},
             {"files_total", results.size()},
             {"files_ok", count["ok"]},
+            {"files_short", count["short"]},
             {"files_failed", count["failed"]},
             {"files_skipped", count["skipped"]},
             {"files_interrupted", count["interrupted"]},
@@ -396,9 +425,10 @@ struct BatchCounts {
 // The batch's last words: the JSON summary event, and the line "N of M files written, ..." (in
 // every mode when a file failed or the batch was stopped).
 BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mode mode, double elapsed, bool stop, bool writes) {
-  int ok = 0, failed = 0, interrupted = 0, not_started = 0, skipped = 0;
+  int ok = 0, failed = 0, interrupted = 0, not_started = 0, skipped = 0, short_inputs = 0;
   for (const auto& r : results) {
     if (r.outcome == pipeline::BatchOutcome::ok) ++ok;
+    else if (r.outcome == pipeline::BatchOutcome::short_input) ++short_inputs;
     else if (r.outcome == pipeline::BatchOutcome::failed) ++failed;
     else if (r.outcome == pipeline::BatchOutcome::skipped) ++skipped;
     else if (r.outcome == pipeline::BatchOutcome::cancelled) ++interrupted;
@@ -408,6 +438,7 @@ BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mod
   if (mode == Mode::json) {
     std::printf("%s\n", dump_json({{"event", "summary"},
                                    {"files_ok", ok},
+                                   {"files_short", short_inputs},
                                    {"files_failed", failed},
                                    {"files_skipped", skipped},
                                    {"files_interrupted", interrupted},
@@ -418,7 +449,9 @@ BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mod
     std::fflush(stdout);
   }
   if (mode != Mode::json || failed > 0 || stopped) {
-    std::string line = std::to_string(ok) + " of " + std::to_string(results.size()) + (writes ? " files written" : " files equalized (-f null)");
+    std::string line = std::to_string(ok + short_inputs) + " of " + std::to_string(results.size()) +
+                       (writes ? " files written" : " files equalized (-f null)");
+    if (short_inputs > 0) line += " (" + std::to_string(short_inputs) + " from inputs that end early)";
     if (skipped > 0) line += ", " + std::to_string(skipped) + " skipped";
     if (failed > 0) line += ", " + std::to_string(failed) + " failed";
     if (interrupted + not_started > 0) line += ", " + std::to_string(interrupted + not_started) + " not written (interrupted)";

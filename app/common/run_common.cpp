@@ -20,6 +20,7 @@
 #include "core/cuda/device.h"
 #include "core/cuda/numbers.h"
 #include "core/histogram/histogram.h"
+#include "core/pipeline/hidden_names.h"
 #include "core/video/log.h"
 
 namespace histeq::app {
@@ -192,15 +193,25 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   return write_json_file(path, j);
 }
 
+namespace {
+
+// A JSON file that could not be written: what `path` held is from an earlier run and must not
+// pass for this one's, so it is removed (a regular file only) and the message says so.
+Status json_not_written(const std::string& path, std::string why) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::unlink(path.c_str()) == 0)
+    why += " (the older file there was removed)";
+  return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + why);
+}
+
+}  // namespace
+
 Status write_json_file(const std::string& path, const nlohmann::json& j) {
   // A fresh, unique temporary file beside `path` (O_EXCL: a planted file or symlink there is never
   // opened, let alone followed), renamed over `path` when complete.
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string templ = dir + "/." + base + ".XXXXXX.part";
+  std::string templ = pipeline::hidden_sibling(path, ".XXXXXX.part");  // fits NAME_MAX (hidden_names.h)
   const int fd = ::mkstemps(templ.data(), 5);
-  if (fd < 0) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
+  if (fd < 0) return json_not_written(path, std::strerror(errno));
   const mode_t mask = ::umask(0);
   ::umask(mask);
   (void)::fchmod(fd, 0666 & ~mask);
@@ -216,7 +227,7 @@ Status write_json_file(const std::string& path, const nlohmann::json& j) {
   if (err.empty() && std::rename(templ.c_str(), path.c_str()) != 0) err = std::strerror(errno);
   if (!err.empty()) {
     ::unlink(templ.c_str());
-    return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + err);
+    return json_not_written(path, err);
   }
   return Status::ok();
 }

@@ -230,7 +230,12 @@ histeq_status histeq_equalizer_process(histeq_equalizer* e, const histeq_image* 
 }
 
 void histeq_equalizer_reset(histeq_equalizer* e) {
-  if (e != nullptr) e->eq.reset();
+  // Guarded like every entry point (no exception may unwind into C); a void function, so a failure
+  // is only recorded (histeq_last_error, and the handle's).
+  (void)call(e != nullptr ? &e->error : nullptr, [&] {
+    if (e != nullptr) e->eq.reset();
+    return api::Status();
+  });
 }
 
 histeq_status histeq_equalizer_set(histeq_equalizer* e, const char* name, const char* value) {

@@ -50,8 +50,9 @@ struct JobPlan {
 JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files,
                   const std::vector<int>& sessions = {});
 
-enum class BatchOutcome { ok, failed, cancelled, not_started, skipped };
-// "ok", "failed", "interrupted", "not started", "skipped"
+// short_input: written, but the input ended early (ExportReport::short_input, in the message).
+enum class BatchOutcome { ok, failed, cancelled, not_started, skipped, short_input };
+// "ok", "failed", "interrupted", "not started", "skipped", "short"
 const char* outcome_name(BatchOutcome o) noexcept;
 
 // What a batch does with an output that already exists (ExportOptions::overwrite, -y, replaces it).
@@ -85,6 +86,7 @@ struct BatchFileResult {
   video::SourceCounters source;
   double elapsed_s = 0;       // from its start to its end (open included)
   int64_t output_bytes = 0;   // the finished file's size
+  double finished_at = 0;     // when it ended: seconds since the epoch (UTC), 0 not yet
 };
 
 // What the caller hears, one call at a time (the batch serializes them), from the worker threads.

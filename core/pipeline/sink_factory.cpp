@@ -1,5 +1,7 @@
 #include "core/pipeline/sink_factory.h"
 
+#include "core/pipeline/hidden_names.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,10 +60,11 @@ Result<std::string> output_container(const OutputRequest& r, std::vector<std::st
 }
 
 // The temporary file: in the output's folder (so the final rename is atomic), unique, hidden, and
-// with the permissions a newly created file would get.
+// with the permissions a newly created file would get; its name fits the folder's NAME_MAX
+// whatever the output's length (hidden_names.h).
 Result<std::string> make_temp_file(const std::string& output) {
   const std::string dir = parent_dir(output);
-  std::string templ = dir + "/." + base_name(output) + ".XXXXXX.part";
+  std::string templ = hidden_sibling(dir + "/" + base_name(output), ".XXXXXX.part");
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   const int fd = ::mkstemps(buf.data(), 5);

@@ -90,6 +90,16 @@ class FileSource final : public Source {
   // end but lies behind the last video frame in the file is then not lost. On the next() thread.
   Status read_other_streams(double until_s);
 
+  // Once the input ended (next() gave nullptr): why its data stops short of what the container
+  // holds, when the demuxer met the end inside a packet or element ("the data ends inside a
+  // packet", "the Matroska data ends inside an element", "the data ends inside a transport stream
+  // packet": a file cut short, or a producer that died); "" otherwise. Live inputs: "". On the
+  // next() thread, or after it joined.
+  std::string truncation() const;
+  // The media time (seconds, as Frame::time_s) at which the last frame handed out ends: its time
+  // plus its duration. 0 before the first. On the next() thread, or after it joined.
+  double time_reached_s() const;
+
   const NativeVideo& native() const;
   // The layout frames are converted to; default natural_format(native). Only before the first next().
   Status set_output_format(const FrameFormat& format);

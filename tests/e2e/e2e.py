@@ -153,6 +153,37 @@ def case_truncated_file():
     bad_input(f, "truncated")
 
 
+def case_truncated_inside_the_header():
+    # An MP4 with its index first (+faststart) cut inside that index: FFmpeg's "End of file (error
+    # reading header)" was the whole message.
+    fs = low_contrast_clip("whole_fs.mp4", extra=("-movflags", "+faststart"))
+    data = open(fs, "rb").read()
+    moov = data.index(b"moov") - 4
+    f = path("cut_in_moov.mp4")
+    said = set()
+    for cut in range(moov + 200, moov + int.from_bytes(data[moov:moov + 4], "big"), 400):
+        open(f, "wb").write(data[:cut])
+        line = bad_input(f, "MP4/MOV file", "index (moov atom)")
+        assert "End of file" not in line and "error reading header" not in line.split("(")[0], line
+        said.add(line.split(": ", 2)[2])
+    assert said == {"truncated MP4/MOV file: it ends inside its index (moov atom)"}, said  # whatever part of it is left
+
+
+def case_cpu_denoiser_reads_no_uninitialised_memory():
+    # The denoiser's first frame starts over (the state is multiplied by 0), but its state was
+    # never initialised: valgrind then reported every frame after it as uninitialised (the
+    # histogram indexed by it), hiding real reports. A small clip through the CPU path, --denoise on.
+    if shutil.which("valgrind") is None:
+        raise Skip("no valgrind (scripts/setup.sh installs it)")
+    clip = path("tiny.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=64x48:r=10:d=0.5", "-c:v", "ffv1", clip)
+    out = path("tiny_eq.mkv")
+    r = run(["valgrind", "--error-exitcode=99", "-q", HISTEQ, "export", clip, "-o", out, "--cpu", "--denoise", "3", "-c", "ffv1",
+             "--progress", "none"], timeout=170)
+    assert r.returncode == 0, (r.returncode, r.stderr[-3000:])
+    assert video_frames(out) == 5
+
+
 def case_random_bytes():
     import random
     rng = random.Random(1234)
