@@ -424,43 +424,57 @@ struct BatchCounts {
 
 // The batch's last words: the JSON summary event, and the line "N of M files written, ..." (in
 // every mode when a file failed or the batch was stopped).
-BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mode mode, double elapsed, bool stop, bool writes) {
+struct Tally {
   int ok = 0, failed = 0, interrupted = 0, not_started = 0, skipped = 0, short_inputs = 0;
+};
+
+Tally tally(const std::vector<pipeline::BatchFileResult>& results) {
+  Tally n;
   for (const auto& r : results) {
-    if (r.outcome == pipeline::BatchOutcome::ok) ++ok;
-    else if (r.outcome == pipeline::BatchOutcome::short_input) ++short_inputs;
-    else if (r.outcome == pipeline::BatchOutcome::failed) ++failed;
-    else if (r.outcome == pipeline::BatchOutcome::skipped) ++skipped;
-    else if (r.outcome == pipeline::BatchOutcome::cancelled) ++interrupted;
-    else ++not_started;
+    if (r.outcome == pipeline::BatchOutcome::ok) ++n.ok;
+    else if (r.outcome == pipeline::BatchOutcome::short_input) ++n.short_inputs;
+    else if (r.outcome == pipeline::BatchOutcome::failed) ++n.failed;
+    else if (r.outcome == pipeline::BatchOutcome::skipped) ++n.skipped;
+    else if (r.outcome == pipeline::BatchOutcome::cancelled) ++n.interrupted;
+    else ++n.not_started;
   }
-  const bool stopped = stop || interrupted > 0;
+  return n;
+}
+
+// "5 of 6 files written (1 from inputs that end early), 1 failed"; -f null: "files equalized".
+std::string summary_line(const Tally& n, size_t files, bool writes) {
+  std::string line = std::to_string(n.ok + n.short_inputs) + " of " + std::to_string(files) +
+                     (writes ? " files written" : " files equalized (-f null)");
+  if (n.short_inputs > 0) line += " (" + std::to_string(n.short_inputs) + " from inputs that end early)";
+  if (n.skipped > 0) line += ", " + std::to_string(n.skipped) + " skipped";
+  if (n.failed > 0) line += ", " + std::to_string(n.failed) + " failed";
+  if (n.interrupted + n.not_started > 0) line += ", " + std::to_string(n.interrupted + n.not_started) + " not written (interrupted)";
+  return line;
+}
+
+BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mode mode, double elapsed, bool stop, bool writes) {
+  const Tally n = tally(results);
+  const bool stopped = stop || n.interrupted > 0;
   if (mode == Mode::json) {
     std::printf("%s\n", dump_json({{"event", "summary"},
-                                   {"files_ok", ok},
-                                   {"files_short", short_inputs},
-                                   {"files_failed", failed},
-                                   {"files_skipped", skipped},
-                                   {"files_interrupted", interrupted},
-                                   {"files_not_started", not_started},
+                                   {"files_ok", n.ok},
+                                   {"files_short", n.short_inputs},
+                                   {"files_failed", n.failed},
+                                   {"files_skipped", n.skipped},
+                                   {"files_interrupted", n.interrupted},
+                                   {"files_not_started", n.not_started},
                                    {"elapsed_s", elapsed},
                                    {"devices", device_totals(results, elapsed)}})
                             .c_str());
     std::fflush(stdout);
   }
-  if (mode != Mode::json || failed > 0 || stopped) {
-    std::string line = std::to_string(ok + short_inputs) + " of " + std::to_string(results.size()) +
-                       (writes ? " files written" : " files equalized (-f null)");
-    if (short_inputs > 0) line += " (" + std::to_string(short_inputs) + " from inputs that end early)";
-    if (skipped > 0) line += ", " + std::to_string(skipped) + " skipped";
-    if (failed > 0) line += ", " + std::to_string(failed) + " failed";
-    if (interrupted + not_started > 0) line += ", " + std::to_string(interrupted + not_started) + " not written (interrupted)";
+  if (mode != Mode::json || n.failed > 0 || stopped) {
     char t[64];
     std::snprintf(t, sizeof(t), " in %.2f s", elapsed);
-    if (mode != Mode::none || failed > 0 || stopped) std::fprintf(stderr, "histeq: %s%s\n", line.c_str(), t);
+    if (mode != Mode::none || n.failed > 0 || stopped) std::fprintf(stderr, "histeq: %s%s\n", summary_line(n, results.size(), writes).c_str(), t);
     if (mode != Mode::none) print_device_totals(device_totals(results, elapsed));
   }
-  return {failed, stopped};
+  return {n.failed, stopped};
 }
 
 pipeline::Existing existing_policy(const ExportCliOptions& o) {

@@ -100,9 +100,7 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
     source.interrupt();
   };
 
-  // The pipeline's device, current on each of its threads (checked by create()): its equalizer's,
-  // and its NVDEC decoder's also when the equalizer runs on the CPU or passes frames through.
-  const int device = m.opts.equalizer.device;
+  const int device = m.opts.equalizer.device;  // current on each thread (checked by create()): equalizer, NVDEC
   auto on_device = [device] {
     if (device >= 0) (void)cuda::use_device(device);
   };

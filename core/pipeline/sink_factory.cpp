@@ -284,6 +284,17 @@ const std::string& OutputSink::partial_path() const {
 
 bool writes_nothing(const OutputRequest& r) noexcept { return r.format == "null" && !r.callback && !r.present; }
 
+namespace {
+
+// -f null: its name is never opened ("-o -", as ffmpeg's "-f null -"); encoder settings are a mistake.
+Status check_null_output(const OutputRequest& r) {
+  if (!r.encoder.codec.empty() || r.encoder.crf >= 0 || !r.encoder.preset.empty())
+    return HISTEQ_ERROR(Code::invalid_argument, "-f null encodes nothing: drop -c, --crf and --preset");
+  return Status::ok();
+}
+
+}  // namespace
+
 void want_frames(EqualizerOptions& eq, FrameMemory memory) noexcept {
   eq.download = memory == FrameMemory::host;
   eq.keep_on_device = memory == FrameMemory::device;
@@ -296,11 +307,7 @@ Status check_output(const OutputRequest& r, const std::string& input) {
     return Status::ok();
   }
   if (r.path.empty()) return HISTEQ_ERROR(Code::invalid_argument, "no output file given (-o OUT)");
-  if (writes_nothing(r)) {
-    if (!r.encoder.codec.empty() || r.encoder.crf >= 0 || !r.encoder.preset.empty())
-      return HISTEQ_ERROR(Code::invalid_argument, "-f null encodes nothing: drop -c, --crf and --preset");
-    return Status::ok();  // the name is not opened: "-o -", as ffmpeg's "-f null -"
-  }
+  if (writes_nothing(r)) return check_null_output(r);
   if (auto container = output_container(r, nullptr); !container) return container.status();
   if (r.path == kStandardOutput) return Status::ok();
   if (r.path.back() == '/') return fail_out(r.path, "is a folder, not a file name", Code::invalid_argument);
