@@ -98,8 +98,14 @@ bool Session::after_run() {
 Status Session::consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) {
   if (run_stop_) return Status::ok();  // stopping: the frame is not shown
   const Status s = consume_frame(pf, rec);
-  // Latency leaves out the time playback stood paused within the frame's life.
-  rec.paused_ns = pause_log_.overlap(rec.timing.start_ns, now_ns());
+  // Latency leaves out the time playback stood paused within the frame's life, but not the work
+  // done on it meanwhile (a frame made again for a paused change was decoded while paused).
+  const int64_t now = now_ns();
+  double work_ms = 0;
+  for (video::StageId id = 0; id < video::kMaxStages; ++id)
+    if (rec.timing.has(id) && id != video::stage::glass) work_ms += rec.timing.get(id);
+  const int64_t idle_ns = std::max<int64_t>(0, now - rec.timing.start_ns - static_cast<int64_t>(work_ms * 1e6));
+  rec.paused_ns = std::min(pause_log_.overlap(rec.timing.start_ns, now), idle_ns);
   return s;
 }
 
