@@ -151,8 +151,10 @@ Reply Controller::cmd_cycle_values(const Args& a, bool osd) {
   return set(word(a, 1), a[next], osd);
 }
 
-Reply Controller::cmd_step(const Args& a, bool) {
-  if (word(a, 0) == "frame-step") s_.command(Command::step);
+Reply Controller::cmd_step(const Args& a, bool osd) {
+  const bool forward = word(a, 0) == "frame-step";
+  if (osd) s_.osd(forward ? "Step: one frame forward" : "Step: one frame back");  // an error says more, after
+  if (forward) s_.command(Command::step);
   else s_.step_back();
   return {};
 }

@@ -139,7 +139,7 @@ void Session::command(Command c) {
     case Command::pause: set_paused(!paused_); break;
     case Command::step:
       set_paused(true);
-      step_ = true;
+      step_ = !ended_;  // past the last frame there is none to step to
       if (audio_) audio_->set_paused(true);
       break;
     case Command::step_back: step_back(); break;

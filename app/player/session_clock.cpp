@@ -65,7 +65,10 @@ Status Session::play_run() {
   } else if (s.is_ok()) {
     ended_ = true;
   }
-  if (ended_) event("end-file");
+  if (ended_) {
+    event("end-file");
+    step_ = false;  // no frame comes to a step asked for at the end (a screenshot would wait for it)
+  }
   if (ended_ && o_.exit_at_end) {
     // As mpv: the sound plays to its end (or the end of the range) too.
     while (!quit_ && audio_ && audio_->started() && !audio_->drained()) HISTEQ_TRY(ui_tick());

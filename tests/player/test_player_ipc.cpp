@@ -151,6 +151,9 @@ TEST_F(PlayerIpc, SpeaksMpvsJsonIpc) {
   EXPECT_TRUE(ipc_.wait_event("unpause"));
   ok({"seek", 29.9, "absolute"});
   EXPECT_TRUE(ipc_.wait_event("end-file"));
+  // A step past the last frame finds none: a screenshot after it does not wait for one.
+  ok({"frame-step"});
+  ok({"screenshot-to-file", dir_ + "/end.png", "window"});
   EXPECT_EQ(quit(), 0) << run_->output();
 }
 
