@@ -31,7 +31,7 @@ fi
 cuda="video/x-raw(memory:CUDAMemory)"
 
 # ---- frames: the CUDA-memory and the system-memory paths equal histeq export (md5 of raw I420) ----
-md5_gst() {  # md5_gst "PIPELINE (ending in raw video)" [I420 | I420_10LE]: the md5 of its frames in that format
+md5_gst() {  # md5_gst "PIPELINE (ending in raw video)" [FORMAT, default I420]: the md5 of its frames in that format
   # shellcheck disable=SC2086
   gst-launch-1.0 -q $1 ! videoconvert dither=none ! video/x-raw,format=${2:-I420} ! fdsink fd=1 | md5sum | cut -d' ' -f1
 }
@@ -46,10 +46,11 @@ check_frames() {  # check_frames NAME "HISTEQ PROPERTIES" "EXPORT FLAGS"
   rm -f /tmp/ref.yuv
 }
 check_frames defaults "" ""
-# Every format on CUDA memory (cudaupload) equals system memory.
-for fmt in I420 NV12 I420_10LE P010_10LE; do
+# Every format on CUDA memory (cudaupload) equals system memory, compared in the format itself
+# (videoconvert passes it through). GStreamer 1.22's cudaupload has no Y444_10LE.
+for fmt in I420 NV12 NV21 Y42B Y444 I420_10LE I422_10LE P010_10LE; do
   src="videotestsrc num-buffers=60 pattern=ball ! video/x-raw,format=$fmt,width=1920,height=1080"
-  as=I420; [[ $fmt == *10LE ]] && as=I420_10LE
+  as=$fmt; [[ $fmt == P010_10LE ]] && as=I420_10LE
   a=$(md5_gst "$src ! cudaupload ! histeq mode=clahe ! cudadownload" $as)
   b=$(md5_gst "$src ! histeq mode=clahe" $as)
   echo "frames $fmt clahe: CUDA memory $a, system memory $b"

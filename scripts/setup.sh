@@ -8,16 +8,16 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libswresample-dev libavutil-dev libavfilter-dev ffmpeg
+  libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libswresample-dev libavutil-dev libavfilter-dev ffmpeg libffmpeg-nvenc-dev
   libsdl2-dev libimgui-dev libstb-dev libepoxy-dev libgl-dev libegl-dev libegl-mesa0 libgl1-mesa-dri fonts-dejavu-core
   libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   python3-skimage python3-matplotlib python3-opencv xvfb xauth
-  slurm-wlm munge
+  slurm-wlm munge valgrind
   help2man
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
   gstreamer1.0-libav python3-gi gir1.2-gst-plugins-base-1.0
-  python3-dev python3-venv python3-pytest python3-numpy
+  python3-dev python3-venv python3-pytest python3-numpy python3-av locales
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -95,11 +95,13 @@ struct ExportCliOptions {
   bool verbose = false;
   std::string start, duration, end;  // trimming, as given (parsed by video::parse_time_range)
   std::string report;                // --report FILE: every file's result as JSON
+  bool strict = false;               // --strict: an input that ends early ("short") fails its file (exit 1)
   // Batch:
   int jobs = 0;                      // 0: one pipeline per GPU device, or cores / 4 on the CPU
   std::vector<int> devices;          // --device: the GPUs to use (default: all; a single export: the first)
   std::string ext;                   // the outputs' extension (default: each input's)
   int index = -1;                    // --index I: only the I-th file of the batch (a job array's task)
+  std::string shard;                 // --shard K/N: files K, K+N, K+2N, ... (a node's share of a job array)
   bool list = false;                 // --list: print the batch's files and outputs, export nothing
   // Streams and encoder control (issue 17), as given; parse_encode_args() checks them.
   std::vector<std::string> maps;     // -map, ffmpeg's subset

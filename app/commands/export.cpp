@@ -124,7 +124,8 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("-o,--output", o.output, "the file to write (its extension picks the container: .mp4, .mkv, .mov, ...); "
                                          "for several inputs or a folder, the folder DIR/ to write into; - for standard output")->required();
   e->add_option("-f,--format", o.format, "the container, as ffmpeg's -f (nut, matroska, mpegts, yuv4mpegpipe, rawvideo, mp4, ...): "
-                                         "default from the output's extension; with -o -, matroska");
+                                         "default from the output's extension; with -o -, matroska; null: decode and equalize every frame, "
+                                         "write nothing (as ffmpeg's -f null -)");
   e->add_flag("--live", o.live, "read standard input or a file as a live stream: frames are dropped (and counted) rather than "
                                 "waited for when histeq falls behind; network URLs are live without it");
   e->add_flag("-y,--overwrite", o.overwrite, "replace the output if it exists");
@@ -153,14 +154,20 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_option("--duration", o.duration, "export this long (seconds or [HH:]MM:SS[.mmm], as ffmpeg's -t)");
   e->add_option("--end", o.end, "stop at this time (as ffmpeg's -to); audio is cut to match, to the sample");
   e->add_option("--report", o.report, "write every file's result (frames, time, output size) to this JSON file");
-  e->add_option("-j,--jobs", o.jobs, "files exported at once (default: one per GPU of --device; on the CPU, cores / 4)")
+  e->add_flag("--strict", o.strict, "an input that ends early (fewer frames than its container promises, or cut inside a "
+                                    "packet) fails its file, nothing written; without it the file is written, a note "
+                                    "says so and its result is \"short\"");
+  e->add_option("-j,--jobs", o.jobs, "files exported at once (default: on each GPU of --device two per NVDEC engine, "
+                                      "one with --hwdec none; on the CPU, cores / 4)")
       ->check(CLI::NonNegativeNumber);
-  e->add_option("--device", o.devices, "CUDA devices to run pipelines on, e.g. 0,1 (default: all; one export: the first)")
+  e->add_option("--device", o.devices, "CUDA devices to run pipelines on (decode with NVDEC and equalize), e.g. 0,1 (default: all; one export: the first)")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
   e->add_option("--ext", o.ext, "a batch's output extension, e.g. mkv (default: each input's own)");
   e->add_option("--index", o.index, "export only the I-th file (from 0) of the batch, in its listed order: one task of a job array")
       ->check(CLI::NonNegativeNumber);
+  e->add_option("--shard", o.shard, "export only the files K, K+N, K+2N, ... (from 0) of the batch: a node's share when "
+                                    "a job array runs one task a node over all its GPUs (K/N, e.g. $SLURM_ARRAY_TASK_ID/4)");
   add_encode_options(e, o);
   e->add_flag("--list", o.list, "print the batch's inputs and outputs (one pair a line, tab-separated, names escaped: "
                                 "\\\\ for a backslash, \\xNN for a control byte or one that is not UTF-8) and export nothing");
@@ -218,6 +225,7 @@ pipeline::ExportOptions export_options(const ExportCliOptions& o, const video::T
   (void)parse_encode_args(o, eo);  // checked by run_export, before any work
   eo.format = o.format;
   eo.live = o.live;
+  eo.strict = o.strict;
   if (const std::string raw = raw_container_default(o); !raw.empty()) eo.codec = raw;
   return eo;
 }
@@ -233,7 +241,7 @@ int run_export(const ExportCliOptions& o, const std::vector<std::string>& argv) 
   if (!o.codec.empty())
     if (const Status s = video::check_encoder_options(o.codec, checked.encoder_control.options); !s) return fail(s.message(), 2);
   const bool batch = o.inputs.size() > 1 || is_folder(o.inputs.front()) || (!o.output.empty() && o.output.back() == '/') ||
-                     o.index >= 0 || o.list;
+                     o.index >= 0 || !o.shard.empty() || o.list;
   if (batch && (is_stdout(o.output) || std::count(o.inputs.begin(), o.inputs.end(), "-") > 0))
     return fail("standard input and output (-) are for one export, not a batch", 2);
   if (batch) return run_export_batch(o, *range, argv);
@@ -360,9 +368,12 @@ class ProgressShow {
   pipeline::ExportProgress latest_;
 };
 
-// The damaged-input line, then the JSON "done" event or the "wrote" line.
+// The damaged-input and short-input lines, then the JSON "done" event or the "wrote" line.
 void announce_done(const ExportCliOptions& o, const pipeline::ExportReport& r, double open_s, ProgressMode mode) {
   const auto& sc = r.source;
+  if (!r.short_input.empty())
+    std::fprintf(stderr, "histeq: note: %s: %s; written as far as it goes (result \"short\"; --strict fails it)\n",
+                 escape_name(o.inputs.front()).c_str(), r.short_input.c_str());
   if (sc.corrupt_packets > 0 || sc.damaged_frames > 0 || sc.repaired_timestamps > 0) {
     std::fprintf(stderr, "histeq: %s: damaged input decoded past: %lld corrupt packets skipped, %lld damaged frames kept "
                          "(concealed by the decoder), %lld timestamps repaired\n",
@@ -374,6 +385,8 @@ void announce_done(const ExportCliOptions& o, const pipeline::ExportReport& r, d
                  escape_name(o.inputs.front()).c_str(), static_cast<long long>(r.dropped_source));
   if (mode == ProgressMode::json) {
     print_json(named({{"event", "done"},
+                {"result", r.short_input.empty() ? "ok" : "short"},
+                {"frames_expected", r.frames_expected},
                 {"frames_in", r.frames_in},
                 {"frames_out", r.frames_out},
                 {"corrupt_packets", sc.corrupt_packets},
@@ -400,7 +413,9 @@ Status write_one_stats(const ExportCliOptions& o, const std::vector<std::string>
   si.description = plan.input_description;
   si.format = plan.format;
   return write_stats_json(o.stats_json, argv, si, plan.equalizer, stats, plan.stages, r.elapsed_s,
-                          {{"frames_in", r.frames_in},
+                          {{"frames_expected", r.frames_expected},
+                           {"short_input", r.short_input.empty() ? 0 : 1},
+                           {"frames_in", r.frames_in},
                            {"frames_out", r.frames_out},
                            {"corrupt_packets", sc.corrupt_packets},
                            {"damaged_frames", sc.damaged_frames},
@@ -413,7 +428,7 @@ pipeline::BatchFileResult finished_result(const ExportCliOptions& o, const pipel
   result.notes = plan.notes;
   result.frames_in = r.frames_in;
   result.frames_out = r.frames_out;
-  result.frames_expected = plan.frames_hint;
+  result.frames_expected = r.frames_expected;
   result.source = r.source;
   result.elapsed_s = r.elapsed_s;
   struct stat st {};
@@ -422,6 +437,9 @@ pipeline::BatchFileResult finished_result(const ExportCliOptions& o, const pipel
     result.outcome = pipeline::BatchOutcome::failed;
     result.message = o.output + ": " + std::to_string(r.frames_in) + " frames in but " + std::to_string(r.frames_out) +
                      " out (the encoder dropped frames)";
+  } else if (!r.short_input.empty()) {
+    result.outcome = pipeline::BatchOutcome::short_input;
+    result.message = o.inputs.front() + ": " + r.short_input;
   }
   return result;
 }
@@ -472,16 +490,15 @@ int run_export_one(const ExportCliOptions& o, const video::TimeRange& range, con
   }
   const pipeline::ExportReport& r = rep.value();
   announce_done(o, r, open_s, mode);
-  if (!o.stats_json.empty()) {
-    const Status js = write_one_stats(o, argv, plan, stats, r);
-    if (!js) return fail(js.to_string());
-  }
-  const pipeline::BatchFileResult result = finished_result(o, plan, r);
-  if (result.outcome == pipeline::BatchOutcome::failed) {
-    (void)report_one(o, argv, t_start, result);
-    return fail(result.message);
-  }
-  return report_one(o, argv, t_start, result);
+  // --stats-json and --report are both written whatever becomes of the other: a report of an
+  // earlier run never stays at its path looking like this one's.
+  pipeline::BatchFileResult result = finished_result(o, plan, r);
+  const Status js = o.stats_json.empty() ? Status::ok() : write_one_stats(o, argv, plan, stats, r);
+  if (!js) result.notes.push_back("--stats-json: " + js.message());
+  const int report_rc = report_one(o, argv, t_start, result);
+  if (!js) return fail(js.to_string());
+  if (result.outcome == pipeline::BatchOutcome::failed) return fail(result.message);
+  return report_rc;
 }
 
 }  // namespace

@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <map>
 
@@ -49,11 +51,61 @@ bool uses_gpu(const pipeline::EqualizerOptions& eq) {
   return k != nullptr && k->info.backend == Backend::gpu;
 }
 
+// Whether the batch's pipelines work on GPUs: the equalizer, or NVDEC's decoding (--passthrough and
+// --cpu decode there too unless --hwdec none).
+bool uses_gpus(const ExportCliOptions& o) {
+  return uses_gpu(o.eq) || (cuda::have_device() && hwdec_for(o.hwdec, o.eq) != video::HwDecode::none);
+}
+
+// The decode sessions that keep each of `devices` busy when NVDEC may decode: two an NVDEC engine,
+// so that while one file opens or closes the other keeps the engine fed (H100, 1080p60 H.264: seven
+// jobs held NVDEC at 94-95% and 4,284 fps, fourteen at 100% and 4,514; docs/performance.md, "Several
+// GPUs"). None (one job a GPU) with software decoding.
+std::vector<int> decode_sessions(const ExportCliOptions& o, const std::vector<int>& devices) {
+  std::vector<int> sessions;
+  if (hwdec_for(o.hwdec, o.eq) == video::HwDecode::none) return sessions;
+  for (int d : devices) sessions.push_back(2 * video::nvdec_engines(d));
+  return sessions;
+}
+
+// Each GPU's share of the batch: files, frames and frames a second over the batch's time. One
+// entry a device that ran a file, in device order.
+json device_totals(const std::vector<pipeline::BatchFileResult>& results, double elapsed_s) {
+  std::map<int, std::pair<int, int64_t>> per;  // device -> files ok, frames out
+  for (const auto& r : results) {
+    if (r.device < 0 || r.outcome == pipeline::BatchOutcome::skipped || r.outcome == pipeline::BatchOutcome::not_started) continue;
+    auto& t = per[r.device];
+    if (r.outcome == pipeline::BatchOutcome::ok) ++t.first;
+    t.second += r.frames_out;
+  }
+  json out = json::array();
+  for (const auto& [device, t] : per) {
+    auto info = cuda::device_info(device);
+    out.push_back({{"device", device},
+                   {"name", info ? info->name : std::string("CUDA device")},
+                   {"files_ok", t.first},
+                   {"frames", t.second},
+                   {"fps", elapsed_s > 0 ? static_cast<double>(t.second) / elapsed_s : 0.0}});
+  }
+  return out;
+}
+
+// With several GPUs, a line each: "GPU 1 (NVIDIA H100 80GB HBM3): 4 files, 960 frames, 412.3 fps".
+void print_device_totals(const json& totals) {
+  if (totals.size() < 2) return;
+  for (const json& t : totals)
+    std::fprintf(stderr, "histeq: GPU %d (%s): %d file%s, %lld frames, %.1f fps\n", t["device"].get<int>(),
+                 t["name"].get<std::string>().c_str(), t["files_ok"].get<int>(), t["files_ok"].get<int>() == 1 ? "" : "s",
+                 static_cast<long long>(t["frames"].get<int64_t>()), t["fps"].get<double>());
+}
+
 // What the batch shows while it runs: per running file a line, then the total with the ETA.
 // Called under the batch's lock (pipeline::BatchCallbacks), so one call at a time.
 class Board {
  public:
-  Board(Mode mode, const std::vector<pipeline::BatchItem>& items) : mode_(mode), items_(items), files_(items.size()) {
+  // `writes`: false for -f null (a file's line then says what was decoded, not written).
+  Board(Mode mode, const std::vector<pipeline::BatchItem>& items, bool writes = true)
+      : mode_(mode), writes_(writes), items_(items), files_(items.size()) {
     t0_ = last_ = Clock::now();
   }
 
@@ -90,12 +142,14 @@ class Board {
     f.running = false;
     f.outcome = r.outcome;
     f.frames = r.frames_out;
-    if (r.outcome == pipeline::BatchOutcome::ok) ++ok_;
+    const bool written = r.outcome == pipeline::BatchOutcome::ok || r.outcome == pipeline::BatchOutcome::short_input;
+    if (written) ++ok_;
     else if (r.outcome == pipeline::BatchOutcome::failed) ++failed_;
     else if (r.outcome == pipeline::BatchOutcome::skipped) ++skipped_;
     if (mode_ == Mode::json) {
-      if (r.outcome == pipeline::BatchOutcome::ok)
-        emit(item_json({{"event", "done"}, {"index", i}, {"frames_in", r.frames_in},
+      if (written)
+        emit(item_json({{"event", "done"}, {"index", i}, {"result", pipeline::outcome_name(r.outcome)},
+              {"frames_expected", r.frames_expected}, {"frames_in", r.frames_in},
               {"frames_out", r.frames_out}, {"corrupt_packets", r.source.corrupt_packets}, {"damaged_frames", r.source.damaged_frames},
               {"elapsed_s", r.elapsed_s}, {"output_bytes", r.output_bytes}}, r.item, true));
       else
@@ -106,11 +160,19 @@ class Board {
       permanent(r.message, true);  // "histeq: FILE: cause" on stderr, as a single export says it, in every mode
     } else if (mode_ != Mode::json && r.outcome == pipeline::BatchOutcome::skipped) {
       permanent(tag(i) + r.message);
-    } else if (mode_ != Mode::json && mode_ != Mode::none && r.outcome == pipeline::BatchOutcome::ok) {
+    }
+    if (r.outcome == pipeline::BatchOutcome::short_input) permanent(tag(i) + "note: " + r.message, true);  // in every mode, as a single export
+    if (mode_ != Mode::json && mode_ != Mode::none && written) {
       char b[160];
-      std::snprintf(b, sizeof(b), ": %lld frames, %s, %.2f s", static_cast<long long>(r.frames_out), size_string(r.output_bytes).c_str(),
-                    r.elapsed_s);
-      permanent(tag(i) + "wrote " + escape_name(r.item.output) + b);
+      if (writes_) {
+        std::snprintf(b, sizeof(b), ": %lld frames, %s, %.2f s", static_cast<long long>(r.frames_out), size_string(r.output_bytes).c_str(),
+                      r.elapsed_s);
+        permanent(tag(i) + "wrote " + escape_name(r.item.output) + b);
+      } else {
+        std::snprintf(b, sizeof(b), ": %lld frames equalized in %.2f s (-f null: nothing written)", static_cast<long long>(r.frames_out),
+                      r.elapsed_s);
+        permanent(tag(i) + escape_name(r.item.input) + b);
+      }
       for (const auto& n : r.notes) permanent(tag(i) + "note: " + n);
       const auto& sc = r.source;
       if (sc.corrupt_packets > 0 || sc.damaged_frames > 0)
@@ -190,7 +252,8 @@ class Board {
         continue;
       }
       done += f.frames;
-      const int64_t e = f.outcome == pipeline::BatchOutcome::ok ? f.frames : std::max(f.expected, f.frames);
+      const bool written = f.outcome == pipeline::BatchOutcome::ok || f.outcome == pipeline::BatchOutcome::short_input;
+      const int64_t e = written ? f.frames : std::max(f.expected, f.frames);
       expected += e;
       known += e;
       ++opened;
@@ -266,8 +329,8 @@ class Board {
     for (size_t i = 0; i < files_.size(); ++i)
       if (files_[i].running) lines.push_back(file_line(i));
     char t[256];
-    std::snprintf(t, sizeof(t), "total: %d of %zu files written%s, %lld/%lld frames%s, %s elapsed, ETA %s", ok_, files_.size(),
-                  failed_ > 0 ? (", " + std::to_string(failed_) + " failed").c_str() : "", static_cast<long long>(tt.done),
+    std::snprintf(t, sizeof(t), "total: %d of %zu files %s%s, %lld/%lld frames%s, %s elapsed, ETA %s", ok_, files_.size(),
+                  writes_ ? "written" : "equalized (nothing written)", failed_ > 0 ? (", " + std::to_string(failed_) + " failed").c_str() : "", static_cast<long long>(tt.done),
                   static_cast<long long>(tt.expected), tt.frac >= 0 ? (" (" + std::to_string(static_cast<int>(tt.frac * 1000) / 10) + "." +
                                                                        std::to_string(static_cast<int>(tt.frac * 1000) % 10) + "%)").c_str() : "",
                   clock_string(tt.elapsed).c_str(), tt.frac > 0 ? clock_string(tt.eta).c_str() : "?");
@@ -284,6 +347,7 @@ class Board {
   }
 
   Mode mode_;
+  bool writes_;
   const std::vector<pipeline::BatchItem>& items_;
   std::vector<File> files_;
   Clock::time_point t0_, last_;
@@ -293,13 +357,33 @@ class Board {
 
 }  // namespace
 
+namespace {
+
+double wall_clock_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+// "2026-01-02T10:05:00.123Z": seconds since the epoch as UTC, to the millisecond (merge_reports.py
+// orders a job array's reports by it).
+std::string utc_time(double s) {
+  const auto whole = static_cast<time_t>(s);
+  std::tm tm {};
+  gmtime_r(&whole, &tm);
+  char b[40], out[48];
+  std::strftime(b, sizeof(b), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(out, sizeof(out), "%s.%03dZ", b, static_cast<int>((s - static_cast<double>(whole)) * 1000) % 1000);
+  return out;
+}
+
+}  // namespace
+
 Status write_export_report(const std::string& path, const std::vector<std::string>& argv,
                            const std::vector<pipeline::BatchFileResult>& results, double elapsed_s, int jobs) {
   json files = json::array();
   std::map<std::string, int> count;
+  const double now = wall_clock_s();
   for (const auto& r : results) {
     ++count[pipeline::outcome_name(r.outcome)];
     json f = {{"result", pipeline::outcome_name(r.outcome)},
+              {"finished_at", utc_time(r.finished_at > 0 ? r.finished_at : now)},
               {"frames_in", r.frames_in},
               {"frames_out", r.frames_out},
               {"frames_expected", r.frames_expected},
@@ -315,10 +399,14 @@ Status write_export_report(const std::string& path, const std::vector<std::strin
     files.push_back(std::move(f));
   }
   json j = {{"command", argv},
+            {"started_at", utc_time(now - elapsed_s)},
+            {"finished_at", utc_time(now)},
             {"elapsed_s", elapsed_s},
             {"jobs", jobs},
+            {"devices", device_totals(results, elapsed_s)},
             {"files_total", results.size()},
             {"files_ok", count["ok"]},
+            {"files_short", count["short"]},
             {"files_failed", count["failed"]},
             {"files_skipped", count["skipped"]},
             {"files_interrupted", count["interrupted"]},
@@ -336,10 +424,11 @@ struct BatchCounts {
 
 // The batch's last words: the JSON summary event, and the line "N of M files written, ..." (in
 // every mode when a file failed or the batch was stopped).
-BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mode mode, double elapsed, bool stop) {
-  int ok = 0, failed = 0, interrupted = 0, not_started = 0, skipped = 0;
+BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mode mode, double elapsed, bool stop, bool writes) {
+  int ok = 0, failed = 0, interrupted = 0, not_started = 0, skipped = 0, short_inputs = 0;
   for (const auto& r : results) {
     if (r.outcome == pipeline::BatchOutcome::ok) ++ok;
+    else if (r.outcome == pipeline::BatchOutcome::short_input) ++short_inputs;
     else if (r.outcome == pipeline::BatchOutcome::failed) ++failed;
     else if (r.outcome == pipeline::BatchOutcome::skipped) ++skipped;
     else if (r.outcome == pipeline::BatchOutcome::cancelled) ++interrupted;
@@ -349,22 +438,27 @@ BatchCounts summarize(const std::vector<pipeline::BatchFileResult>& results, Mod
   if (mode == Mode::json) {
     std::printf("%s\n", dump_json({{"event", "summary"},
                                    {"files_ok", ok},
+                                   {"files_short", short_inputs},
                                    {"files_failed", failed},
                                    {"files_skipped", skipped},
                                    {"files_interrupted", interrupted},
                                    {"files_not_started", not_started},
-                                   {"elapsed_s", elapsed}})
+                                   {"elapsed_s", elapsed},
+                                   {"devices", device_totals(results, elapsed)}})
                             .c_str());
     std::fflush(stdout);
   }
   if (mode != Mode::json || failed > 0 || stopped) {
-    std::string line = std::to_string(ok) + " of " + std::to_string(results.size()) + " files written";
+    std::string line = std::to_string(ok + short_inputs) + " of " + std::to_string(results.size()) +
+                       (writes ? " files written" : " files equalized (-f null)");
+    if (short_inputs > 0) line += " (" + std::to_string(short_inputs) + " from inputs that end early)";
     if (skipped > 0) line += ", " + std::to_string(skipped) + " skipped";
     if (failed > 0) line += ", " + std::to_string(failed) + " failed";
     if (interrupted + not_started > 0) line += ", " + std::to_string(interrupted + not_started) + " not written (interrupted)";
     char t[64];
     std::snprintf(t, sizeof(t), " in %.2f s", elapsed);
     if (mode != Mode::none || failed > 0 || stopped) std::fprintf(stderr, "histeq: %s%s\n", line.c_str(), t);
+    if (mode != Mode::none) print_device_totals(device_totals(results, elapsed));
   }
   return {failed, stopped};
 }
@@ -377,7 +471,24 @@ pipeline::Existing existing_policy(const ExportCliOptions& o) {
 
 namespace fs = std::filesystem;
 
-// The batch's files (all, or the --index one) into `items`; 0, or fail()'s code.
+// A whole non-negative decimal number, all of `s` (std::from_chars: no locale, no sign, no wrap).
+bool parse_count(const std::string& s, long long& v) {
+  if (s.empty() || s[0] == '-' || s[0] == '+') return false;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+// --shard K/N: K in 0..N-1, N >= 1; (K, N).
+Result<std::pair<long long, long long>> parse_shard(const std::string& s) {
+  const size_t slash = s.find('/');
+  long long k = -1, n = 0;
+  const bool parsed = slash != std::string::npos && parse_count(s.substr(0, slash), k) && parse_count(s.substr(slash + 1), n);
+  if (!parsed || n < 1 || k >= n)
+    return HISTEQ_ERROR(Code::invalid_argument, "--shard '" + s + "': give K/N with 0 <= K < N, e.g. 0/4");
+  return std::make_pair(k, n);
+}
+
+// The batch's files (all, or the --shard share, or the --index one) into `items`; 0, or fail()'s code.
 int plan_items(const ExportCliOptions& o, std::vector<pipeline::BatchItem>& items) {
   std::error_code ec;
   if (fs::exists(o.output, ec) && !fs::is_directory(o.output, ec))
@@ -385,6 +496,14 @@ int plan_items(const ExportCliOptions& o, std::vector<pipeline::BatchItem>& item
   auto planned = pipeline::plan_batch(o.inputs, o.output, o.ext);
   if (!planned) return fail(planned.status().message(), planned.status().code() == Code::not_found ? 1 : 2);
   items = std::move(planned.value());
+  if (!o.shard.empty()) {
+    if (o.index >= 0) return fail("--index and --shard both pick files: give one", 2);
+    auto shard = parse_shard(o.shard);
+    if (!shard) return fail(shard.status().message(), 2);
+    std::vector<pipeline::BatchItem> mine;
+    for (size_t i = static_cast<size_t>(shard->first); i < items.size(); i += static_cast<size_t>(shard->second)) mine.push_back(items[i]);
+    items = std::move(mine);  // may be none: a node with no share has nothing to do
+  }
   if (o.index >= 0) {
     if (static_cast<size_t>(o.index) >= items.size())
       return fail("--index " + std::to_string(o.index) + ": the batch has " + std::to_string(items.size()) + " files (0.." +
@@ -400,7 +519,7 @@ int plan_items(const ExportCliOptions& o, std::vector<pipeline::BatchItem>& item
 int pick_devices(const ExportCliOptions& o, bool gpu, std::vector<int>& devices) {
   devices = o.devices;
   if (!devices.empty() && !gpu)
-    return fail("--device: " + std::string(cuda::have_device() ? "the equalizer runs on the CPU here (--cpu or a CPU kernel)"
+    return fail("--device: " + std::string(cuda::have_device() ? "nothing runs on a GPU here (the CPU equalizer with --hwdec none)"
                                                                  : "no CUDA device is available"),
                 2);
   if (gpu && devices.empty())
@@ -463,26 +582,27 @@ int run_export_batch(const ExportCliOptions& o, const video::TimeRange& range, c
     return 0;
   }
 
-  const bool gpu = uses_gpu(o.eq);
+  const bool gpu = uses_gpus(o);
   std::vector<int> devices;
   if (const int rc = pick_devices(o, gpu, devices)) return rc;
-  const pipeline::JobPlan jp = pipeline::plan_jobs(o.jobs, gpu, devices, image::usable_cores(), items.size());
+  const pipeline::JobPlan jp =
+      pipeline::plan_jobs(o.jobs, gpu, devices, image::usable_cores(), items.size(), gpu ? decode_sessions(o, devices) : std::vector<int>{});
 
   std::error_code ec;
-  if (!fs::is_directory(o.output, ec) && !fs::create_directories(o.output, ec) && ec)
+  if (o.format != "null" && !fs::is_directory(o.output, ec) && !fs::create_directories(o.output, ec) && ec)
     return fail(o.output + ": cannot create the folder: " + ec.message());
 
   const Mode mode = progress_mode(o.progress);
   announce_batch(o, items.size(), jp, gpu, mode);
 
-  const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);
-  Board board(mode, items);
+  const std::vector<std::future<void>> gpu_warm_ups = start_gpu_warm_ups(jp.devices);
+  Board board(mode, items, o.format != "null");
   const auto t0 = Clock::now();
   const std::vector<pipeline::BatchFileResult> results = export_items(o, range, items, jp, stop, board);
   board.close();
   const double elapsed = seconds_since(t0);
 
-  const BatchCounts n = summarize(results, mode, elapsed, stop.load());
+  const BatchCounts n = summarize(results, mode, elapsed, stop.load(), o.format != "null");
   if (!o.report.empty())
     if (Status s = write_export_report(o.report, argv, results, elapsed, jp.jobs); !s) return fail(s.to_string());
   if (n.stopped) return stop_exit_code();

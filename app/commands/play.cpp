@@ -70,6 +70,8 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}))
       ->capture_default_str();
   p->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
+  p->add_option("--device", o.eq.device, "the CUDA device to decode (NVDEC), draw the built-in source and equalize on (default 0)")
+      ->check(CLI::NonNegativeNumber);
   add_quality_options(p, o.quality);
   p->add_option("--stats-json", o.stats_json, "write every frame's stage times and the summary to this JSON file");
   p->add_flag("-q,--quiet", o.quiet, "no table each second, only the summary");
@@ -291,6 +293,9 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
   auto request = play_source_request(o);
   if (!request) return fail(request.status().to_string(), 2);  // an input and --webcam, a bad --size
   if (const int rc = check_window_options(o)) return rc;
+  // --device: the main thread's device from here on (the pipeline's, the window's interop's).
+  if (o.eq.device >= 0)
+    if (Status s = cuda::use_device(o.eq.device); !s) return fail(s.message(), 2);
   const bool window_only = o.frames > 0 || !o.screenshot.empty() || !o.keys.empty();
 
   const std::future<void> gpu_warm_up = start_gpu_warm_up(o.eq);

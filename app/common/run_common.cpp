@@ -18,7 +18,9 @@
 #include "app/common/names.h"
 #include "app/common/play_options.h"
 #include "core/cuda/device.h"
+#include "core/cuda/numbers.h"
 #include "core/histogram/histogram.h"
+#include "core/pipeline/hidden_names.h"
 #include "core/video/log.h"
 
 namespace histeq::app {
@@ -158,16 +160,22 @@ nlohmann::json frame_json(const pipeline::FrameRecord& rec) {
   return f;
 }
 
+// A JSON file that could not be written: what `path` held is from an earlier run and must not
+// pass for this one's, so it is removed (a regular file only) and the message says so.
+Status json_not_written(const std::string& path, std::string why) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::unlink(path.c_str()) == 0)
+    why += " (the older file there was removed)";
+  return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + why);
+}
+
 // Writes what `produce` hands to its `put` (piece by piece, so that nothing needs the whole text in
 // memory) to `path` through a new temporary file in the same folder (mkstemp: never a planted name
 // or symlink), renamed over `path` when complete.
 Status write_atomically(const std::string& path, const std::function<void(const std::function<void(const std::string&)>&)>& produce) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  std::string templ = dir + "/." + base + ".XXXXXX.part";
+  std::string templ = pipeline::hidden_sibling(path, ".XXXXXX.part");  // fits NAME_MAX (hidden_names.h)
   const int fd = ::mkstemps(templ.data(), 5);
-  if (fd < 0) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
+  if (fd < 0) return json_not_written(path, std::strerror(errno));
   const mode_t mask = ::umask(0);
   ::umask(mask);
   (void)::fchmod(fd, 0666 & ~mask);
@@ -190,7 +198,7 @@ Status write_atomically(const std::string& path, const std::function<void(const 
   if (err.empty() && std::rename(templ.c_str(), path.c_str()) != 0) err = std::strerror(errno);
   if (!err.empty()) {
     ::unlink(templ.c_str());
-    return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + err);
+    return json_not_written(path, err);
   }
   return Status::ok();
 }
@@ -253,6 +261,7 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   });
 }
 
+
 Status write_json_file(const std::string& path, const nlohmann::json& j) {
   const std::string text = dump_json(j, 1) + "\n";
   return write_atomically(path, [&](const std::function<void(const std::string&)>& put) { put(text); });
@@ -264,7 +273,20 @@ std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq) {
     const hist::KernelEntry* k = hist::find_kernel(eq.kernel);
     if (k == nullptr || k->info.backend != Backend::gpu) return {};
   }
-  return std::async(std::launch::async, [] { (void)cuda::init_context(); });
+  // The context of the device the pipeline will use (--device), not device 0's.
+  return std::async(std::launch::async, [device = eq.device] {
+    if (device >= 0 && !cuda::use_device(device)) return;
+    (void)cuda::init_context();
+  });
+}
+
+std::vector<std::future<void>> start_gpu_warm_ups(const std::vector<int>& devices) {
+  std::vector<std::future<void>> started;
+  for (int device : devices)
+    started.push_back(std::async(std::launch::async, [device] {
+      if (cuda::use_device(device)) (void)cuda::init_context();
+    }));
+  return started;
 }
 
 void forward_ffmpeg_log(bool verbose) {
@@ -284,9 +306,9 @@ Status parse_size(const std::string& s, int& w, int& h) {
   if (s == "1080p") { w = 1920; h = 1080; return Status::ok(); }
   if (s == "720p") { w = 1280; h = 720; return Status::ok(); }
   if (s == "4k" || s == "2160p") { w = 3840; h = 2160; return Status::ok(); }
-  char extra = 0;
-  if (std::sscanf(s.c_str(), "%dx%d%c", &w, &h, &extra) == 2 && w > 0 && h > 0) return Status::ok();
-  return HISTEQ_ERROR(Code::invalid_argument, "bad size '" + s + "' (WxH, 720p, 1080p or 4k)");
+  if (s.find('x') == std::string::npos) return HISTEQ_ERROR(Code::invalid_argument, "bad size '" + s + "' (WxH, 720p, 1080p or 4k)");
+  // The one WxH parser of the core: never wraps (4294967616x180 is refused, not 320x180).
+  return parse_dimensions(s, "size", 1 << 16, w, h);
 }
 
 int run_program(const std::vector<std::string>& argv, bool quiet) {

@@ -72,6 +72,9 @@ Status write_json_file(const std::string& path, const nlohmann::json& j);
 // hundred ms on a large GPU) while FFmpeg opens the input and the encoder. The future's destructor
 // waits for it; an invalid future means nothing was started.
 std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq);
+// A batch's: every device of `devices` at once, each on a thread of its own (contexts made one after
+// the other would delay the last GPU's first file by the others' time).
+std::vector<std::future<void>> start_gpu_warm_ups(const std::vector<int>& devices);
 
 // --verbose: FFmpeg's warnings and errors go to stderr as "histeq: ffmpeg: ...".
 void forward_ffmpeg_log(bool verbose);

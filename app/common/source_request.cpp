@@ -13,6 +13,7 @@ pipeline::SourceRequest open_request(const PlayOptions& o, const std::string& pa
   pipeline::SourceRequest r;
   r.input = path;
   r.hwdec = hwdec_for(o.hwdec, o.eq);
+  r.cuda_device = o.eq.device;  // --device: NVDEC and the GPU source there
   r.live_timeout_s = o.live_timeout;
   return r;
 }

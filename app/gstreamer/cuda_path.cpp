@@ -19,6 +19,28 @@ const char* cu_error(CUresult r) {
   return text;
 }
 
+#if GST_CHECK_VERSION(1, 24, 0)
+// GStreamer 1.24 gives CUDA memory a stream of its own (nvh264dec's, cudaupload's): work queued
+// there follows the producer's without a wait, and the memory's flag tells the consumers that it
+// is still in flight. (Written for 1.24's API; Debian 12 has 1.22, so this part is not built or
+// tested here.)
+void* buffer_stream(GstBuffer* buffer) {
+  GstCudaStream* s = gst_cuda_memory_get_stream(GST_CUDA_MEMORY_CAST(gst_buffer_peek_memory(buffer, 0)));
+  return s ? static_cast<void*>(gst_cuda_stream_get_handle(s)) : nullptr;
+}
+void mark_need_sync(GstBuffer* buffer) {
+  for (guint i = 0; i < gst_buffer_n_memory(buffer); ++i) {
+    GstMemory* m = gst_buffer_peek_memory(buffer, i);
+    if (gst_is_cuda_memory(m)) GST_MINI_OBJECT_FLAG_SET(m, GST_CUDA_MEMORY_TRANSFER_NEED_SYNC);
+  }
+}
+#else
+// GStreamer 1.22: CUDA memory has no stream and no sync flag; the work goes on a stream of ours
+// and finish() waits for it.
+void* buffer_stream(GstBuffer*) { return nullptr; }
+void mark_need_sync(GstBuffer*) {}
+#endif
+
 // The device ordinal of a GstCudaContext (its "cuda-device-id" property).
 int device_of(GstObject* context) {
   guint id = 0;
@@ -29,7 +51,7 @@ int device_of(GstObject* context) {
 
 const char* cuda_caps() {
   return "video/x-raw(" GST_CAPS_FEATURE_MEMORY_CUDA_MEMORY "), "
-         "format = (string) { GRAY8, I420, NV12, I420_10LE, P010_10LE }, "
+         "format = (string) { GRAY8, I420, NV12, NV21, Y42B, Y444, I420_10LE, I422_10LE, Y444_10LE, P010_10LE }, "
          "width = (int) [ 1, max ], height = (int) [ 1, max ], framerate = (fraction) [ 0, max ]";
 }
 
@@ -92,7 +114,8 @@ bool CudaWork::enter(GstBuffer* buffer, std::string& error) {
     return false;
   }
   pushed_ = true;
-  if (!stream_) {
+  memory_stream_ = buffer_stream(buffer);
+  if (!memory_stream_ && !stream_) {
     CUstream s = nullptr;
     const CUresult r = CuStreamCreate(&s, CU_STREAM_DEFAULT);
     if (r != CUDA_SUCCESS) {
@@ -107,9 +130,14 @@ bool CudaWork::enter(GstBuffer* buffer, std::string& error) {
 void CudaWork::leave() {
   if (pushed_) pop();
   pushed_ = false;
+  memory_stream_ = nullptr;
 }
 
-bool CudaWork::finish(std::string& error) {
+bool CudaWork::finish(GstBuffer* buffer, std::string& error) {
+  if (memory_stream_) {
+    mark_need_sync(buffer);
+    return true;
+  }
   const CUresult r = CuStreamSynchronize(static_cast<CUstream>(stream_));
   if (r == CUDA_SUCCESS) return true;
   error = std::string("the CUDA work on the frame failed: ") + cu_error(r);
@@ -146,7 +174,7 @@ bool CudaWork::enter(GstBuffer*, std::string& error) {
   return false;
 }
 void CudaWork::leave() {}
-bool CudaWork::finish(std::string&) { return true; }
+bool CudaWork::finish(GstBuffer*, std::string&) { return true; }
 void CudaWork::release() {}
 
 #endif

@@ -53,10 +53,15 @@ class CudaWork {
   // before enter().
   bool same_context(GstBuffer* buffer) const;
   int device() const { return device_; }
-  void* stream() const { return stream_; }  // a CUstream (= cudaStream_t)
-  // Waits for the work queued on the stream (downstream elements of GStreamer 1.22 do not know
-  // our stream: the frame must be complete when it is pushed). False with `error` on failure.
-  bool finish(std::string& error);
+  // The CUstream (= cudaStream_t) the entered buffer's work goes on: its memory's own stream where
+  // it has one (GStreamer 1.24 and later: GstCudaStream), else a stream of ours.
+  void* stream() const { return memory_stream_ ? memory_stream_ : stream_; }
+  // The frame's work is queued: on the memory's own stream, the memory is marked as needing a sync
+  // (GST_CUDA_MEMORY_TRANSFER_NEED_SYNC), which stream-aware neighbours wait on or order after,
+  // and nothing waits here; on ours, waits for it (GStreamer 1.22 has neither the memory's stream
+  // nor the flag: downstream elements do not know our stream, so the frame must be complete when
+  // it is pushed). False with `error` on failure.
+  bool finish(GstBuffer* buffer, std::string& error);
   // Runs `fn` with the equalizer's context current (to destroy what was made in it); `fn` alone
   // when there is none.
   template <class F>
@@ -73,7 +78,8 @@ class CudaWork {
   void pop();
 
   GstObject* context_ = nullptr;  // a GstCudaContext*, referenced
-  void* stream_ = nullptr;
+  void* stream_ = nullptr;         // ours, made on first use
+  void* memory_stream_ = nullptr;  // the entered buffer's own (1.24 and later), or null
   int device_ = 0;
   bool pushed_ = false;
 };

@@ -4,9 +4,10 @@
 #include <gst/video/video.h>
 #include <histeq/histeq.hpp>
 
-#include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "cuda_path.h"
 #include "properties.h"
@@ -18,24 +19,25 @@ namespace histeq_gst {
 namespace {
 
 constexpr const char* kSystemCaps =
-    "video/x-raw, format = (string) { GRAY8, I420, NV12, I420_10LE, P010_10LE }, "
+    "video/x-raw, format = (string) { GRAY8, I420, NV12, NV21, Y42B, Y444, I420_10LE, I422_10LE, Y444_10LE, P010_10LE }, "
     "width = (int) [ 1, max ], height = (int) [ 1, max ], framerate = (fraction) [ 0, max ]";
 
 // What the property setters hand to the streaming thread (under the object lock).
 struct Pending {
   histeq::Settings settings;  // every property's value
-  bool changed = false;       // settings changed since the streaming thread last took them
-  bool remake = false;        // a control that is not live changed: the equalizer is made again
-  bool reset = false;         // a flush, segment or new stream: the temporal state restarts
-  // Values refused before the stream started, by property: the stream then fails in one line
-  // (while playing, a refused value only warns and the old one stays).
-  std::map<std::string, std::string> refused;
+  bool device_auto = true;    // device -1: the CUDA memory's device, else the library's default
+  std::set<std::string> changed;  // properties set since the streaming thread last took them
+  bool reset = false;             // a flush, segment or new stream: the temporal state restarts
+  // Refusals made before the element had a bus (gst-launch-1.0 sets properties before it builds
+  // the pipeline): posted when it goes to READY.
+  std::vector<std::string> unposted;
 };
 
 // The streaming thread's state.
 struct Work {
   std::optional<histeq::Equalizer> equalizer;
-  histeq::Settings settings;  // what the equalizer runs with
+  histeq::Settings settings;  // what the equalizer runs with (or will be made with)
+  bool device_auto = true;
   histeq::ColorRange range = histeq::ColorRange::unspecified;  // the caps' colour range tag
   CudaWork cuda;
 };
@@ -59,6 +61,54 @@ GstHisteq* self_of(gpointer p) { return reinterpret_cast<GstHisteq*>(p); }
 
 // ---- properties ------------------------------------------------------------------------------
 
+// A refused value: a warning on the bus (the value was not taken; the message says what stays). An
+// element without a bus yet keeps it for its first step to READY.
+void refuse(GstHisteq* self, const std::string& message) {
+  if (GstBus* bus = gst_element_get_bus(GST_ELEMENT(self))) {
+    gst_object_unref(bus);
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS, ("%s", message.c_str()), (nullptr));
+    return;
+  }
+  GST_OBJECT_LOCK(self);
+  self->pending->unposted.push_back(message);
+  GST_OBJECT_UNLOCK(self);
+}
+
+void post_unposted(GstHisteq* self) {
+  GST_OBJECT_LOCK(self);
+  std::vector<std::string> messages;
+  messages.swap(self->pending->unposted);
+  GST_OBJECT_UNLOCK(self);
+  for (const std::string& m : messages) GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS, ("%s", m.c_str()), (nullptr));
+}
+
+// The property's value as the properties read it back ("-1" for the automatic device).
+std::string shown(const Pending& pending, const Property& p) {
+  if (p.type == "device" && pending.device_auto) return "-1";
+  histeq::Result<std::string> text = pending.settings.get(p.name);
+  return text.ok() ? text.value() : "";
+}
+
+// Takes `text` into the pending settings, or returns why not (under the object lock).
+std::string take_value(GstHisteq* self, const Property& p, const std::string& text) {
+  Pending& pending = *self->pending;
+  // The backend and the device choose the equalizer, made when the stream starts.
+  if (!p.live && GST_STATE(self) > GST_STATE_READY)
+    return p.name + " can only change in the NULL or READY state, not in " + gst_element_state_get_name(GST_STATE(self));
+  const std::string before = shown(pending, p);
+  if (p.type == "device" && text.empty()) {
+    pending.device_auto = true;
+    pending.settings.set(p.name, histeq::Settings::defaults().get(p.name).value());
+  } else {
+    const histeq::Status st = pending.settings.set(p.name, text);
+    if (!st.ok()) return st.message();
+    if (p.type == "device") pending.device_auto = false;
+  }
+  // A controller sets its properties at every buffer: an unchanged value changes nothing.
+  if (shown(pending, p) != before) pending.changed.insert(p.name);
+  return "";
+}
+
 void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
   if (id == 0 || id > g_properties->size()) {
     G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
@@ -68,17 +118,10 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
   GstHisteq* self = self_of(object);
   const std::string text = text_of_value(p, value);
   GST_OBJECT_LOCK(self);
-  const histeq::Status st = self->pending->settings.set(p.name, text);
-  if (st.ok()) {
-    self->pending->changed = true;
-    self->pending->remake = self->pending->remake || !p.live;
-    self->pending->refused.erase(p.name);
-  } else if (GST_STATE(self) <= GST_STATE_READY) {
-    self->pending->refused[p.name] = st.message();
-  }
+  std::string refused = take_value(self, p, text);
+  if (!refused.empty()) refused += "; " + p.name + " stays " + shown(*self->pending, p);
   GST_OBJECT_UNLOCK(self);
-  // A value the range allows but the control refuses (e.g. clip-limit 0.5): the old one stays.
-  if (!st.ok()) g_warning("histeq: %s", st.message().c_str());
+  if (!refused.empty()) refuse(self, refused);
 }
 
 void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
@@ -89,9 +132,9 @@ void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
   const Property& p = (*g_properties)[id - 1];
   GstHisteq* self = self_of(object);
   GST_OBJECT_LOCK(self);
-  histeq::Result<std::string> text = self->pending->settings.get(p.name);
+  const std::string text = shown(*self->pending, p);
   GST_OBJECT_UNLOCK(self);
-  if (text.ok()) value_of_text(p, text.value(), value);
+  value_of_text(p, text == "-1" && p.type == "device" ? "" : text, value);
 }
 
 // ---- the equalizer -----------------------------------------------------------------------------
@@ -101,31 +144,53 @@ void drop_equalizer(Work& w) {
   w.cuda.release();
 }
 
+// The equalizer refused the changed properties together: each is tried alone, so that the others
+// are taken; a refused one gets a bus warning, and the properties read back the value that stays
+// (unless it was set again meanwhile).
+void take_one_by_one(GstHisteq* self, const std::set<std::string>& names, const histeq::Settings& wanted) {
+  Work& w = *self->work;
+  histeq::Settings now = w.equalizer->settings();
+  for (const std::string& name : names) {
+    histeq::Settings trial = now;
+    trial.set(name, wanted.get(name).value());
+    const histeq::Status st = w.equalizer->set(trial);
+    if (st.ok()) {
+      now = trial;
+      continue;
+    }
+    const std::string kept = now.get(name).value();
+    GST_OBJECT_LOCK(self);
+    if (self->pending->changed.count(name) == 0) self->pending->settings.set(name, kept);
+    GST_OBJECT_UNLOCK(self);
+    GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS, ("%s; %s stays %s", st.message().c_str(), name.c_str(), kept.c_str()),
+                        (nullptr));
+  }
+  w.settings = now;
+}
+
 // Takes the properties' changes and the resets asked for since the last frame: they apply
-// between frames. Settings the equalizer refuses (a GPU kernel on the CPU backend) leave it as it
-// was, with a warning, and the properties read its settings again.
+// between frames. (The backend and the device only change while there is no equalizer.)
 void take_pending(GstHisteq* self) {
   Work& w = *self->work;
   GST_OBJECT_LOCK(self);
   Pending& pending = *self->pending;
-  const bool changed = pending.changed, remake = pending.remake, reset = pending.reset;
-  if (changed) w.settings = pending.settings;
-  pending.changed = pending.remake = pending.reset = false;
+  std::set<std::string> names;
+  names.swap(pending.changed);
+  const bool reset = pending.reset;
+  pending.reset = false;
+  const histeq::Settings wanted = pending.settings;
+  w.device_auto = pending.device_auto;
   GST_OBJECT_UNLOCK(self);
-  if (!w.equalizer) return;
-  if (remake) {
-    w.cuda.with_context([&] { w.equalizer.reset(); });  // made again with the new backend or device
+  if (!w.equalizer) {
+    w.settings = wanted;
     return;
   }
-  if (changed) {
-    const histeq::Status st = w.equalizer->set(w.settings);
-    if (!st.ok()) {
-      GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS, ("%s", st.message().c_str()), (nullptr));
-      w.settings = w.equalizer->settings();
-      GST_OBJECT_LOCK(self);
-      if (!pending.changed) pending.settings = w.settings;
-      GST_OBJECT_UNLOCK(self);
-    }
+  if (!names.empty()) {
+    histeq::Settings s = wanted;
+    const histeq::Settings running = w.equalizer->settings();
+    for (const char* own : {"backend", "device"}) s.set(own, running.get(own).value());
+    if (w.equalizer->set(s).ok()) w.settings = s;
+    else take_one_by_one(self, names, s);
   }
   if (reset) w.equalizer->reset();
 }
@@ -133,17 +198,17 @@ void take_pending(GstHisteq* self) {
 bool make_equalizer(GstHisteq* self, bool on_device) {
   Work& w = *self->work;
   if (w.equalizer) return true;
-  GST_OBJECT_LOCK(self);
-  const std::string refused = self->pending->refused.empty() ? "" : self->pending->refused.begin()->second;
-  self->pending->refused.clear();
-  GST_OBJECT_UNLOCK(self);
-  if (!refused.empty()) {
-    GST_ELEMENT_ERROR(self, LIBRARY, SETTINGS, ("%s", refused.c_str()), (nullptr));
-    return false;
-  }
   histeq::Settings s = w.settings;
-  // CUDA memory: the equalizer runs on the frames' GPU.
-  if (on_device) s.set("device", w.cuda.device());
+  // CUDA memory: the equalizer runs on the frames' GPU, whatever the device property says.
+  if (on_device) {
+    const std::string named = s.get("device").value(), theirs = std::to_string(w.cuda.device());
+    if (!w.device_auto && named != theirs)
+      GST_ELEMENT_WARNING(self, RESOURCE, SETTINGS,
+                          ("device %s: the frames are CUDA memory of device %s, where they are equalized", named.c_str(),
+                           theirs.c_str()),
+                          (nullptr));
+    s.set("device", theirs);
+  }
   histeq::Result<histeq::Equalizer> eq = histeq::Equalizer::create(s);
   if (!eq.ok()) {
     GST_ELEMENT_ERROR(self, LIBRARY, INIT, ("%s", eq.status().message().c_str()), (nullptr));
@@ -160,8 +225,14 @@ std::optional<histeq::PixelFormat> format_of(GstVideoFormat f) {
   switch (f) {
     case GST_VIDEO_FORMAT_GRAY8: return histeq::PixelFormat::gray8;
     case GST_VIDEO_FORMAT_I420: return histeq::PixelFormat::yuv420p;
-    case GST_VIDEO_FORMAT_NV12: return histeq::PixelFormat::nv12;
+    // NV21 is NV12 with V before U: the chroma follow scales both alike, so it goes as NV12.
+    case GST_VIDEO_FORMAT_NV12:
+    case GST_VIDEO_FORMAT_NV21: return histeq::PixelFormat::nv12;
+    case GST_VIDEO_FORMAT_Y42B: return histeq::PixelFormat::yuv422p;
+    case GST_VIDEO_FORMAT_Y444: return histeq::PixelFormat::yuv444p;
     case GST_VIDEO_FORMAT_I420_10LE: return histeq::PixelFormat::yuv420p10;
+    case GST_VIDEO_FORMAT_I422_10LE: return histeq::PixelFormat::yuv422p10;
+    case GST_VIDEO_FORMAT_Y444_10LE: return histeq::PixelFormat::yuv444p10;
     case GST_VIDEO_FORMAT_P010_10LE: return histeq::PixelFormat::p010;
     default: return std::nullopt;
   }
@@ -216,7 +287,7 @@ GstFlowReturn equalize_buffer(GstHisteq* self, GstBuffer* buf, bool on_device, h
       image_of(frame, on_device ? histeq::Memory::device : histeq::Memory::host, w.cuda.device(), w.range);
   const histeq::Status st = w.equalizer->process(img, img, stream);
   std::string error;
-  const bool done = st.ok() && (!on_device || w.cuda.finish(error));
+  const bool done = st.ok() && (!on_device || w.cuda.finish(buf, error));
   gst_video_frame_unmap(&frame);
   if (!st.ok()) return fail(self, st.message());
   return done ? GST_FLOW_OK : fail(self, error);
@@ -236,6 +307,13 @@ GstFlowReturn transform_ip(GstBaseTransform* trans, GstBuffer* buf) {
   const GstFlowReturn r = equalize_buffer(self, buf, true, static_cast<histeq::Stream>(w.cuda.stream()));
   w.cuda.leave();
   return r;
+}
+
+// A GstController's curves (properties flagged controllable): their values at the buffer's stream
+// time, set before the buffer is equalized, so that they apply from this frame.
+void before_transform(GstBaseTransform* trans, GstBuffer* buf) {
+  const GstClockTime t = gst_segment_to_stream_time(&trans->segment, GST_FORMAT_TIME, GST_BUFFER_PTS(buf));
+  if (GST_CLOCK_TIME_IS_VALID(t)) gst_object_sync_values(GST_OBJECT(trans), t);
 }
 
 // ---- negotiation, events, queries, states ----------------------------------------------------
@@ -285,6 +363,12 @@ void set_context(GstElement* element, GstContext* context) {
   GST_ELEMENT_CLASS(histeq_element_parent_class)->set_context(element, context);
 }
 
+GstStateChangeReturn change_state(GstElement* element, GstStateChange transition) {
+  // In a pipeline now: the refusals of the properties set before have a bus to go to.
+  if (transition == GST_STATE_CHANGE_NULL_TO_READY) post_unposted(self_of(element));
+  return GST_ELEMENT_CLASS(histeq_element_parent_class)->change_state(element, transition);
+}
+
 gboolean stop(GstBaseTransform* trans) {
   drop_equalizer(*self_of(trans)->work);
   return TRUE;
@@ -332,6 +416,8 @@ void histeq_element_class_init(GstHisteqClass* klass) {
       "kept in step), on the CPU or the GPU, in system or CUDA memory",
       "histeq developers");
   element->set_context = set_context;
+  element->change_state = change_state;
+  trans->before_transform = before_transform;
   trans->transform_ip = transform_ip;
   trans->sink_event = sink_event;
   trans->query = query;

@@ -16,4 +16,4 @@ gboolean plugin_init(GstPlugin* plugin) {
 }  // namespace
 
 GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, histeq, "histogram equalization of video (histeq)", plugin_init,
-                  HISTEQ_VERSION, "unknown", "histeq", "histeq (this source tree)")
+                  HISTEQ_VERSION, "MIT/X11", "histeq", "histeq (this source tree)")

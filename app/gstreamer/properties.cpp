@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <regex>
+#include <set>
 
 namespace histeq_gst {
 namespace {
@@ -25,14 +26,19 @@ std::string enum_type_name(const std::string& control) {
   return out;
 }
 
-// The enum of a choice control; its values and names live for the process, as GType requires.
+// The enum of a choice control; its values and names live for the process, as GType requires. A
+// value's nick is the control's spelling (what gst-launch-1.0 and the other front ends take), its
+// name what it means (gst-inspect-1.0 shows both); names are unique, as GLib looks values up by them.
 GType register_enum(const histeq::ControlInfo& c) {
   const std::string type_name = enum_type_name(c.name);
   if (GType t = g_type_from_name(type_name.c_str())) return t;
   auto* values = g_new0(GEnumValue, c.choices.size() + 1);
+  std::set<std::string> names;
   for (size_t i = 0; i < c.choices.size(); ++i) {
+    std::string name = i < c.choice_help.size() && !c.choice_help[i].empty() ? c.choice_help[i] : c.choices[i];
+    if (!names.insert(name).second) name += " (" + c.choices[i] + ")";
     values[i].value = static_cast<gint>(i);
-    values[i].value_name = g_strdup(c.choices[i].c_str());
+    values[i].value_name = g_strdup(name.c_str());
     values[i].value_nick = g_strdup(c.choices[i].c_str());
   }
   return g_enum_register_static(g_strdup(type_name.c_str()), values);
@@ -53,13 +59,19 @@ GParamSpec* spec_of(const histeq::ControlInfo& c, GParamFlags flags) {
   if (!c.unit.empty()) blurb += " (" + c.unit + ")";
   const char* name = c.name.c_str();
   const char* nick = c.name.c_str();
+  if (c.name == "device") {
+    blurb += "; -1 = auto: the CUDA memory's device, else the library's default (device 0)";
+    return g_param_spec_int(name, nick, blurb.c_str(), -1, static_cast<int>(c.max), -1, flags);
+  }
   if (c.type == "choice" && !c.choices.empty())
     return g_param_spec_enum(name, nick, blurb.c_str(), register_enum(c), choice_index(c.choices, c.default_value),
                              flags);
   if (c.type == "number") {
     const double lo = c.zero_off ? std::min(0.0, c.min) : c.min;
     const double def = std::clamp(g_ascii_strtod(c.default_value.c_str(), nullptr), lo, c.max);
-    return g_param_spec_double(name, nick, blurb.c_str(), lo, c.max, def, flags);
+    // A number that changes while playing may follow a GstController's curve, as videobalance's do.
+    const auto ctl = c.live ? GST_PARAM_CONTROLLABLE : 0;
+    return g_param_spec_double(name, nick, blurb.c_str(), lo, c.max, def, static_cast<GParamFlags>(flags | ctl));
   }
   if (c.type == "flag")
     return g_param_spec_boolean(name, nick, blurb.c_str(), flag_of_text(c.default_value), flags);
@@ -76,7 +88,8 @@ const std::vector<Property>& install_properties(GObjectClass* klass) {
     // choose the equalizer, which is made when the stream starts.
     const auto mutability = c.live ? GST_PARAM_MUTABLE_PLAYING : GST_PARAM_MUTABLE_READY;
     GParamSpec* spec = spec_of(c, static_cast<GParamFlags>(G_PARAM_READWRITE | mutability));
-    table.push_back(Property{c.name, spec->value_type == G_TYPE_STRING ? "string" : c.type, c.choices, c.live});
+    const std::string type = c.name == "device" ? "device" : spec->value_type == G_TYPE_STRING ? "string" : c.type;
+    table.push_back(Property{c.name, type, c.choices, c.live});
     g_object_class_install_property(klass, static_cast<guint>(table.size()), spec);
   }
   return table;
@@ -92,6 +105,7 @@ std::string text_of_value(const Property& p, const GValue* value) {
     return g_ascii_dtostr(buf, sizeof buf, g_value_get_double(value));
   }
   if (G_VALUE_HOLDS_BOOLEAN(value)) return g_value_get_boolean(value) ? "1" : "0";
+  if (G_VALUE_HOLDS_INT(value)) return g_value_get_int(value) < 0 ? "" : std::to_string(g_value_get_int(value));
   const char* s = g_value_get_string(value);
   return s ? s : "";
 }
@@ -103,6 +117,8 @@ void value_of_text(const Property& p, const std::string& text, GValue* value) {
     g_value_set_double(value, g_ascii_strtod(text.c_str(), nullptr));
   else if (G_VALUE_HOLDS_BOOLEAN(value))
     g_value_set_boolean(value, flag_of_text(text));
+  else if (G_VALUE_HOLDS_INT(value))
+    g_value_set_int(value, text.empty() ? -1 : static_cast<int>(g_ascii_strtoll(text.c_str(), nullptr, 10)));
   else
     g_value_set_string(value, text.c_str());
 }

@@ -1,8 +1,11 @@
 // The histeq element's GObject properties, derived from histeq::controls() (the project's control
-// table): a choice becomes an enum property, a number a double with its range, a flag a boolean,
-// a grid (and any other type) a string; each with the control's help as its blurb and its default.
-// Values travel to and from histeq::Settings in the controls' text form, so the element never
-// interprets a control itself.
+// table): a choice becomes an enum property (its values' nicks the control's spellings, their
+// names what each means), a number a double with its range, a flag a boolean, a grid (and any
+// other type) a string; each with the control's help as its blurb and its default. The numbers
+// that change while playing are controllable (GstController: gst_object_sync_values drives them
+// from the stream time). The device is an int, -1 = auto (the CUDA memory's device, else the
+// library's default), as nvcodec's elements have it. Values travel to and from histeq::Settings in
+// the controls' text form, so the element never interprets a control itself.
 //
 // Threads: install() runs once, from the element's class_init; the rest are pure functions.
 #pragma once
@@ -16,7 +19,7 @@ namespace histeq_gst {
 
 struct Property {
   std::string name;    // the control's name ("clip-limit"), also the property's name
-  std::string type;    // the control's type: "choice", "number", "flag", "grid", ...
+  std::string type;    // the control's type: "choice", "number", "flag", "grid", ...; "device"
   std::vector<std::string> choices;
   bool live = true;    // changeable while playing (else only in NULL or READY)
 };
@@ -25,7 +28,8 @@ struct Property {
 // table (the table lives for the process).
 const std::vector<Property>& install_properties(GObjectClass* klass);
 
-// The text form of `value` (a value of the property `p`) for histeq::Settings::set.
+// The text form of `value` (a value of the property `p`) for histeq::Settings::set; "" for the
+// device's -1 (auto), which Settings has no text for.
 std::string text_of_value(const Property& p, const GValue* value);
 
 // Stores the text form `text` (histeq::Settings::get) into `value`, a value of the property `p`.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "core/cuda/check.h"
+#include "core/cuda/numbers.h"
 
 namespace histeq::lab {
 namespace {
@@ -81,9 +82,7 @@ Result<SizeSpec> parse_size(const std::string& s) {
   if (s == "8k") return SizeSpec{s, 8192, 8192};
   if (s == "1g") return SizeSpec{s, 32768, 32768};
   int w = 0, h = 0;
-  char extra = 0;
-  if (std::sscanf(s.c_str(), "%dx%d%c", &w, &h, &extra) == 2 && w > 0 && h > 0 && int64_t(w) * h < (int64_t(1) << 32))
-    return SizeSpec{s, w, h};
+  if (parse_dimensions(s, "size", 1 << 20, w, h) && int64_t(w) * h < (int64_t(1) << 32)) return SizeSpec{s, w, h};
   return HISTEQ_ERROR(Code::invalid_argument, "bad size '" + s + "' (1080p, 4k, 8k, 1g or WxH)");
 }
 

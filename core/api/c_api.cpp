@@ -29,6 +29,8 @@ namespace {
 thread_local std::string t_last_error;
 
 // The C enums are the C++ ones by value (so images convert by cast; process() checks the values).
+static_assert(HISTEQ_YUV444P == static_cast<int>(api::PixelFormat::yuv444p) && HISTEQ_YUV444P10 == static_cast<int>(api::PixelFormat::yuv444p10));
+static_assert(HISTEQ_YUV422P == static_cast<int>(api::PixelFormat::yuv422p) && HISTEQ_YUV422P10 == static_cast<int>(api::PixelFormat::yuv422p10));
 static_assert(HISTEQ_P010 == static_cast<int>(api::PixelFormat::p010) && HISTEQ_NV12 == static_cast<int>(api::PixelFormat::nv12) &&
               HISTEQ_YUV420P10 == static_cast<int>(api::PixelFormat::yuv420p10) && HISTEQ_GRAY10 == static_cast<int>(api::PixelFormat::gray10));
 static_assert(HISTEQ_MEMORY_DEVICE == static_cast<int>(api::Memory::device) && HISTEQ_RANGE_FULL == static_cast<int>(api::ColorRange::full) &&
@@ -228,7 +230,12 @@ histeq_status histeq_equalizer_process(histeq_equalizer* e, const histeq_image* 
 }
 
 void histeq_equalizer_reset(histeq_equalizer* e) {
-  if (e != nullptr) e->eq.reset();
+  // Guarded like every entry point (no exception may unwind into C); a void function, so a failure
+  // is only recorded (histeq_last_error, and the handle's).
+  (void)call(e != nullptr ? &e->error : nullptr, [&] {
+    if (e != nullptr) e->eq.reset();
+    return api::Status();
+  });
 }
 
 histeq_status histeq_equalizer_set(histeq_equalizer* e, const char* name, const char* value) {

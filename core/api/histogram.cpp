@@ -1,6 +1,8 @@
 // The kernel laboratory of the public API: the registry's kernels and one histogram by any of them.
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
+
 #include "core/api/api_impl.h"
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
@@ -25,8 +27,17 @@ Status check_plane(const Plane& p) {
   if (p.bytes_per_sample != 1 && p.bytes_per_sample != 2) return bad("bytes_per_sample must be 1 or 2");
   if (p.bit_depth < 1 || p.bit_depth > 8 * p.bytes_per_sample)
     return bad("bit_depth " + std::to_string(p.bit_depth) + " does not fit " + std::to_string(p.bytes_per_sample) + "-byte samples");
-  if (p.pitch != 0 && p.pitch < static_cast<size_t>(p.width) * p.bytes_per_sample)
-    return bad("pitch " + std::to_string(p.pitch) + " bytes is less than a row (" + std::to_string(p.width * p.bytes_per_sample) + " bytes)");
+  // In size_t: width * bytes in int wrapped (2^30 samples of 2 bytes read as a 0-byte row).
+  const size_t row = static_cast<size_t>(p.width) * static_cast<size_t>(p.bytes_per_sample);
+  const size_t pitch = p.pitch != 0 ? p.pitch : row;
+  if (pitch < row)
+    return bad("pitch " + std::to_string(p.pitch) + " bytes is less than a row (" + std::to_string(p.width) + " samples of " +
+               std::to_string(p.bytes_per_sample) + " bytes = " + std::to_string(row) + " bytes): rows would overlap");
+  if (static_cast<uint64_t>(p.width) * static_cast<uint64_t>(p.height) >= (uint64_t{1} << 32))
+    return bad(std::to_string(p.width) + "x" + std::to_string(p.height) + " is 2^32 samples or more, beyond the 32-bit counters");
+  if (pitch > (SIZE_MAX - row) / static_cast<size_t>(p.height))
+    return bad("pitch " + std::to_string(pitch) + " bytes x " + std::to_string(p.height) + " rows is beyond the address space");
+  if (pitch % static_cast<size_t>(p.bytes_per_sample) != 0) return bad("pitch " + std::to_string(pitch) + " is not a whole number of samples");
   if (p.memory != Memory::host && p.memory != Memory::device) return bad("unknown memory kind");
   return Status();
 }

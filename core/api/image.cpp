@@ -17,11 +17,15 @@ const char* format_name(PixelFormat f) {
     case PixelFormat::yuv420p10: return "yuv420p10";
     case PixelFormat::nv12: return "nv12";
     case PixelFormat::p010: return "p010";
+    case PixelFormat::yuv444p: return "yuv444p";
+    case PixelFormat::yuv444p10: return "yuv444p10";
+    case PixelFormat::yuv422p: return "yuv422p";
+    case PixelFormat::yuv422p10: return "yuv422p10";
   }
   return "?";
 }
 
-bool known(PixelFormat f) { return static_cast<unsigned>(f) <= static_cast<unsigned>(PixelFormat::p010); }
+bool known(PixelFormat f) { return static_cast<unsigned>(f) <= static_cast<unsigned>(PixelFormat::yuv422p10); }
 
 Status bad(const std::string& m) { return Status(ErrorCode::invalid_argument, m); }
 
@@ -53,7 +57,10 @@ int Image::plane_count() const noexcept {
 }
 int Image::bit_depth() const noexcept { return bytes_per_sample() == 1 ? 8 : 10; }
 int Image::bytes_per_sample() const noexcept {
-  return format == PixelFormat::gray8 || format == PixelFormat::yuv420p || format == PixelFormat::nv12 ? 1 : 2;
+  return format == PixelFormat::gray8 || format == PixelFormat::yuv420p || format == PixelFormat::nv12 ||
+                 format == PixelFormat::yuv444p || format == PixelFormat::yuv422p
+             ? 1
+             : 2;
 }
 
 bool is_gray(PixelFormat f) noexcept { return f == PixelFormat::gray8 || f == PixelFormat::gray10; }
@@ -65,6 +72,8 @@ video::FrameFormat frame_format(const Image& im) {
   f.bit_depth = im.bit_depth();
   f.layout = im.format == PixelFormat::nv12 || im.format == PixelFormat::p010 ? video::PlaneLayout::semi_planar
                                                                                : video::PlaneLayout::planar;
+  if (im.format == PixelFormat::yuv444p || im.format == PixelFormat::yuv444p10) f.chroma_shift_x = f.chroma_shift_y = 0;
+  if (im.format == PixelFormat::yuv422p || im.format == PixelFormat::yuv422p10) f.chroma_shift_y = 0;
   return f;
 }
 

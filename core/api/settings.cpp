@@ -32,10 +32,13 @@ std::vector<eq::Control> make_own_controls() {
   for (const auto& n : hist::kernel_names()) kernels.push_back(n);
   eq::Control kernel = own_choice("kernel", kernels);
   kernel.help = "the histogram kernel; auto: method2_tuned on a GPU (fused with the LUT and apply), cpu_parallel on the CPU";
+  kernel.choice_help = {"the backend's default kernel"};
+  for (const auto& e : hist::registry()) kernel.choice_help.push_back(e.info.description);
   eq::Control strength = own_control("strength", 1, 0, 1);
   strength.help = "0..1: blend of the equalized and the original luma";
   eq::Control backend = own_choice("backend", {"auto", "gpu", "cpu"});
   backend.help = "where frames are equalized: auto (the GPU when there is one), gpu, cpu";
+  backend.choice_help = {"the GPU when there is one, else the CPU", "a CUDA GPU", "the CPU"};
   backend.live = false;
   // 255: more devices than any host has; the equalizer checks the ordinal against the machine.
   eq::Control device = own_control("device", 0, 0, 255);
@@ -108,6 +111,7 @@ ControlInfo info_of(const eq::Control& c, const eq::Quality& defaults, const eq:
   i.python_name = c.python_name();
   i.type = type_name(c.type);
   i.choices = c.choices;
+  i.choice_help = c.choice_help;
   i.min = c.min;
   i.max = c.max;
   i.zero_off = c.zero_off;

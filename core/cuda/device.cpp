@@ -1,6 +1,7 @@
 #include "core/cuda/device.h"
 
 #include <cuda_runtime_api.h>
+#include <cudaTypedefs.h>
 
 #include <map>
 #include <mutex>
@@ -13,8 +14,11 @@ namespace {
 
 // The primary context is shared with FFmpeg's CUDA device (NVDEC, hw_decode.h), which retains it
 // only when its flags are CU_CTX_SCHED_BLOCKING_SYNC ("Primary context already active with
-// incompatible flags" otherwise). The flags must be set before anything creates the context, so
-// the first question about devices sets them; on a context already made they stay as they are.
+// incompatible flags" otherwise). The flags are set on every device's primary context at the first
+// question about devices, through the driver's cuDevicePrimaryCtxSetFlags (it makes no context, and
+// since CUDA 11 may change an active one's); cudaSetDeviceFlags would reach only the current device,
+// and a pipeline on device 1 then found its context made with the default flags and decoded in
+// software. Without the driver's entry point, the current device's flags as before.
 void set_context_flags_once() noexcept {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -23,6 +27,23 @@ void set_context_flags_once() noexcept {
       (void)cudaGetLastError();
       return;
     }
+    auto entry = [](const char* name, unsigned version) -> void* {
+      void* fn = nullptr;
+      cudaDriverEntryPointQueryResult found{};
+      const bool ok = cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found) == cudaSuccess &&
+                      found == cudaDriverEntryPointSuccess;
+      return ok ? fn : nullptr;
+    };
+    const auto get_device = reinterpret_cast<PFN_cuDeviceGet_v2000>(entry("cuDeviceGet", 2000));
+    const auto set_flags = reinterpret_cast<PFN_cuDevicePrimaryCtxSetFlags_v11000>(entry("cuDevicePrimaryCtxSetFlags", 11000));
+    if (get_device != nullptr && set_flags != nullptr) {  // the runtime has run cuInit (cudaGetDeviceCount)
+      for (int d = 0; d < n; ++d) {
+        CUdevice dev{};
+        if (get_device(&dev, d) == CUDA_SUCCESS) (void)set_flags(dev, CU_CTX_SCHED_BLOCKING_SYNC);
+      }
+      return;
+    }
+    (void)cudaGetLastError();
     if (cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync) != cudaSuccess) (void)cudaGetLastError();
   });
 }
@@ -55,6 +76,35 @@ Status use_device(int ordinal) {
                                                     (n == 1 ? " CUDA device (0)" : " CUDA devices (0.." + std::to_string(n - 1) + ")"));
   HISTEQ_CUDA_TRY(cudaSetDevice(ordinal));
   return Status::ok();
+}
+
+int current_device() noexcept {
+  if (!have_device()) return -1;
+  int d = -1;
+  if (cudaGetDevice(&d) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return -1;
+  }
+  return d;
+}
+
+DeviceScope::DeviceScope(int device) noexcept {
+  if (device < 0) return;
+  previous_ = current_device();
+  if (previous_ == device || previous_ < 0) return;
+  if (cudaSetDevice(device) == cudaSuccess) changed_ = true;
+  else (void)cudaGetLastError();
+}
+
+DeviceScope::~DeviceScope() {
+  if (changed_) (void)cudaSetDevice(previous_);
+}
+
+std::string device_label(int ordinal) {
+  if (ordinal < 0) ordinal = current_device();
+  auto info = device_info(ordinal);
+  const std::string name = info ? info->name : "CUDA device " + std::to_string(ordinal);
+  return device_count() > 1 ? "GPU " + std::to_string(ordinal) + ", " + name : name;
 }
 
 std::string version_string(int v) {

@@ -43,8 +43,32 @@ Status init_context();
 // ordinal this machine does not have ("--device 3: this machine has 2 CUDA devices (0..1)").
 Status use_device(int ordinal);
 
+// The calling thread's current device (cudaGetDevice); -1 without a device.
+int current_device() noexcept;
+
+// `device` made the calling thread's current device for a scope, the previous one put back at its
+// end: code that works for a pipeline on device N (opening its decoder, its source, its pools) runs
+// inside one, and a library never leaves the caller's current device changed. -1: no change. A
+// device that cannot be made current leaves the current one (the calls inside then fail on their
+// own, naming themselves). Not copyable; one thread.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) noexcept;
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = -1;
+  bool changed_ = false;
+};
+
 // Properties of `ordinal` (or the current device when -1). Cached after the first call.
 Result<DeviceInfo> device_info(int ordinal = -1);
+
+// How a device is named to the user: its name ("NVIDIA H100 80GB HBM3"), with its ordinal in front
+// on a machine of several GPUs ("GPU 1, NVIDIA H100 80GB HBM3"). -1: the current device.
+std::string device_label(int ordinal = -1);
 
 // "13.0" from 13000.
 std::string version_string(int cuda_version);

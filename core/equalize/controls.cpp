@@ -1,10 +1,9 @@
 #include "core/equalize/controls.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <utility>
 
+#include "core/cuda/numbers.h"
 #include "core/equalize/operation.h"
 
 namespace histeq::eq {
@@ -39,20 +38,14 @@ std::string either(const std::vector<std::string>& words) {
 }
 
 Status parse_number(const Control& c, const std::string& text, double& out) {
-  char* end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == text.c_str() || *end != '\0')
+  if (!histeq::parse_number(text, out))  // the C locale's decimal point whatever the host program's locale
     return HISTEQ_ERROR(Code::invalid_argument, c.config_key() + "=" + text + ": not a number");
   return Status::ok();
 }
 
 }  // namespace
 
-std::string control_number(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%g", v);
-  return b;
-}
+std::string control_number(double v) { return format_number(v); }
 
 std::string Control::python_name() const {
   std::string s = name;
@@ -170,9 +163,7 @@ Status set_control_text(const Control& c, Quality& q, const std::string& text) {
       return Status::ok();
     case ControlType::grid: {
       int cols = 0, rows = 0;
-      char extra = 0;
-      if (std::sscanf(text.c_str(), "%dx%d%c", &cols, &rows, &extra) != 2)
-        return HISTEQ_ERROR(Code::invalid_argument, c.what + " must be COLSxROWS (e.g. 8x8), not '" + text + "'");
+      HISTEQ_TRY(parse_dimensions(text, c.what, static_cast<int>(c.max), cols, rows));
       Quality t = q;
       c.set_grid(t, {cols, rows});
       HISTEQ_TRY(check_control(c, t));

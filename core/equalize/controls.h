@@ -44,6 +44,7 @@ struct Control {
   double on_value = 0;      // number with zero_off: what the player's key turns it on at when neither
                             // the settings nor the defaults have it on (0: never the case)
   std::vector<std::string> choices;  // choice: the spellings, the index is the number form
+  std::vector<std::string> choice_help;  // choice: what each means, a few words (GStreamer's enum values)
   std::string unit;  // "s", "levels", "" (shown in the docs and in range errors)
   std::string what;  // what errors call it ("clip limit")
   std::string help;  // the command line's help
@@ -107,7 +108,7 @@ void copy_control(const Control& c, const Quality& from, Quality& to);
 Status check_control(const Control& c, const Quality& q);
 // The valid values in words: "0 (off) or 1..64", "0..1", "global, clahe".
 std::string range_text(const Control& c);
-// A number as the controls print it (%g).
+// A number as the controls print it (%g in the C locale, whatever the process's: numbers.h).
 std::string control_number(double v);
 
 }  // namespace histeq::eq

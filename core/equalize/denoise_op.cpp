@@ -1,11 +1,24 @@
 // The denoise operation (operation.h): the temporal denoiser of denoise.h on the frame's luma,
 // before the histogram, so that the curve is built from, and applied to, the denoised picture.
+#include <cstring>
+
+#include "core/cuda/check.h"
 #include "core/equalize/controls.h"
 #include "core/equalize/denoise.h"
 #include "core/equalize/operation.h"
 
 namespace histeq::eq {
 namespace {
+
+// `b` set to zero bytes: at once in host memory, in order on `stream` in device memory.
+Status zero(cuda::Buffer& b, cudaStream_t stream) {
+  if (b.kind() != MemoryKind::device) {
+    std::memset(b.data(), 0, b.bytes());
+    return Status::ok();
+  }
+  HISTEQ_CUDA_TRY(cudaMemsetAsync(b.data(), 0, b.bytes(), stream));
+  return Status::ok();
+}
 
 // Stateful: the state planes and the cut sums live in the frame's memory (device on the GPU), and
 // the equalizer orders the runs of consecutive frames across slots. Starts over at the first frame,
@@ -45,6 +58,11 @@ class DenoiseOp final : public Operation {
       if (!c) return c.status();
       sums_ = std::move(c.value());
       following_ = false;
+      // The first frame starts over and so reads a state it does not use (k = 256 takes the frame
+      // alone): zeroed, so that it is not an uninitialised read (valgrind, compute-sanitizer's
+      // initcheck), and the sums are zero as denoise.h promises.
+      HISTEQ_TRY(zero(state_, stream));
+      HISTEQ_TRY(zero(sums_, stream));
     }
     DenoiseArgs a;
     a.luma = ctx.luma;

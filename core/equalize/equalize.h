@@ -101,8 +101,17 @@ Status build_tile_luts_gpu(const uint32_t* d_tile_counts, int tiles, int bins, u
 Status sum_tiles(const uint32_t* tile_counts, int tiles, int bins, uint32_t* counts);
 Status sum_tiles_gpu(const uint32_t* d_tile_counts, int tiles, int bins, uint32_t* d_counts, cudaStream_t stream);
 
-// table[x] = tone::axis_entry(x, n, size) for x in [0, size): the interpolation of one axis (host).
-void axis_table(int size, int n, uint32_t* table);
+// table[x] = tone::axis_entry(x, n, size, step) for x in [0, size): the interpolation of one axis
+// (host); step: OpenCV's tile size (TileLayout), 0 for histeq's grid.
+void axis_table(int size, int n, uint32_t* table, int step = 0);
+
+// `out` = `in` extended to out's size (at least in's on both axes; the same sample size and memory)
+// by reflection past its last column and row (tone::reflect_101: OpenCV's BORDER_REFLECT_101), the
+// picture the textbook clahe's tiles count (TileLayout). Host planes / device planes on `stream`.
+Status pad_reflect(const PlaneRef& in, const PlaneRef& out);
+Status pad_reflect_gpu(const PlaneRef& in, const PlaneRef& out, cudaStream_t stream);
+// The argument checks both make (planes of `memory`).
+Status check_pad(const PlaneRef& in, const PlaneRef& out, MemoryKind memory);
 
 // The tile LUTs of a frame and where each pixel finds them (memory of the plane they map).
 struct TileLuts {

@@ -71,6 +71,9 @@ struct FrameContext {
   // Tiled frames (clahe mode): set by the histogram stage for the later stages, in the luma's memory.
   hist::TileGrid tiles;              // effective_tiles() of the frame
   uint32_t* tile_counts = nullptr;   // tiles.count() histograms of `bins` counters, tile-major
+  // The tile histograms count the textbook clahe's padded picture (TileLayout), not the frame's:
+  // they do not sum to `counts`, which the histogram stage then counts on its own.
+  bool tiles_padded = false;
   uint16_t* tile_luts = nullptr;     // tiles.count() LUTs of `bins` entries
   const uint32_t* tile_x = nullptr;  // luma width entries: axis_table() of the columns
   const uint32_t* tile_y = nullptr;  // luma height entries

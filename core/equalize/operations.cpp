@@ -58,13 +58,14 @@ MemoryKind memory_of(const FrameContext& ctx) { return ctx.backend == Backend::g
 Result<cuda::Buffer> allocate(MemoryKind kind, size_t bytes) { return cuda::Buffer::allocate(kind, bytes); }
 
 // A slot's buffers for tiled frames: the tile histograms and LUTs (sized for the largest grid, so
-// a live change of the grid never reallocates under a frame in flight) and the interpolation
-// tables of the grid it last served (on the GPU uploaded from pinned staging on the slot's stream).
+// a live change of the grid never reallocates under a frame in flight), the interpolation tables
+// of the layout it last served (on the GPU uploaded from pinned staging on the slot's stream), and
+// the textbook clahe's padded picture when a frame needs one.
 struct TileScratch {
-  cuda::Buffer counts, luts, x_table, y_table, x_stage, y_stage;
-  hist::TileGrid grid{0, 0};
+  cuda::Buffer counts, luts, x_table, y_table, x_stage, y_stage, padded;
+  TileLayout layout;
 
-  Status ensure(const FrameContext& ctx, cudaStream_t stream) {
+  Status ensure(const FrameContext& ctx, const TileLayout& want, cudaStream_t stream) {
     const MemoryKind mem = memory_of(ctx);
     const size_t most = static_cast<size_t>(hist::kMaxTiles) * hist::kMaxTiles * static_cast<size_t>(ctx.bins);
     const int w = ctx.luma.width, h = ctx.luma.height;
@@ -90,17 +91,35 @@ struct TileScratch {
         y_stage = std::move(ys.value());
       }
     }
-    if (grid != ctx.tiles) {
+    if (layout != want) {
       const bool dev = mem == MemoryKind::device;
-      axis_table(w, ctx.tiles.cols, static_cast<uint32_t*>(dev ? x_stage.data() : x_table.data()));
-      axis_table(h, ctx.tiles.rows, static_cast<uint32_t*>(dev ? y_stage.data() : y_table.data()));
+      axis_table(w, want.grid.cols, static_cast<uint32_t*>(dev ? x_stage.data() : x_table.data()), want.step_x);
+      axis_table(h, want.grid.rows, static_cast<uint32_t*>(dev ? y_stage.data() : y_table.data()), want.step_y);
       if (dev) {
         HISTEQ_CUDA_TRY(cudaMemcpyAsync(x_table.data(), x_stage.data(), sizeof(uint32_t) * w, cudaMemcpyHostToDevice, stream));
         HISTEQ_CUDA_TRY(cudaMemcpyAsync(y_table.data(), y_stage.data(), sizeof(uint32_t) * h, cudaMemcpyHostToDevice, stream));
       }
-      grid = ctx.tiles;
+      layout = want;
     }
     return Status::ok();
+  }
+
+  // `luma` padded to the layout's picture (TileLayout), in this scratch; rows 16-byte aligned, as
+  // the GPU kernels' units read them best. Grown when a frame needs more, before the stream uses it.
+  Result<PlaneRef> pad(const FrameContext& ctx, const PlaneRef& luma, cudaStream_t stream) {
+    PlaneRef p = luma;
+    p.width = layout.width;
+    p.height = layout.height;
+    p.pitch = (static_cast<size_t>(p.width) * p.bytes_per_sample + 15) / 16 * 16;
+    if (padded.bytes() < p.pitch * static_cast<size_t>(p.height)) {
+      auto b = allocate(memory_of(ctx), p.pitch * static_cast<size_t>(p.height));
+      if (!b) return b.status();
+      padded = std::move(b.value());
+    }
+    p.data = padded.data();
+    if (ctx.backend == Backend::gpu) HISTEQ_TRY(pad_reflect_gpu(luma, p, stream));
+    else HISTEQ_TRY(pad_reflect(luma, p));
+    return p;
   }
 };
 
@@ -108,7 +127,8 @@ struct TileScratch {
 // and kept per slot (a kernel instance may hold scratch memory that one stream uses, e.g. cub's),
 // so a live switch waits for nothing and switching back costs nothing; a slot with a frame in
 // flight keeps the instance it used alive. Clahe frames: the tile histograms in one call, summed
-// into the frame's histogram, and the tile fields of the context for the later stages.
+// into the frame's histogram, and the tile fields of the context for the later stages; on the
+// textbook clahe's padded picture (TileLayout), the frame's histogram counted apart.
 class HistogramOp final : public Operation {
  public:
   video::StageId stage() const override { return id_; }
@@ -130,18 +150,27 @@ class HistogramOp final : public Operation {
       if (!k) return k.status();
       it = set.emplace(ctx.settings->kernel, std::move(k.value())).first;
     }
+    hist::Kernel& kernel = *it->second;
     const MemoryKind mem = memory_of(ctx);
     const PlaneRef& luma = ctx.source.data != nullptr ? ctx.source : ctx.luma;
-    if (ctx.settings->quality.mode != Mode::clahe) return hist::compute(*it->second, luma, {ctx.counts, ctx.bins, mem}, stream);
+    if (ctx.settings->quality.mode != Mode::clahe) return hist::compute(kernel, luma, {ctx.counts, ctx.bins, mem}, stream);
 
     TileScratch& t = tiles_.at(static_cast<size_t>(ctx.slot));
-    ctx.tiles = effective_tiles(ctx.settings->quality, ctx.luma.width, ctx.luma.height);
-    HISTEQ_TRY(t.ensure(ctx, stream));
+    const TileLayout layout = tile_layout(ctx.settings->quality, ctx.luma.width, ctx.luma.height);
+    ctx.tiles = layout.grid;
+    ctx.tiles_padded = layout.padded(ctx.luma.width, ctx.luma.height);
+    HISTEQ_TRY(t.ensure(ctx, layout, stream));
     ctx.tile_counts = static_cast<uint32_t*>(t.counts.data());
     ctx.tile_luts = static_cast<uint16_t*>(t.luts.data());
     ctx.tile_x = static_cast<const uint32_t*>(t.x_table.data());
     ctx.tile_y = static_cast<const uint32_t*>(t.y_table.data());
-    HISTEQ_TRY(hist::compute_tiles(*it->second, luma, ctx.tiles, {ctx.tile_counts, ctx.bins, mem}, stream));
+    if (ctx.tiles_padded) {
+      auto padded = t.pad(ctx, luma, stream);
+      if (!padded) return padded.status();
+      HISTEQ_TRY(hist::compute_tiles(kernel, padded.value(), ctx.tiles, {ctx.tile_counts, ctx.bins, mem}, stream));
+      return hist::compute(kernel, luma, {ctx.counts, ctx.bins, mem}, stream);
+    }
+    HISTEQ_TRY(hist::compute_tiles(kernel, luma, ctx.tiles, {ctx.tile_counts, ctx.bins, mem}, stream));
     if (ctx.backend == Backend::gpu) return sum_tiles_gpu(ctx.tile_counts, ctx.tiles.count(), ctx.bins, ctx.counts, stream);
     return sum_tiles(ctx.tile_counts, ctx.tiles.count(), ctx.bins, ctx.counts);
   }
@@ -276,7 +305,8 @@ class TemporalOp final : public PooledOp {
     a.luts = clahe ? ctx.tile_luts : ctx.lut;
     a.count = clahe ? ctx.tiles.count() : 1;
     a.extra = clahe ? ctx.lut : nullptr;
-    a.tile_counts = clahe ? ctx.tile_counts : nullptr;
+    // The brightness measured on the tiles only where they sum to the frame (else on the mean LUT).
+    a.tile_counts = clahe && !ctx.tiles_padded ? ctx.tile_counts : nullptr;
     a.state = static_cast<int32_t*>(state_.data());
     // buffers_: histogram 0, histogram 1, scalars 0, scalars 1.
     uint32_t* hist = static_cast<uint32_t*>(buffers_.data());
@@ -414,6 +444,7 @@ OperationInfo histogram_operation() {
   mode.what = "mode";
   mode.help = "global: one LUT a frame; clahe: a LUT per tile, interpolated (Zuiderveld's CLAHE)";
   mode.doc = "global: one curve a frame; clahe: a curve per tile of a grid, interpolated between the tile centres";
+  mode.choice_help = {"one curve a frame", "a curve per tile, interpolated (CLAHE)"};
   mode.plain = true;
   mode.label = "Mode";
   mode.player_key = "g";
@@ -458,12 +489,15 @@ OperationInfo lut_operation() {
   range.help = "how the input's levels are read: auto (the video's tag; untagged = limited, as ffmpeg and players "
                "assume), limited (luma 16..235, x4 at 10 bits) or full (0..max); the curves stay within that range";
   range.doc = "how the input's levels are read: the video's tag (untagged: limited), limited or full range";
+  range.choice_help = {"the video's tag (untagged: limited)", "limited range (luma 16..235)", "full range (luma 0..max)"};
   range.label = "Levels";
   Control textbook = flag_control("textbook", &Quality::textbook);
   textbook.what = "textbook";
   textbook.help = "the textbook formula (cv2.equalizeHist's): levels stretched onto 0..max whatever the video's range, the "
-                  "darkest to 0 and the brightest to max; crushes the blacks and whites of limited-range video; for comparisons";
-  textbook.doc = "the classic formula's levels: stretched onto 0..max whatever the range (for comparisons)";
+                  "darkest to 0 and the brightest to max, and clahe on OpenCV's tile grid (createCLAHE's); crushes the blacks "
+                  "and whites of limited-range video; for comparisons";
+  textbook.doc = "the classic formula's levels: stretched onto 0..max whatever the range, and clahe on OpenCV's tile grid "
+                 "(for comparisons)";
   textbook.player_key = "r";
   textbook.key_help = "levels: textbook (stretched onto 0..max) / the video's range";
   return {"lut", {clip, range, textbook}, make<LutOp>};
@@ -505,6 +539,7 @@ OperationInfo apply_operation() {
   chroma.what = "chroma";
   chroma.help = "auto: scale chroma with the luma gain so colours keep their saturation; keep: chroma untouched";
   chroma.doc = "auto: chroma scaled with the luma's gain, so colours keep their saturation; keep: chroma untouched";
+  chroma.choice_help = {"chroma untouched", "chroma scaled with the luma's gain (saturation kept)"};
   chroma.plain = true;
   chroma.label = "Colour";
   chroma.player_key = "c";

@@ -1,19 +1,15 @@
 #include "core/equalize/quality.h"
 
+#include "core/cuda/numbers.h"
 #include "core/equalize/controls.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace histeq::eq {
 namespace {
 
-std::string number(double v) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%g", v);
-  return b;
-}
+std::string number(double v) { return format_number(v); }
 
 }  // namespace
 
@@ -72,9 +68,7 @@ Result<RangeMode> parse_range(const std::string& s) {
 
 Result<hist::TileGrid> parse_tiles(const std::string& s) {
   int c = 0, r = 0;
-  char extra = 0;
-  if (std::sscanf(s.c_str(), "%dx%d%c", &c, &r, &extra) != 2)
-    return HISTEQ_ERROR(Code::invalid_argument, "tiles must be COLSxROWS (e.g. 8x8), not '" + s + "'");
+  HISTEQ_TRY(parse_dimensions(s, "tiles", hist::kMaxTiles, c, r));
   Quality q;
   q.tiles = {c, r};
   HISTEQ_TRY(validate(q));
@@ -121,8 +115,25 @@ FrameLevels frame_levels(const Quality& q, int bit_depth, bool tagged_full_range
   return f;
 }
 
-hist::TileGrid effective_tiles(const Quality& q, int width, int height) noexcept {
-  return {std::max(1, std::min(q.tiles.cols, width)), std::max(1, std::min(q.tiles.rows, height))};
+TileLayout tile_layout(const Quality& q, int width, int height) noexcept {
+  TileLayout t;
+  t.width = width;
+  t.height = height;
+  if (!q.textbook) {
+    t.grid = {std::max(1, std::min(q.tiles.cols, width)), std::max(1, std::min(q.tiles.rows, height))};
+    return t;
+  }
+  // OpenCV's CLAHE_Impl::apply: both axes padded, by n - size % n, unless both are whole.
+  t.grid = q.tiles;
+  const int cols = std::max(1, q.tiles.cols), rows = std::max(1, q.tiles.rows);
+  const bool whole = width % cols == 0 && height % rows == 0;
+  t.step_x = whole ? width / cols : width / cols + 1;
+  t.step_y = whole ? height / rows : height / rows + 1;
+  t.width = t.step_x * cols;
+  t.height = t.step_y * rows;
+  return t;
 }
+
+hist::TileGrid effective_tiles(const Quality& q, int width, int height) noexcept { return tile_layout(q, width, height).grid; }
 
 }  // namespace histeq::eq

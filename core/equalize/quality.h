@@ -131,7 +131,22 @@ struct FrameLevels {
 };
 FrameLevels frame_levels(const Quality& q, int bit_depth, bool tagged_full_range) noexcept;
 
-// The tile grid a frame of width x height gets: q.tiles clamped to at most one tile per sample.
+// Clahe's tiles on a frame of width x height (tone.h, "OpenCV's tile grid"). histeq's grid: q.tiles
+// clamped to at most one tile per sample, tile i of n over `size` samples from floor(i size / n).
+// With the textbook levels OpenCV's: q.tiles as they are, and unless both axes are whole numbers of
+// tiles the picture padded by reflection to width x height below, tiles of step samples from 0.
+struct TileLayout {
+  hist::TileGrid grid;
+  int step_x = 0, step_y = 0;  // OpenCV's tile size; 0: histeq's grid
+  int width = 0, height = 0;   // the picture the tile histograms count: the frame's, or padded
+  bool padded(int frame_width, int frame_height) const noexcept { return width != frame_width || height != frame_height; }
+  bool operator==(const TileLayout& o) const noexcept {
+    return grid == o.grid && step_x == o.step_x && step_y == o.step_y && width == o.width && height == o.height;
+  }
+  bool operator!=(const TileLayout& o) const noexcept { return !(*this == o); }
+};
+TileLayout tile_layout(const Quality& q, int width, int height) noexcept;
+// tile_layout's grid.
 hist::TileGrid effective_tiles(const Quality& q, int width, int height) noexcept;
 
 }  // namespace histeq::eq

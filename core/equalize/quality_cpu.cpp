@@ -477,8 +477,37 @@ Status sum_tiles(const uint32_t* tile_counts, int tiles, int bins, uint32_t* cou
   return Status::ok();
 }
 
-void axis_table(int size, int n, uint32_t* table) {
-  for (int x = 0; x < size; ++x) table[x] = tone::axis_entry(x, n, size);
+void axis_table(int size, int n, uint32_t* table, int step) {
+  for (int x = 0; x < size; ++x) table[x] = tone::axis_entry(x, n, size, step);
+}
+
+Status check_pad(const PlaneRef& in, const PlaneRef& out, MemoryKind memory) {
+  if (in.data == nullptr || out.data == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "pad_reflect: null plane");
+  if (in.memory != memory || out.memory != memory) return HISTEQ_ERROR(Code::invalid_argument, "pad_reflect: planes in the wrong memory");
+  if (in.bytes_per_sample != out.bytes_per_sample || (in.bytes_per_sample != 1 && in.bytes_per_sample != 2))
+    return HISTEQ_ERROR(Code::invalid_argument, "pad_reflect: samples of different or unknown sizes");
+  if (in.width < 1 || in.height < 1 || out.width < in.width || out.height < in.height)
+    return HISTEQ_ERROR(Code::invalid_argument, "pad_reflect: the padded plane is smaller than the picture");
+  return Status::ok();
+}
+
+namespace {
+template <class T>
+void pad_rows(const PlaneView<const T>& in, const PlaneView<T>& out) {
+  for (int y = 0; y < out.height; ++y) {
+    const T* src = in.row(tone::reflect_101(y, in.height));
+    T* dst = out.row(y);
+    std::copy(src, src + in.width, dst);
+    for (int x = in.width; x < out.width; ++x) dst[x] = src[tone::reflect_101(x, in.width)];
+  }
+}
+}  // namespace
+
+Status pad_reflect(const PlaneRef& in, const PlaneRef& out) {
+  HISTEQ_TRY(check_pad(in, out, MemoryKind::host));
+  if (in.bytes_per_sample == 1) pad_rows(in.as<uint8_t>(), out.as_writable<uint8_t>());
+  else pad_rows(in.as<uint16_t>(), out.as_writable<uint16_t>());
+  return Status::ok();
 }
 
 Status apply_tiles(const PlaneView<uint8_t>& plane, const TileLuts& t, int bins, image::ForkJoin* pool) {

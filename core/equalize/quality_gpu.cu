@@ -11,6 +11,8 @@
 //                            loads, LUTs read through L1 (bound by L1's gathers: staging the
 //                            block's LUTs in shared memory measured slower; docs/performance.md,
 //                            "method2_tuned's tiled form")
+//   padded picture           one thread per sample of the padded plane (textbook clahe on a
+//                            picture that is not a whole number of tiles: OpenCV's grid)
 //   apply with colour        one thread per chroma sample and its co-sited luma samples, every
 //                            load issued before the first store; folded (global mode's defaults,
 //                            8-bit 4:2:0): the fused kernel's apply, in 16-byte units loaded while
@@ -621,6 +623,29 @@ Status apply_tiles_device(const PlaneView<T>& p, const TileLuts& t, int bins, cu
   return Status::ok();
 }
 
+// --- the textbook clahe's padded picture ---------------------------------------------------------
+
+constexpr int kPadThreads = 256;
+
+// One thread per sample of the padded plane: out(x, y) = in(reflect(x), reflect(y)) (a copy inside
+// the picture). Textbook clahe only, on pictures that are not whole tiles; its cost is a copy.
+template <class T>
+__global__ void __launch_bounds__(kPadThreads) pad_reflect_kernel(PlaneView<const T> in, PlaneView<T> out) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * kPadThreads + threadIdx.x;
+  if (i >= static_cast<uint64_t>(out.width) * static_cast<uint64_t>(out.height)) return;
+  const int y = static_cast<int>(i / static_cast<uint64_t>(out.width)), x = static_cast<int>(i % static_cast<uint64_t>(out.width));
+  out.row(y)[x] = in.row(tone::reflect_101(y, in.height))[tone::reflect_101(x, in.width)];
+}
+
+template <class T>
+Status pad_reflect_device(const PlaneRef& in, const PlaneRef& out, cudaStream_t stream) {
+  const uint64_t blocks = (static_cast<uint64_t>(out.width) * static_cast<uint64_t>(out.height) + kPadThreads - 1) / kPadThreads;
+  if (blocks > 0x7FFFFFFFull) return HISTEQ_ERROR(Code::unsupported, "plane too large for pad_reflect_gpu");
+  pad_reflect_kernel<T><<<static_cast<unsigned>(blocks), kPadThreads, 0, stream>>>(in.as<T>(), out.as_writable<T>());
+  HISTEQ_CUDA_TRY_LAUNCH();
+  return Status::ok();
+}
+
 // --- apply with colour --------------------------------------------------------------------------
 
 struct ColourPlan {
@@ -993,6 +1018,11 @@ Status apply_tiles_gpu(const PlaneView<uint8_t>& plane, const TileLuts& t, int b
 }
 Status apply_tiles_gpu(const PlaneView<uint16_t>& plane, const TileLuts& t, int bins, cudaStream_t stream) {
   return apply_tiles_device(plane, t, bins, stream);
+}
+
+Status pad_reflect_gpu(const PlaneRef& in, const PlaneRef& out, cudaStream_t stream) {
+  HISTEQ_TRY(check_pad(in, out, MemoryKind::device));
+  return in.bytes_per_sample == 1 ? pad_reflect_device<uint8_t>(in, out, stream) : pad_reflect_device<uint16_t>(in, out, stream);
 }
 
 Status apply_colour_gpu(const PlaneRef& luma, const ChromaPlanes& chroma, const uint16_t* d_lut, const TileLuts* tiles, int bins,

@@ -31,7 +31,15 @@
 //   c + 1 takes w = (x + 0.5 - centre_c) / (centre_{c+1} - centre_c) of tile c + 1's LUT, in
 //   1/1024 steps (round to nearest); before the first centre and after the last one the nearest
 //   tile's LUT alone. out = round(((l00 (1 - wx) + l01 wx) (1 - wy) + (l10 (1 - wx) + l11 wx) wy)).
-//   (OpenCV places the centres half a pixel to the left: x / tile_width - 0.5.)
+// OpenCV's tile grid (createCLAHE; histeq's with the textbook levels, so that it is a reference on
+//   any picture size): when the picture is not a whole number of tiles on both axes, it is padded
+//   by reflection (BORDER_REFLECT_101, reflect_101 below) on the right and at the bottom, by n -
+//   size % n samples on each axis (n when that axis was whole), and cut into tiles of `step` =
+//   padded size / n samples: the tile histograms count the padding, the last tiles' centres lie
+//   where the padded picture puts them (past the middle of what is left of the picture), and a
+//   pixel stands at its left edge: w = (x - centre_c) / step, centre_c = (c + 1/2) step (OpenCV's
+//   x / step - 1/2). histeq's own grid spreads the tiles over the picture instead, so that none is
+//   mostly padding, and puts a pixel at its centre.
 // Temporal filter, two parts:
 //  1. the curve: state s (each LUT entry in Q12), target t (this frame's entry):
 //     s += round_half_away((t * 4096 - s) * alpha_q16 / 65536): a first-order IIR, time constant
@@ -227,20 +235,31 @@ HISTEQ_HD uint32_t axis_lo(uint32_t e) { return (e >> 16) & 0xFFu; }
 HISTEQ_HD uint32_t axis_hi(uint32_t e) { return e >> 24; }
 HISTEQ_HD uint32_t axis_w(uint32_t e) { return e & 0xFFFFu; }
 
-// The entry of pixel x on an axis of `size` pixels cut into n tiles (tile starts: floor(i * size / n)).
-HISTEQ_HD uint32_t axis_entry(int x, int n, int size) {
-  // Doubled coordinates keep the centres integer: C_i = start_i + start_{i+1}, P = 2x + 1.
-  auto start = [&](int i) { return static_cast<int64_t>(i) * size / n; };
-  const int64_t p = 2 * static_cast<int64_t>(x) + 1;
+// The entry of pixel x on an axis of `size` pixels cut into n tiles: step 0, histeq's grid (tile
+// starts floor(i * size / n), the pixel at its centre); step > 0, OpenCV's (tile starts i * step over
+// the padded axis, n * step >= size; the pixel at its left edge).
+HISTEQ_HD uint32_t axis_entry(int x, int n, int size, int step = 0) {
+  // Doubled coordinates keep the centres integer: C_i = start_i + start_{i+1}, P = 2x + 1 (2x).
+  auto start = [&](int i) { return step > 0 ? static_cast<int64_t>(i) * step : static_cast<int64_t>(i) * size / n; };
+  const int64_t p = 2 * static_cast<int64_t>(x) + (step > 0 ? 0 : 1);
   if (n == 1 || p <= start(0) + start(1)) return axis_pack(0, 0, 0);
   if (p >= start(n - 1) + start(n)) return axis_pack(n - 1, n - 1, 0);
   // The tile whose centre is the last one at or before p: centres are increasing.
-  int i = static_cast<int>((static_cast<int64_t>(x) * n) / size);  // x's own tile; its centre or the one before
+  int i = step > 0 ? x / step : static_cast<int>((static_cast<int64_t>(x) * n) / size);  // x's own tile; its centre or the one before
   if (start(i) + start(i + 1) > p) --i;
   const int64_t c0 = start(i) + start(i + 1), c1 = start(i + 1) + start(i + 2);
   const int64_t d = c1 - c0;
   const uint32_t w = static_cast<uint32_t>(((p - c0) * kWeightOne + d / 2) / d);
   return axis_pack(static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1), w);
+}
+
+// The sample of an axis of `len` samples that position p (>= 0) of the padded axis repeats:
+// OpenCV's BORDER_REFLECT_101 (..., len - 3, len - 2 | past the end; again from the start when the
+// padding is longer than the axis).
+HISTEQ_HD int reflect_101(int p, int len) {
+  if (len <= 1) return 0;
+  while (p < 0 || p >= len) p = p < 0 ? -p : 2 * (len - 1) - p;
+  return p;
 }
 
 // The interpolated mapping of value v (< bins) at the pixel whose axis entries are ex, ey; `luts`

@@ -14,7 +14,9 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
+#include "core/pipeline/hidden_names.h"
 #include "core/pipeline/source_factory.h"
 #include "core/video/frame_count.h"
 
@@ -24,6 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+double wall_clock_s() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 bool same_file(const std::string& a, const std::string& b) {
   struct stat sa {}, sb {};
@@ -43,7 +46,7 @@ Status check_ext(const std::string& ext) {
 // The sidecar through a new temporary file renamed into place: a reader sees the whole line or none.
 Status write_sidecar(const std::string& output, int64_t frames) {
   const std::string path = sidecar_path(output);
-  std::string templ = path + ".XXXXXX";
+  std::string templ = hidden_sibling(output, ".histeq.XXXXXX");
   const int fd = ::mkstemp(templ.data());
   if (fd < 0) return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + std::strerror(errno));
   const std::string line = "frames " + std::to_string(frames) + "\n";
@@ -70,10 +73,7 @@ int64_t read_sidecar(const std::string& output) {
 
 }  // namespace
 
-std::string sidecar_path(const std::string& output) {
-  const fs::path p(output);
-  return (p.parent_path() / ("." + p.filename().string() + ".histeq")).string();
-}
+std::string sidecar_path(const std::string& output) { return hidden_sibling(output, ".histeq"); }
 
 bool complete_output(const std::string& output) {
   struct stat st {};
@@ -86,14 +86,16 @@ bool complete_output(const std::string& output) {
 
 int remove_stale_parts(const std::string& output) {
   const fs::path p(output);
-  const std::string prefix = "." + p.filename().string() + ".";
+  // Exactly the exporter's temporary name (".NAME.XXXXXX.part", or its shortened form for a long
+  // NAME: hidden_names.h), mkstemps' six characters in place of the X's.
+  const std::string templ = fs::path(hidden_sibling(output, ".XXXXXX.part")).filename().string();
+  const std::string prefix = templ.substr(0, templ.size() - 11);
   std::error_code ec;
   const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   int removed = 0;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     const std::string n = e.path().filename().string();
-    // Exactly the exporter's ".NAME.XXXXXX.part" (mkstemps' six characters).
-    if (n.size() != prefix.size() + 11 || n.compare(0, prefix.size(), prefix) != 0 || n.compare(n.size() - 5, 5, ".part") != 0) continue;
+    if (n.size() != templ.size() || n.compare(0, prefix.size(), prefix) != 0 || n.compare(n.size() - 5, 5, ".part") != 0) continue;
     std::error_code re;
     if (fs::remove(e.path(), re)) ++removed;
   }
@@ -139,15 +141,24 @@ Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs
   return items;
 }
 
-JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files) {
+JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files, const std::vector<int>& sessions) {
   JobPlan p;
   cores = std::max(1, cores);
   p.devices = gpu ? devices : std::vector<int>{};
+  // The GPUs' decode sessions, interleaved: one of each device a round while it has some left.
+  auto sessions_of = [&](size_t i) { return i < sessions.size() ? std::max(1, sessions[i]) : 1; };
+  int rounds = 0;
+  for (size_t i = 0; i < p.devices.size(); ++i) rounds = std::max(rounds, sessions_of(i));
+  std::vector<int> slots;
+  for (int round = 0; round < rounds; ++round)
+    for (size_t i = 0; i < p.devices.size(); ++i)
+      if (round < sessions_of(i)) slots.push_back(p.devices[i]);
   int jobs = requested;
-  if (jobs <= 0) jobs = gpu ? std::max<int>(1, static_cast<int>(devices.size())) : std::max(1, cores / 4);
+  if (jobs <= 0) jobs = gpu && !slots.empty() ? static_cast<int>(slots.size()) : std::max(1, cores / 4);
   jobs = std::max(1, std::min<int>(jobs, static_cast<int>(std::max<size_t>(files, 1))));
   p.jobs = jobs;
   p.encoder_threads = jobs == 1 ? 0 : std::max(1, cores / jobs);
+  for (int k = 0; k < jobs && !slots.empty(); ++k) p.job_device.push_back(slots[static_cast<size_t>(k) % slots.size()]);
   return p;
 }
 
@@ -157,6 +168,7 @@ const char* outcome_name(BatchOutcome o) noexcept {
     case BatchOutcome::failed: return "failed";
     case BatchOutcome::cancelled: return "interrupted";
     case BatchOutcome::skipped: return "skipped";
+    case BatchOutcome::short_input: return "short";
     default: return "not started";
   }
 }
@@ -175,6 +187,25 @@ std::string existing_output(const BatchItem& item, Existing existing, bool& over
   if (complete_output(item.output)) return item.output + ": complete; skipped (--resume)";
   overwrite = true;  // cut short, or not recorded as finished: done again
   return "";
+}
+
+bool has_output(BatchOutcome o) {
+  return o == BatchOutcome::ok || o == BatchOutcome::skipped || o == BatchOutcome::short_input;
+}
+
+// A run that succeeded: failed when the encoder dropped frames; else its record written (a short
+// input's output holds all there was: complete for --resume, as an export again gives the same),
+// then short or ok (`writes` false: -f null, no record). The outcome and its message.
+std::pair<BatchOutcome, std::string> finished_outcome(const BatchItem& item, const ExportReport& rep, std::vector<std::string>& notes,
+                                                     bool writes) {
+  if (rep.frames_in != rep.frames_out)
+    return {BatchOutcome::failed, item.output + ": " + std::to_string(rep.frames_in) + " frames in but " +
+                                      std::to_string(rep.frames_out) + " out (the encoder dropped frames)"};
+  if (writes) {  // -f null: no output, no record of one
+    if (Status s = write_sidecar(item.output, rep.frames_out); !s) notes.push_back(s.message() + " (--resume will export it again)");
+  }
+  if (!rep.short_input.empty()) return {BatchOutcome::short_input, item.input + ": " + rep.short_input};
+  return {BatchOutcome::ok, ""};
 }
 
 }  // namespace
@@ -199,14 +230,16 @@ std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, cons
       r.outcome = outcome;
       r.message = message;
       r.elapsed_s = now_s() - t0;
-      if (outcome == BatchOutcome::ok || outcome == BatchOutcome::skipped) {
+      r.finished_at = wall_clock_s();
+      if (has_output(outcome)) {
         struct stat st {};
         if (::stat(items[i].output.c_str(), &st) == 0) r.output_bytes = static_cast<int64_t>(st.st_size);
       }
       std::lock_guard<std::mutex> l(mu);
       if (cb.finished) cb.finished(i, r);
     };
-    if (const std::string skip = existing_output(items[i], existing, o.overwrite); !skip.empty())
+    const bool writes = o.format != "null";  // -f null: nothing to skip, resume or record
+    if (const std::string skip = writes ? existing_output(items[i], existing, o.overwrite) : ""; !skip.empty())
       return finish(BatchOutcome::skipped, skip);
     auto ex = Exporter::open(o);
     if (!ex) return finish(ex.status().code() == Code::cancelled ? BatchOutcome::cancelled : BatchOutcome::failed, ex.status().to_string());
@@ -231,15 +264,12 @@ std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, cons
     r.frames_in = rep->frames_in;
     r.frames_out = rep->frames_out;
     r.source = rep->source;
-    if (rep->frames_in != rep->frames_out)
-      return finish(BatchOutcome::failed, items[i].output + ": " + std::to_string(rep->frames_in) + " frames in but " +
-                                              std::to_string(rep->frames_out) + " out (the encoder dropped frames)");
-    if (Status s = write_sidecar(items[i].output, rep->frames_out); !s) r.notes.push_back(s.message() + " (--resume will export it again)");
-    finish(BatchOutcome::ok, "");
+    const auto [outcome, message] = finished_outcome(items[i], *rep, r.notes, writes);
+    finish(outcome, message);
   };
 
   auto worker = [&](int job) {
-    const int device = plan.devices.empty() ? -1 : plan.devices[static_cast<size_t>(job) % plan.devices.size()];
+    const int device = plan.job_device.empty() ? -1 : plan.job_device[static_cast<size_t>(job) % plan.job_device.size()];
     for (;;) {
       if (stop.load()) return;
       const size_t i = next.fetch_add(1);

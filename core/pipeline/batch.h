@@ -2,10 +2,11 @@
 // temporary file, renamed when complete), several files at once. A file that fails is reported
 // and skipped; the others complete.
 //
-// Scheduling: `jobs` worker threads take the files in order. With the GPU equalizer, job k runs
-// its pipeline on device devices[k % devices.size()] (one pipeline per device by default); every
-// job's encoder gets an equal share of the cores, so the encoders together never ask for more
-// threads than the machine has.
+// Scheduling: `jobs` worker threads take the files in order, each on its own device
+// (JobPlan::job_device): every pipeline of a job, its NVDEC decoder, equalizer, pools and streams,
+// lives on that GPU. By default a GPU gets as many jobs as the caller's decode sessions for it (the
+// CLI: two an NVDEC engine), so every GPU's decoding is busy; every job's encoder gets an equal
+// share of the cores, so the encoders together never ask for more threads than the machine has.
 #pragma once
 
 #include <atomic>
@@ -36,16 +37,22 @@ Result<std::vector<BatchItem>> plan_batch(const std::vector<std::string>& inputs
 struct JobPlan {
   int jobs = 1;
   int encoder_threads = 0;  // per job; 0: the encoder's own choice (a single job)
-  std::vector<int> devices; // GPU: the devices jobs run on, in turn; empty: CPU (or the default device)
+  std::vector<int> devices; // GPU: the devices the batch uses; empty: CPU (or the default device)
+  std::vector<int> job_device;  // GPU: job k's device (jobs entries, the devices interleaved); empty on the CPU
 };
-// `requested` jobs (0: the default), for `files` files on `cores` cores. The default is one
-// pipeline per device with the GPU equalizer; on the CPU, cores / 4 jobs (an encoder keeps about
-// four cores busy on typical video, and the CPU equalizer shares them); never more jobs than files.
-// Each job's encoder then gets cores / jobs threads (the encoder's own choice for a single job).
-JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files);
+// `requested` jobs (0: the default), for `files` files on `cores` cores. On the GPU, `sessions[i]`
+// is how many decode sessions keep devices[i] busy (from its NVDEC engines, video::nvdec_engines; 0
+// or missing: 1): the default is their sum, and the jobs are dealt out in proportion, interleaved
+// (0, 1, 0, 1, ...) so that a batch of few files still spreads over the GPUs. On the CPU, cores / 4
+// jobs (an encoder keeps about four cores busy on typical video, and the CPU equalizer shares them).
+// Never more jobs than files. Each job's encoder then gets cores / jobs threads (the encoder's own
+// choice for a single job).
+JobPlan plan_jobs(int requested, bool gpu, const std::vector<int>& devices, int cores, size_t files,
+                  const std::vector<int>& sessions = {});
 
-enum class BatchOutcome { ok, failed, cancelled, not_started, skipped };
-// "ok", "failed", "interrupted", "not started", "skipped"
+// short_input: written, but the input ended early (ExportReport::short_input, in the message).
+enum class BatchOutcome { ok, failed, cancelled, not_started, skipped, short_input };
+// "ok", "failed", "interrupted", "not started", "skipped", "short"
 const char* outcome_name(BatchOutcome o) noexcept;
 
 // What a batch does with an output that already exists (ExportOptions::overwrite, -y, replaces it).
@@ -79,6 +86,7 @@ struct BatchFileResult {
   video::SourceCounters source;
   double elapsed_s = 0;       // from its start to its end (open included)
   int64_t output_bytes = 0;   // the finished file's size
+  double finished_at = 0;     // when it ended: seconds since the epoch (UTC), 0 not yet
 };
 
 // What the caller hears, one call at a time (the batch serializes them), from the worker threads.

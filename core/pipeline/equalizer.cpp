@@ -726,7 +726,7 @@ Result<std::unique_ptr<Equalizer>> Equalizer::create(const EqualizerOptions& opt
   if (gpu) {
     auto dev = cuda::device_info();
     if (!dev) return dev.status();
-    info.device = dev->name;
+    info.device = cuda::device_label(dev->ordinal);
   } else {
     info.device = cpu_name;
   }

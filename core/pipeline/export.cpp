@@ -15,6 +15,24 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// ExportReport::short_input for an export that ran to the end of its input (or range).
+std::string short_input_note(const ExportPlan& plan, const video::FileSource& src, int64_t frames_in, double start_s) {
+  if (src.info().live) return "";
+  const std::string cut = src.truncation();
+  const int64_t expected = plan.frames_hint;
+  const bool fewer = expected > 0 && static_cast<double>(frames_in) < 0.95 * static_cast<double>(expected);
+  const double reached = src.time_reached_s() - start_s;
+  const bool sooner = plan.duration_s > 0 && reached < 0.95 * plan.duration_s;
+  const bool short_count = fewer && (plan.frames_exact || sooner);
+  if (cut.empty() && !short_count) return "";
+  char b[160];
+  const auto n = static_cast<long long>(frames_in), m = static_cast<long long>(expected);
+  if (short_count && plan.frames_exact) std::snprintf(b, sizeof(b), "%lld of the %lld frames the container lists", n, m);
+  else if (short_count) std::snprintf(b, sizeof(b), "%lld of about %lld frames (%.2f of %.2f s)", n, m, reached, plan.duration_s);
+  else std::snprintf(b, sizeof(b), "%lld frames read", n);
+  return "the input ends early: " + (cut.empty() ? std::string(b) : short_count ? std::string(b) + "; " + cut : cut + "; " + b);
+}
+
 }  // namespace
 
 struct Exporter::Impl {
@@ -45,6 +63,7 @@ Status Exporter::Impl::open_input() {
   SourceRequest sr;
   sr.input = opts.input;
   sr.hwdec = opts.hwdec;
+  sr.cuda_device = opts.pipeline.equalizer.device;  // NVDEC on the pipeline's GPU
   sr.live = opts.live;
   sr.frames_held = frames_held_by(opts.pipeline);
   // Audio that belongs at the start may lie before the video key frame in the file (interleaving):
@@ -127,6 +146,8 @@ Result<ExportReport> Exporter::run(const std::atomic<bool>& stop, RunStats* stat
   Status s = m.pipeline->run(*m.src.source, *m.sink, stop, stats);
   // The video stopped at the end of the range: the audio up to it may lie further on in the file.
   if (s && m.opts.range.end_s > 0) s = m.src.file->read_other_streams(m.opts.range.end_s);
+  const std::string short_note = s ? short_input_note(m.plan, *m.src.file, m.pipeline->counters().frames_in, m.opts.range.start_s) : "";
+  if (!short_note.empty() && m.opts.strict) s = HISTEQ_ERROR(Code::io_error, m.opts.input + ": " + short_note);
   if (s) s = m.sink->finish();
   m.progress = nullptr;
   if (!s) {
@@ -137,6 +158,8 @@ Result<ExportReport> Exporter::run(const std::atomic<bool>& stop, RunStats* stat
   r.frames_in = m.pipeline->counters().frames_in;
   r.frames_out = m.sink->counters().frames_out;
   r.source = m.src.source->counters();
+  r.frames_expected = m.plan.frames_hint;
+  r.short_input = short_note;
   r.copied_packets = m.sink->counters().copied_packets;
   r.elapsed_s = now_s() - m.t0;
   r.dropped_source = m.pipeline->counters().dropped_source;

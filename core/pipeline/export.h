@@ -49,6 +49,9 @@ struct ExportOptions {
   // rather than waited for, counted in ExportReport::dropped_source).
   std::string format;
   bool live = false;
+  // --strict: an input that ends early (ExportReport::short_input) fails the export (io_error,
+  // "INPUT: the input ends early: ..."), and nothing is written.
+  bool strict = false;
 };
 
 struct ExportPlan {
@@ -77,6 +80,14 @@ struct ExportReport {
   int64_t copied_packets = 0;
   double elapsed_s = 0;
   int64_t dropped_source = 0;   // a live input's frames dropped because the pipeline was full
+  int64_t frames_expected = 0;  // what the input should give (ExportPlan::frames_hint; 0 unknown)
+  // Why the input ended early, one line for the user ("" when it did not): the demuxer met the end
+  // of the data inside a packet or element (FileSource::truncation()), or frames_in falls more
+  // than 5% short of frames_expected: by the count alone when the container gives it exactly (an
+  // index or header), else only when the time reached falls 5% short of the duration as well (a
+  // count from duration x rate is an estimate, off for a variable frame rate). Not for live
+  // inputs. The output is complete for what was read: the caller says so and calls it "short".
+  std::string short_input;
 };
 
 class Exporter {

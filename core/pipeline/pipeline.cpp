@@ -39,8 +39,7 @@ Pipeline::Pipeline() : impl_(std::make_unique<Impl>()) {}
 Pipeline::~Pipeline() = default;
 
 Result<std::unique_ptr<Pipeline>> Pipeline::create(const PipelineOptions& opts, const video::SourceInfo& source) {
-  if (opts.equalizer.device >= 0 && !opts.equalizer.cpu && !opts.equalizer.passthrough)
-    HISTEQ_TRY(cuda::use_device(opts.equalizer.device));
+  if (opts.equalizer.device >= 0) HISTEQ_TRY(cuda::use_device(opts.equalizer.device));
   std::unique_ptr<Pipeline> p(new Pipeline());
   p->impl_->opts = opts;
   auto eq = Equalizer::create(opts.equalizer, source.format);
@@ -108,8 +107,9 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
     source.interrupt();
   };
 
-  // The pipeline's device, current on each of its threads (checked by create()).
-  const int device = m.opts.equalizer.device >= 0 && !m.opts.equalizer.cpu && !m.opts.equalizer.passthrough ? m.opts.equalizer.device : -1;
+  // The pipeline's device, current on each of its threads (checked by create()): its equalizer's,
+  // and its NVDEC decoder's also when the equalizer runs on the CPU or passes frames through.
+  const int device = m.opts.equalizer.device;
   auto on_device = [device] {
     if (device >= 0) (void)cuda::use_device(device);
   };

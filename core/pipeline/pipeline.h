@@ -50,8 +50,9 @@ struct PipelineCounters {
 class Pipeline {
  public:
   // Creates the equalizer (backend, kernel) and the frame pool for `source`'s format. With
-  // equalizer.device set (and not --cpu), that device becomes the calling thread's current one,
-  // and each of run()'s threads makes it theirs, so that several pipelines share a machine's GPUs.
+  // equalizer.device set, that device becomes the calling thread's current one, and each of run()'s
+  // threads makes it theirs, so that several pipelines share a machine's GPUs (the source must have
+  // been opened for the same device: SourceRequest::cuda_device, where NVDEC decodes).
   static Result<std::unique_ptr<Pipeline>> create(const PipelineOptions& opts, const video::SourceInfo& source);
   ~Pipeline();
 

@@ -1,5 +1,7 @@
 #include "core/pipeline/sink_factory.h"
 
+#include "core/pipeline/hidden_names.h"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -58,10 +60,11 @@ Result<std::string> output_container(const OutputRequest& r, std::vector<std::st
 }
 
 // The temporary file: in the output's folder (so the final rename is atomic), unique, hidden, and
-// with the permissions a newly created file would get.
+// with the permissions a newly created file would get; its name fits the folder's NAME_MAX
+// whatever the output's length (hidden_names.h).
 Result<std::string> make_temp_file(const std::string& output) {
   const std::string dir = parent_dir(output);
-  std::string templ = dir + "/." + base_name(output) + ".XXXXXX.part";
+  std::string templ = hidden_sibling(dir + "/" + base_name(output), ".XXXXXX.part");
   std::vector<char> buf(templ.begin(), templ.end());
   buf.push_back('\0');
   const int fd = ::mkstemps(buf.data(), 5);
@@ -204,6 +207,28 @@ class CallbackSink final : public OutputSink {
   std::atomic<int64_t> frames_{0};
 };
 
+// -f null, as ffmpeg's: every frame decoded and equalized, then let go where it is (a device frame
+// stays on the device), nothing encoded or written. What a batch's throughput is measured with when
+// the encoder must not be the bound, and a check that a file decodes to its end.
+class NullSink final : public OutputSink {
+ public:
+  explicit NullSink(std::function<void(int64_t, double)> on_frame) : on_frame_(std::move(on_frame)) {}
+  FrameMemory memory() const noexcept override { return FrameMemory::none; }
+  Status consume(PipelineFrame f, FrameRecord& rec) override {
+    f.frame.reset();
+    const int64_t n = ++frames_;
+    if (on_frame_) on_frame_(n, rec.time_s);
+    return Status::ok();
+  }
+  Status finish() override { return Status::ok(); }
+  std::string description() const override { return "null (nothing written)"; }
+  SinkCounters counters() const noexcept override { return {frames_.load(), frames_.load(), 0}; }
+
+ private:
+  std::function<void(int64_t, double)> on_frame_;
+  std::atomic<int64_t> frames_{0};
+};
+
 int64_t now_ns() { return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count(); }
 
 // Headless presentation: nothing is drawn, but frames are held to their schedule exactly as a
@@ -257,6 +282,8 @@ const std::string& OutputSink::partial_path() const {
   return none;
 }
 
+bool writes_nothing(const OutputRequest& r) noexcept { return r.format == "null" && !r.callback && !r.present; }
+
 void want_frames(EqualizerOptions& eq, FrameMemory memory) noexcept {
   eq.download = memory == FrameMemory::host;
   eq.keep_on_device = memory == FrameMemory::device;
@@ -269,6 +296,11 @@ Status check_output(const OutputRequest& r, const std::string& input) {
     return Status::ok();
   }
   if (r.path.empty()) return HISTEQ_ERROR(Code::invalid_argument, "no output file given (-o OUT)");
+  if (writes_nothing(r)) {
+    if (!r.encoder.codec.empty() || r.encoder.crf >= 0 || !r.encoder.preset.empty())
+      return HISTEQ_ERROR(Code::invalid_argument, "-f null encodes nothing: drop -c, --crf and --preset");
+    return Status::ok();  // the name is not opened: "-o -", as ffmpeg's "-f null -"
+  }
   if (auto container = output_container(r, nullptr); !container) return container.status();
   if (r.path == kStandardOutput) return Status::ok();
   if (r.path.back() == '/') return fail_out(r.path, "is a folder, not a file name", Code::invalid_argument);
@@ -287,6 +319,10 @@ Result<std::unique_ptr<OutputSink>> open_output(const OutputRequest& r, OpenedSo
     HISTEQ_TRY(check_output(r, ""));
     if (r.present) return std::unique_ptr<OutputSink>(std::make_unique<Presenter>(r));
     return std::unique_ptr<OutputSink>(std::make_unique<CallbackSink>(r.callback));
+  }
+  if (writes_nothing(r)) {
+    HISTEQ_TRY(check_output(r, ""));
+    return std::unique_ptr<OutputSink>(std::make_unique<NullSink>(r.on_frame));
   }
   if (source.file == nullptr)
     return HISTEQ_ERROR(Code::unsupported, r.path + ": writing a file needs a video input (not the synthetic source)");

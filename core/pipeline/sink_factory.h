@@ -10,6 +10,8 @@
 //   path "out.mkv" + encoder        FileSink: VideoWriter into ".out.mkv.XXXXXX.part", renamed on finish()
 //   path "-" + format + encoder     FileSink on standard output ("pipe:1"): a container that streams, no
 //                                   temporary file; without a format, matroska (said in a note)
+//   any path + format "null"        NullSink: frames decoded, equalized and let go, nothing encoded or
+//                                   written (ffmpeg's -f null; device frames stay on the device)
 //   callback                        CallbackSink: the function gets every frame, in order
 //   present (play --headless)       Presenter: frames held to their schedule, as a window would, not drawn
 //   (the window)                    app/player's Player, a Sink of its own (SDL and GL stay in app/)
@@ -98,12 +100,15 @@ struct OutputRequest {
   std::function<void(int64_t frames, double time_s)> on_frame;
 };
 
+// Whether `request` is -f null: nothing is written, its path is only a name (writes_nothing).
+bool writes_nothing(const OutputRequest& request) noexcept;
+
 // The output's name before anything is opened: a file must not be a folder, nor `input`, nor
 // exist unless overwrite; "-" (standard output) needs a container that streams. Errors
 // (invalid_argument, "<output>: <cause>"): "no output file given (-o OUT)", "is a folder, not a file
 // name", "is the input file; choose another output name", "already exists (use -y to overwrite it)";
 // a path together with a callback or the presenter; video::container_named's and
-// check_pipe_container's (unsupported) for the format.
+// check_pipe_container's (unsupported) for the format; -f null with encoder settings.
 Status check_output(const OutputRequest& request, const std::string& input);
 
 // Opens the sink `request` asks for, for the frames of `source`. A file sink picks the layout its

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 
+#include "core/cuda/device.h"
 #include "core/video/file_source.h"
 
 namespace histeq::pipeline {
@@ -46,6 +47,7 @@ Result<OpenedSource> open_source(const SourceRequest& r) {
   if (!kind) return kind.status();
   OpenedSource out;
   out.kind = *kind;
+  const cuda::DeviceScope scope(r.cuda_device);  // the GPU source's buffers and stream there
   if (out.kind == SourceKind::synthetic) {
     auto s = video::open_synthetic(r.synthetic);
     if (!s) return s.status();
@@ -57,6 +59,7 @@ Result<OpenedSource> open_source(const SourceRequest& r) {
   fo.live = r.live;
   fo.decoder_threads = r.decoder_threads;
   fo.hwdec = r.hwdec;
+  fo.cuda_device = r.cuda_device;
   fo.frames_held = r.frames_held;
   fo.live_timeout_s = r.live_timeout_s;
   fo.seek_preroll_s = r.seek_preroll_s;

@@ -48,6 +48,9 @@ struct SourceRequest {
   // FileSource's options: the decode choice, the frames the pipeline may hold (NVDEC), the live
   // timeout, the seek preroll, decoder threads. Its `webcam` flag is set from the kind, not read.
   video::HwDecode hwdec = video::HwDecode::none;
+  // The CUDA device of the pipeline the source feeds (-1: the calling thread's current one): NVDEC
+  // decodes there and the GPU synthetic source draws there (PipelineOptions' equalizer.device).
+  int cuda_device = -1;
   // --live: read standard input or a file as a live stream (FileSourceOptions::live); network URLs
   // and webcams are live without it.
   bool live = false;
@@ -69,7 +72,8 @@ struct OpenedSource {
   video::FileSource* file = nullptr;
 };
 
-// Opens the source `request` asks for. Errors: classify()'s, then the source's own
+// Opens the source `request` asks for, its GPU resources on request.cuda_device (the calling
+// thread's current device is left as it was). Errors: classify()'s, then the source's own
 // ("clip.mp4: no video stream", "/dev/video9: no webcam here (no such device)", ...).
 Result<OpenedSource> open_source(const SourceRequest& request);
 

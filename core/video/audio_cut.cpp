@@ -1,6 +1,7 @@
 #include "core/video/audio_cut.h"
 
 #include "core/video/stream_plan.h"
+#include "core/cuda/numbers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -66,8 +67,7 @@ const AVCodec* pick_encoder(const AVCodec* asked, AVCodecID in_id, const AVOutpu
 // "stream #1 (aac 44.1 kHz stereo) is cut to the sample and encoded again with aac at 128 kb/s, 48 kHz"
 std::string describe_encoding(const std::string& name, const AVCodecParameters* in, const AVCodecContext* e, const AVOutputFormat* of,
                               bool same, bool cut) {
-  char rate[32];
-  std::snprintf(rate, sizeof(rate), "%.4g kHz", e->sample_rate / 1000.0);
+  const std::string rate = format_number(e->sample_rate / 1000.0, 4) + " kHz";
   std::string note = name + " (" + describe_audio(in) + ") is " + (cut ? "cut to the sample and " : "") + "encoded again with " + e->codec->name;
   if (!same) note += std::string(" (this FFmpeg cannot encode ") + avcodec_get_name(in->codec_id) + " into " + of->name + ")";
   if (e->bit_rate > 0) note += " at " + std::to_string(e->bit_rate / 1000) + " kb/s";

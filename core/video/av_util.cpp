@@ -96,6 +96,18 @@ void LogScope::disown(const void* ctx) {
 void LogScope::record(const std::string& line) {
   std::lock_guard<std::mutex> l(mu_);
   last_error_ = strip_context(line);
+  if (!phrase_.empty() && line.find(phrase_) != std::string::npos) ++watched_;
+}
+
+void LogScope::watch(const std::string& phrase) {
+  std::lock_guard<std::mutex> l(mu_);
+  phrase_ = phrase;
+  watched_ = 0;
+}
+
+int64_t LogScope::watched() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return watched_;
 }
 
 std::string LogScope::last_error() const {

@@ -51,6 +51,11 @@ class LogScope {
   void clear();
   // "cause" for a failed call: this scope's last error line when there is one, else av_error(err).
   std::string describe_failure(int err) const;
+  // Error lines that contain `phrase` are counted from now on (one phrase a scope): for what a
+  // demuxer says only in its log (Matroska's "File ended prematurely" at the end of a file cut
+  // inside an element). The count survives clear().
+  void watch(const std::string& phrase);
+  int64_t watched() const;
 
   // While alive, lines logged by this thread without an owner go to `scope`. Nests.
   class Active {
@@ -69,6 +74,8 @@ class LogScope {
   void record(const std::string& line);
   mutable std::mutex mu_;
   std::string last_error_;
+  std::string phrase_;
+  int64_t watched_ = 0;
 };
 
 inline Rational to_rational(AVRational r) { return {r.num, r.den}; }

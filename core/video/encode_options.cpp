@@ -1,4 +1,5 @@
 #include "core/video/encode_options.h"
+#include "core/cuda/numbers.h"
 
 #include <cctype>
 #include <cmath>
@@ -9,11 +10,12 @@ namespace histeq::video {
 Result<int64_t> parse_bit_rate(const std::string& text) {
   const std::string bad = "--bitrate '" + text + "': give bits per second, e.g. 4M, 2500k or 800000";
   if (text.empty()) return HISTEQ_ERROR(Code::invalid_argument, bad);
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end == text.c_str()) return HISTEQ_ERROR(Code::invalid_argument, bad);
+  // The number, then an optional unit letter; locale-free (numbers.h).
+  const size_t digits = text.find_first_not_of("0123456789.eE+-");
+  const std::string unit = digits == std::string::npos ? "" : text.substr(digits);
+  double v = 0;
+  if (!parse_number(text.substr(0, digits), v)) return HISTEQ_ERROR(Code::invalid_argument, bad);
   double scale = 1;
-  const std::string unit(end);
   if (unit == "k" || unit == "K") scale = 1e3;
   else if (unit == "M" || unit == "m") scale = 1e6;
   else if (unit == "G" || unit == "g") scale = 1e9;

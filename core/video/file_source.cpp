@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "core/video/av_util.h"
+#include "core/cuda/numbers.h"
 
 extern "C" {
 #include <libavdevice/avdevice.h>
 #include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
+#include <libavutil/opt.h>
 #include <libswscale/swscale.h>
 }
 
@@ -53,9 +55,7 @@ std::string stream_summary(const AVFormatContext* fmt) {
 }
 
 std::string seconds(double s) {
-  char b[32];
-  std::snprintf(b, sizeof(b), "%.3g s", s);
-  return b;
+  return format_number(s, 3) + " s";
 }
 
 }  // namespace
@@ -75,6 +75,8 @@ struct FileSource::Impl {
   NativeVideo native;
   LogScope log;                  // FFmpeg's error lines of this source's contexts
   AVFormatContext* fmt = nullptr;
+  AVIOContext* stdin_pb = nullptr;  // "-": standard input, read through a context of ours (see open_container)
+  const AVInputFormat* stdin_format = nullptr;  // what its data was probed as
   AvCodecPtr dec;
   AvPacketPtr pkt;
   AvFramePtr frame;
@@ -94,6 +96,12 @@ struct FileSource::Impl {
   int consecutive_read_errors = 0;
   int64_t read_errors_since_video = 0;  // read errors or cut-off packets after the last good video packet
   std::string last_decode_error;
+  std::string truncation;  // why the data stops short of what the container holds ("" when it does not)
+  // Damage among the last: after the demuxer's end (the frames the decoder held), or the latest
+  // before it (an intra codec's last packet, rejected): a damaged frame, or packets that could not
+  // be read or decoded.
+  enum class EndDamage { none, frame, packets } damaged_at_end = EndDamage::none;
+  double time_reached_s = 0;  // the end of the last frame handed out (its time_s plus its duration)
   std::atomic<int64_t> first_pts{AV_NOPTS_VALUE};  // read by time_origin_s() on other threads
   int64_t last_pts = AV_NOPTS_VALUE;
   int64_t skip_before_pts = AV_NOPTS_VALUE;  // after a seek: frames before this are decoded and dropped
@@ -108,6 +116,7 @@ struct FileSource::Impl {
     hw.reset();
     log.disown(fmt);
     avformat_close_input(&fmt);
+    avio_closep(&stdin_pb);  // the reader; the pipe protocol leaves standard input itself open
   }
 
   Status fail(const std::string& cause, Code code = Code::io_error) const { return HISTEQ_ERROR(code, path + ": " + cause); }
@@ -136,6 +145,9 @@ struct FileSource::Impl {
   Status check_path(const AVInputFormat** ifmt) const;
   Status probe();
   Status unopenable(int err) const;
+  Status unopenable_input(int err) const;
+  Status unopenable_mp4(int err) const;
+  std::string cause(int err) const;
   Status find_video_stream();
   bool parameters_known() const;
   Status open_container(const AVInputFormat* ifmt, bool wait_for_key_frame);
@@ -157,8 +169,11 @@ struct FileSource::Impl {
     return e;
   }
   Status send_video_packet();
+  Status unreadable_packet(int e);
   Status stamp(Frame& f, int64_t t0, int64_t t1);
   Status end_of_input();
+  std::string tail_truncation() const;
+  bool ts_tail_aligned(int64_t packet) const;
   Status convert(const AVFrame* in, Frame& out);
   int64_t frame_duration_tb() const;
 };
@@ -208,6 +223,9 @@ Status FileSource::Impl::probe() {
   for (unsigned i = 0; i < fmt->nb_streams; ++i)
     if (static_cast<int>(i) != vindex) fmt->streams[i]->discard = AVDISCARD_ALL;  // until a packet handler wants them
   continuity = std::make_unique<TimestampContinuity>(fmt);
+  // Matroska's demuxer meets the end of a file cut inside an element as it meets a clean end; only
+  // its log says which (ebml_parse: "File ended prematurely").
+  if (std::strncmp(fmt->iformat->name, "matroska", 8) == 0) log.watch("File ended prematurely");
   return Status::ok();
 }
 
@@ -235,12 +253,28 @@ Status FileSource::Impl::open_container(const AVInputFormat* ifmt, bool wait_for
     av_dict_set(&o, "rtsp_transport", "tcp", 0);
   }
   const std::string url = path == "-" ? "pipe:0" : path;
+  if (path == "-" && stdin_pb == nullptr) {
+    // Standard input through a reader of ours (FFmpeg leaves a caller's reader open when the open
+    // fails), so that its byte count can tell an empty input from an unreadable one.
+    if (int e = avio_open2(&stdin_pb, url.c_str(), AVIO_FLAG_READ, &fmt->interrupt_callback, nullptr); e < 0) {
+      avformat_free_context(fmt);
+      fmt = nullptr;
+      return fail("cannot read standard input: " + av_error(e));
+    }
+  }
+  if (stdin_pb != nullptr) {
+    fmt->pb = stdin_pb;
+    // The container probed here, as avformat_open_input would (the data read stays in the reader),
+    // so that a failure can name it.
+    if (ifmt == nullptr && av_probe_input_buffer2(stdin_pb, &ifmt, url.c_str(), fmt, 0, fmt->format_probesize) >= 0)
+      stdin_format = ifmt;
+  }
   const int opened = avformat_open_input(&fmt, url.c_str(), ifmt, &o);
   av_dict_free(&o);
   if (opened < 0) return unopenable(opened);
   HISTEQ_TRY(check_index_before_samples());
   if (int e = avformat_find_stream_info(fmt, nullptr); e < 0)
-    return fail("cannot read the stream layout: " + log.describe_failure(e));
+    return fail("cannot read the stream layout: " + cause(e), e == AVERROR_PATCHWELCOME ? Code::unsupported : Code::io_error);
   return find_video_stream();
 }
 
@@ -262,36 +296,111 @@ Status FileSource::Impl::check_index_before_samples() const {
   return Status::ok();
 }
 
+// FFmpeg's codes in the user's terms, with the log's line beside when it says more: its raw "Not
+// yet implemented in FFmpeg, patches welcome" and a bare "End of file" are no cause a user can act on.
+std::string FileSource::Impl::cause(int e) const {
+  const std::string detail = log.last_error();
+  std::string c;
+  if (e == AVERROR_PATCHWELCOME) c = "it uses a feature this FFmpeg does not implement";
+  else if (e == AVERROR_EOF) c = "the data ends early (cut short)";
+  else return log.describe_failure(e);
+  const bool says_more = !detail.empty() && detail.find("patches welcome") == std::string::npos && detail != av_error(e);
+  return says_more ? c + " (" + detail + ")" : c;
+}
+
+namespace {
+
+// What the top-level boxes of an MP4/MOV file say of its index: -1 not an MP4/MOV ("ftyp" box
+// first), 0 no moov box, 1 a moov box within the file, 2 a moov box that runs past the file's end
+// (a file cut inside its index).
+int mp4_index_state(const std::string& path) {
+  FILE* f = path == "-" ? nullptr : std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return -1;
+  int state = -1;
+  int64_t at = 0;
+  unsigned char h[16];
+  (void)std::fseek(f, 0, SEEK_END);
+  const int64_t size = std::ftell(f);
+  for (int box = 0; box < 64 && at + 8 <= size && std::fseek(f, static_cast<long>(at), SEEK_SET) == 0 &&
+                    std::fread(h, 1, 16, f) >= 8; ++box) {
+    int64_t len = (int64_t{h[0]} << 24) | (h[1] << 16) | (h[2] << 8) | h[3];
+    if (len == 1) len = static_cast<int64_t>((uint64_t{h[8]} << 56) | (uint64_t{h[9]} << 48) | (uint64_t{h[10]} << 40) |
+                                             (uint64_t{h[11]} << 32) | (uint64_t{h[12]} << 24) | (h[13] << 16) | (h[14] << 8) | h[15]);
+    if (box == 0 && std::memcmp(h + 4, "ftyp", 4) != 0) break;
+    if (box == 0) state = 0;
+    if (std::memcmp(h + 4, "moov", 4) == 0) {
+      state = len == 0 || at + len <= size ? 1 : 2;
+      break;
+    }
+    if (len < 8) break;
+    at += len;
+  }
+  std::fclose(f);
+  return state;
+}
+
+}  // namespace
+
+// An MP4/MOV that the demuxer could not open, or that shows no video: its index (the moov atom)
+// never came (cut off before the end, or never finished: the muxer writes it last), or the file
+// ends inside it, or it is damaged (the demuxer's "error reading header"). OK when the file is not one.
+Status FileSource::Impl::unopenable_mp4(int e) const {
+  const int index = mp4_index_state(path);
+  if (index < 0) return Status::ok();
+  const std::string said = log.last_error();
+  if (index == 0 || said.find("moov atom not found") != std::string::npos)
+    return fail("truncated or unfinished MP4/MOV file: its index (moov atom) is missing");
+  if (index == 2) return fail("truncated MP4/MOV file: it ends inside its index (moov atom)");
+  if (e == AVERROR_EOF || e == AVERROR_INVALIDDATA)
+    return fail("damaged MP4/MOV file: its index (moov atom) cannot be read" + (said.empty() ? "" : " (" + said + ")"));
+  return Status::ok();
+}
+
 // avformat_open_input failed (and freed the context): say why in the user's terms.
 Status FileSource::Impl::unopenable(int e) const {
+  HISTEQ_TRY(unopenable_input(e));
   if (e == AVERROR_INVALIDDATA) {
-    // An MP4/MOV ("ftyp" box first) whose index never came: cut off before the end, or never
-    // finished (the muxer writes the moov atom last).
-    char head[12] = {0};
-    if (FILE* f = path == "-" ? nullptr : std::fopen(path.c_str(), "rb")) {
-      const size_t n = std::fread(head, 1, sizeof(head), f);
-      std::fclose(f);
-      if (n == sizeof(head) && std::memcmp(head + 4, "ftyp", 4) == 0 && log.last_error().find("moov") != std::string::npos)
-        return fail("truncated or unfinished MP4/MOV file: its index (moov atom) is missing");
-    }
     if (is_stream() || path == "-") return fail("not a video stream this FFmpeg can read (unrecognised or invalid data)");
     return fail("not a video file this FFmpeg can read (unrecognised or invalid data)");
   }
   if (e == AVERROR_EXIT) return fail(timed_out ? "no stream: nothing came for " + seconds(opts.live_timeout_s) : "interrupted",
                                       timed_out ? Code::io_error : Code::cancelled);
   if (opts.webcam) return fail("cannot open the webcam: " + log.describe_failure(e));
-  if (is_stream_url(path)) return fail("cannot open the stream: " + log.describe_failure(e));
+  if (is_stream_url(path)) return fail("cannot open the stream: " + cause(e));
   // A demuxer that rejects the header's picture size returns whatever code its check gave (y4m:
   // EBUSY's "Device or resource busy"); the log line says what is wrong.
   int w = 0, h = 0;
   if (std::sscanf(log.last_error().c_str(), "Picture size %dx%d is invalid", &w, &h) == 2)
     return fail("invalid frame size " + std::to_string(w) + "x" + std::to_string(h) + " in its header", Code::unsupported);
+  if (e == AVERROR_EOF) return fail("truncated: the data ends inside its header");
+  if (e == AVERROR_PATCHWELCOME) return fail("its container " + cause(e), Code::unsupported);
   return fail(log.describe_failure(e));
+}
+
+// unopenable(): what the input itself shows (OK when nothing): standard input that was empty or
+// that needs seeking, an MP4/MOV without its index.
+Status FileSource::Impl::unopenable_input(int e) const {
+  if (path == "-" && stdin_pb != nullptr && stdin_pb->bytes_read == 0 && e != AVERROR_EXIT)
+    return fail("standard input is empty: no data came (did the command before the | fail?)", Code::invalid_argument);
+  if (e == AVERROR_INVALIDDATA || e == AVERROR_EOF) HISTEQ_TRY(unopenable_mp4(e));
+  if (e == AVERROR_EOF && stdin_format != nullptr) {
+    // A demuxer that met damage in the header skips forward to get past it and then goes back to
+    // a point it can resync at: a file can, a pipe has no way back, so the skip ends at the end of
+    // the data (a Matroska/WebM whose Segment ID is damaged: exports by name, "End of file" here).
+    const char* what = stdin_format->long_name != nullptr ? stdin_format->long_name : stdin_format->name;
+    return fail(std::string("cannot read this ") + what + " from a pipe: the data ended inside its header (a damaged header, "
+                "which the demuxer gets past only by seeking back, or a stream cut short); give the file's name instead",
+                Code::unsupported);
+  }
+  return Status::ok();
 }
 
 Status FileSource::Impl::find_video_stream() {
   vindex = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
-  if (vindex == AVERROR_STREAM_NOT_FOUND) return fail("no video stream (it has " + stream_summary(fmt) + ")", Code::unsupported);
+  if (vindex == AVERROR_STREAM_NOT_FOUND) {
+    HISTEQ_TRY(unopenable_mp4(0));  // an MP4 cut inside its index, before the video's track
+    return fail("no video stream (it has " + stream_summary(fmt) + ")", Code::unsupported);
+  }
   if (vindex < 0 || codec == nullptr) {
     // av_find_best_stream reports a video stream without a decoder as AVERROR_DECODER_NOT_FOUND.
     int idx = -1;
@@ -353,11 +462,11 @@ Status FileSource::Impl::open_decoder() {
   log.own(dec.get());
   if (opts.hwdec != HwDecode::none) {
     std::string why;
-    hw = HwDecoder::attach(dec.get(), codec, opts.hwdec, opts.frames_held, why);
+    hw = HwDecoder::attach(dec.get(), codec, opts.hwdec, opts.frames_held, opts.cuda_device, why);
     if (!hw) info.decode_note = why;
   }
   if (int e = avcodec_open2(dec.get(), codec, nullptr); e < 0)
-    return fail(std::string("cannot open the ") + codec->name + " decoder: " + log.describe_failure(e), Code::unsupported);
+    return fail(std::string("cannot open the ") + codec->name + " decoder: " + cause(e), Code::unsupported);
   if (dec->width <= 0 || dec->height <= 0) return fail("the video stream has no frame size");
   if (dec->pix_fmt == AV_PIX_FMT_NONE) return fail("the video stream has no pixel format");
   pkt.reset(av_packet_alloc());
@@ -408,14 +517,8 @@ void FileSource::Impl::describe() {
   std::snprintf(desc, sizeof(desc), "%s%s%s%s %dx%d %s", opts.webcam ? "webcam " : "", codec->name, profile ? " " : "",
                 profile ? (std::string("(") + profile + ")").c_str() : "", dec->width, dec->height, native.pix_fmt_name.c_str());
   info.description = desc;
-  if (info.frame_rate.valid()) {
-    std::snprintf(desc, sizeof(desc), ", %.4g fps", info.frame_rate.value());
-    info.description += desc;
-  }
-  if (info.duration_s > 0) {
-    std::snprintf(desc, sizeof(desc), ", %.1f s", info.duration_s);
-    info.description += desc;
-  }
+  if (info.frame_rate.valid()) info.description += ", " + format_number(info.frame_rate.value(), 4) + " fps";
+  if (info.duration_s > 0) info.description += ", " + format_fixed(info.duration_s, 1) + " s";
 }
 
 // With NVDEC attached, whether frames really come out on the GPU is known only once the decoder
@@ -472,10 +575,15 @@ Status FileSource::Impl::end_of_input() {
   ended = true;
   const AVStream* vs = fmt->streams[vindex];
   // The index promises more packets than the file holds, and reading stopped on errors: the file
-  // was cut short. (Index entries an edit list skips are not read errors.)
-  if (read_errors_since_video > 0 && vs->nb_frames > 0 && video_packets < vs->nb_frames)
-    return fail("truncated: the data ends after " + std::to_string(video_packets) + " of " +
-                std::to_string(vs->nb_frames) + " video packets");
+  // was cut short (an AVI). (Index entries an edit list skips are not read errors.) With frames
+  // read it is a short input (the caller says so), else there is nothing to export.
+  if (read_errors_since_video > 0 && vs->nb_frames > 0 && video_packets < vs->nb_frames) {
+    truncation = "the data ends before the packets its index lists do";
+    if (frames.load() == 0)
+      return fail("truncated: the data ends after " + std::to_string(video_packets) + " of " + std::to_string(vs->nb_frames) +
+                  " video packets");
+  }
+  if (truncation.empty() && !info.live) truncation = tail_truncation();
   if (frames.load() == 0) {
     std::string cause = "no decodable video frame";
     if (corrupt.load() > 0) cause += " (" + std::to_string(corrupt.load()) + " corrupt packets";
@@ -484,6 +592,42 @@ Status FileSource::Impl::end_of_input() {
     return fail(cause);
   }
   return Status::ok();
+}
+
+// What the demuxer does not report as an error, but the data shows: a frame decoded from the
+// stream's last packets that is damaged, a Matroska file that ends inside an element, a transport
+// stream that ends inside one of its fixed-size packets (the demuxer drops the partial packet in
+// silence). "" when none.
+std::string FileSource::Impl::tail_truncation() const {
+  const char* name = fmt->iformat->name;
+  if (std::strncmp(name, "matroska", 8) == 0 && log.watched() > 0) return "the Matroska data ends inside an element";
+  int64_t packet = 0;
+  if (std::strcmp(name, "mpegts") == 0 && fmt->pb != nullptr &&
+      av_opt_get_int(fmt, "ts_packetsize", AV_OPT_SEARCH_CHILDREN, &packet) >= 0 && packet > 0) {
+    // A pipe: the bytes read (a stream that starts with stray bytes is rare enough on a pipe).
+    const bool file = (fmt->pb->seekable & AVIO_SEEKABLE_NORMAL) != 0;
+    const int64_t read = file ? 0 : avio_tell(fmt->pb);
+    if (file ? !ts_tail_aligned(packet) : read > 0 && read % packet != 0) return "the data ends inside a transport stream packet";
+  }
+  // Whatever the container: the stream ends inside its last frame (the decoder concealed what was
+  // missing, or rejected the packet), as when a transport stream is cut on a packet boundary.
+  if (damaged_at_end == EndDamage::frame) return "the last frame is incomplete (the data ends inside it)";
+  if (damaged_at_end == EndDamage::packets) return "its last packets cannot be read or decoded";
+  return "";
+}
+
+// Whether the file's last two packets of `packet` bytes start with the sync byte where they
+// would if the file ended on a packet's end (M2TS: after a 4-byte time code).
+bool FileSource::Impl::ts_tail_aligned(int64_t packet) const {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return true;  // nothing to say
+  bool aligned = std::fseek(f, 0, SEEK_END) == 0;
+  const long size = aligned ? std::ftell(f) : -1;
+  const long sync_at = packet == 192 ? 4 : 0;
+  for (long k = 1; aligned && k <= 2 && size >= k * packet; ++k)
+    aligned = std::fseek(f, size - k * packet + sync_at, SEEK_SET) == 0 && std::fgetc(f) == 0x47;
+  std::fclose(f);
+  return aligned;
 }
 
 // One attempt to take a decoded frame: Step::frame (in `frame`), retry (a frame was skipped or an
@@ -506,7 +650,8 @@ Result<FileSource::Impl::Step> FileSource::Impl::receive() {
   if (e == AVERROR(EAGAIN)) return draining ? Step::end : Step::need_input;  // a decoder that never signals EOF after the flush
   if (e == AVERROR(ENOMEM)) return fail("out of memory while decoding", Code::out_of_memory);
   ++corrupt;  // a frame-threaded decoder reports a bad packet here, one call late
-  last_decode_error = log.describe_failure(e);
+  last_decode_error = cause(e);
+  damaged_at_end = EndDamage::packets;
   return Step::retry;
 }
 
@@ -525,6 +670,7 @@ Status FileSource::Impl::read_and_send() {
   if (e == AVERROR_EOF || (e < 0 && fmt->pb != nullptr && avio_feof(fmt->pb) && e != AVERROR(EAGAIN))) {
     if (info.live && end_note.empty()) end_note = "the stream ended";
     if (e != AVERROR_EOF) {  // the last packet was cut off
+      truncation = "the data ends inside a packet";
       ++consecutive_read_errors;
       ++read_errors_since_video;
       ++corrupt;
@@ -538,27 +684,30 @@ Status FileSource::Impl::read_and_send() {
     return Status::ok();
   }
   if (e == AVERROR_EXIT) return fail("interrupted", Code::cancelled);
-  if (e < 0) {
-    if (e == AVERROR(ENOMEM)) return fail("out of memory while reading", Code::out_of_memory);
-    if (e != AVERROR_INVALIDDATA) return fail("read error: " + log.describe_failure(e));
-    ++corrupt;
-    ++read_errors_since_video;
-    if (++consecutive_read_errors >= kMaxConsecutiveReadErrors) {
-      const AVStream* vs = fmt->streams[vindex];
-      if (vs->nb_frames > 0 && video_packets < vs->nb_frames)
-        return fail("truncated: the data ends after " + std::to_string(video_packets) + " of " +
-                    std::to_string(vs->nb_frames) + " video packets");
-      return fail("unreadable data: " + std::to_string(kMaxConsecutiveReadErrors) + " bad packets in a row (" +
-                  log.describe_failure(e) + ")");
-    }
-    return Status::ok();
-  }
+  if (e < 0) return unreadable_packet(e);
   consecutive_read_errors = 0;
   last_data_ns = now_ns();
   if (pkt->stream_index == vindex) return send_video_packet();
   Status hs = packet_handler ? packet_handler(pkt.get()) : Status::ok();
   av_packet_unref(pkt.get());
   return hs;
+}
+
+// A packet that could not be read (e < 0, not the end): counted and skipped when the data is
+// invalid, the end of the input after a run of them; any other error ends the read.
+Status FileSource::Impl::unreadable_packet(int e) {
+  if (e == AVERROR(ENOMEM)) return fail("out of memory while reading", Code::out_of_memory);
+  if (e != AVERROR_INVALIDDATA) return fail("read error: " + cause(e));
+  ++corrupt;
+  ++read_errors_since_video;
+  damaged_at_end = EndDamage::packets;
+  if (++consecutive_read_errors < kMaxConsecutiveReadErrors) return Status::ok();
+  const AVStream* vs = fmt->streams[vindex];
+  if (vs->nb_frames > 0 && video_packets < vs->nb_frames)
+    return fail("truncated: the data ends after " + std::to_string(video_packets) + " of " + std::to_string(vs->nb_frames) +
+                " video packets");
+  return fail("unreadable data: " + std::to_string(kMaxConsecutiveReadErrors) + " bad packets in a row (" +
+              log.describe_failure(e) + ")");
 }
 
 Status FileSource::Impl::send_video_packet() {
@@ -569,8 +718,11 @@ Status FileSource::Impl::send_video_packet() {
   const int e = avcodec_send_packet(dec.get(), pkt.get());
   av_packet_unref(pkt.get());
   if (e == AVERROR(ENOMEM)) return fail("out of memory while decoding", Code::out_of_memory);
-  if (e < 0 && e != AVERROR(EAGAIN)) last_decode_error = log.describe_failure(e);
-  if (flagged || (e < 0 && e != AVERROR(EAGAIN))) ++corrupt;
+  if (e < 0 && e != AVERROR(EAGAIN)) last_decode_error = cause(e);
+  if (flagged || (e < 0 && e != AVERROR(EAGAIN))) {
+    ++corrupt;
+    damaged_at_end = EndDamage::packets;
+  }
   return Status::ok();
 }
 
@@ -592,9 +744,13 @@ Status FileSource::Impl::stamp(Frame& f, int64_t t0, int64_t t1) {
   f.pts = pts;
   f.time_base = info.time_base;
   f.time_s = static_cast<double>(pts - first_pts) * av_q2d(to_av(info.time_base));
+  time_reached_s = f.time_s + static_cast<double>(in->pkt_duration > 0 ? in->pkt_duration : frame_duration_tb()) *
+                                  av_q2d(to_av(info.time_base));
   f.index = frames++;
   f.damaged = in->decode_error_flags != 0 || (in->flags & AV_FRAME_FLAG_CORRUPT);
   if (f.damaged) ++damaged;
+  if (f.damaged) damaged_at_end = EndDamage::frame;
+  else if (!draining) damaged_at_end = EndDamage::none;
   // A live frame starts when its data arrived, not when the decode thread began to wait for it.
   const int64_t start = info.live ? std::max(t0, std::min(t1, last_data_ns.load())) : t0;
   f.timing.start_ns = start;
@@ -684,10 +840,14 @@ Result<std::unique_ptr<FileSource>> FileSource::open(const std::string& path, co
   Impl& m = *s->impl_;
   m.path = path;
   m.opts = opts;
-  HISTEQ_TRY(m.probe());
-  HISTEQ_TRY(m.open_decoder());
-  m.describe();
-  HISTEQ_TRY(m.probe_hardware_output());
+  Status st = m.probe();
+  if (st) st = m.open_decoder();
+  if (st) m.describe();
+  if (st) st = m.probe_hardware_output();
+  // Whatever part of the index a cut MP4/MOV kept, the cause is the cut (not "no pixel format").
+  if (!st && st.code() != Code::cancelled && mp4_index_state(path) == 2)
+    return m.fail("truncated MP4/MOV file: it ends inside its index (moov atom)");
+  HISTEQ_TRY(st);
   return s;
 }
 
@@ -697,6 +857,8 @@ AVFormatContext* FileSource::format_context() const { return impl_->fmt; }
 int FileSource::video_stream_index() const { return impl_->vindex; }
 void FileSource::interrupt() { impl_->interrupted = true; }
 std::string FileSource::end_note() const { return impl_->ended ? impl_->end_note : ""; }
+std::string FileSource::truncation() const { return impl_->ended ? impl_->truncation : ""; }
+double FileSource::time_reached_s() const { return impl_->time_reached_s; }
 
 bool FileSource::can_seek() const {
   const Impl& s = *impl_;
@@ -727,6 +889,8 @@ Status FileSource::seek(double time_s) {
   s.continuity->reset();
   s.consecutive_read_errors = 0;
   s.read_errors_since_video = 0;
+  s.truncation.clear();
+  s.damaged_at_end = Impl::EndDamage::none;
   return Status::ok();
 }
 

@@ -36,6 +36,8 @@ struct FileSourceOptions {
   // NVDEC (hw_decode.h): frames come out on the GPU (NV12/P010 device frames) when the codec, the
   // stream and the machine allow it; otherwise software decoding, said in SourceInfo::decode_note.
   HwDecode hwdec = HwDecode::none;
+  // NVDEC: the CUDA device that decodes, the pipeline's (-1: the opening thread's current device).
+  int cuda_device = -1;
   int frames_held = 12;     // NVDEC: frames the pipeline may hold at once (the decoder's pool grows by this; <= 12)
   // Read `path` as a live stream (--live): standard input ("-") or a file (a FIFO) that a producer
   // fills in real time. Webcams and network URLs are live whatever this says.
@@ -87,6 +89,16 @@ class FileSource final : public Source {
   // it (no file interleaves further apart) or the input ends. The audio that belongs before the
   // end but lies behind the last video frame in the file is then not lost. On the next() thread.
   Status read_other_streams(double until_s);
+
+  // Once the input ended (next() gave nullptr): why its data stops short of what the container
+  // holds, when the demuxer met the end inside a packet or element ("the data ends inside a
+  // packet", "the Matroska data ends inside an element", "the data ends inside a transport stream
+  // packet": a file cut short, or a producer that died); "" otherwise. Live inputs: "". On the
+  // next() thread, or after it joined.
+  std::string truncation() const;
+  // The media time (seconds, as Frame::time_s) at which the last frame handed out ends: its time
+  // plus its duration. 0 before the first. On the next() thread, or after it joined.
+  double time_reached_s() const;
 
   const NativeVideo& native() const;
   // The layout frames are converted to; default natural_format(native). Only before the first next().

@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdlib>
 
 #include "core/cuda/device.h"
@@ -35,7 +36,12 @@ AVBufferRef* alloc_pinned(void*, size_t size) {
   return ref;
 }
 
-void free_device(void*, uint8_t* data) { (void)cudaFree(data); }
+// A device buffer carries its device (opaque: ordinal + 1): the last reference may go on a thread
+// whose current device is another (a pipeline on GPU 1 whose frame a sink on the main thread lets go).
+void free_device(void* opaque, uint8_t* data) {
+  const cuda::DeviceScope scope(static_cast<int>(reinterpret_cast<intptr_t>(opaque)) - 1);
+  (void)cudaFree(data);
+}
 
 AVBufferRef* alloc_device(void*, size_t size) {
   (void)cuda::device_count();
@@ -44,7 +50,8 @@ AVBufferRef* alloc_device(void*, size_t size) {
     (void)cudaGetLastError();
     return nullptr;
   }
-  AVBufferRef* ref = av_buffer_create(static_cast<uint8_t*>(p), size, free_device, nullptr, 0);
+  void* device = reinterpret_cast<void*>(static_cast<intptr_t>(cuda::current_device() + 1));
+  AVBufferRef* ref = av_buffer_create(static_cast<uint8_t*>(p), size, free_device, device, 0);
   if (ref == nullptr) (void)cudaFree(p);
   return ref;
 }

@@ -1,6 +1,8 @@
 #include "core/video/hw_decode.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
@@ -10,6 +12,14 @@ extern "C" {
 #include <libavutil/hwcontext.h>
 #include <libavutil/hwcontext_cuda.h>
 }
+
+#if HISTEQ_HAVE_FFNVCODEC
+// The video codec SDK's loader (FFmpeg's nv-codec-headers: libnvcuvid opened at run time, so
+// nothing is linked). A library that cannot be loaded is "unknown", never a message.
+#define FFNV_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
+#define FFNV_DEBUG_LOG_FUNC(logctx, msg, ...) ((void)(logctx))
+#include <ffnvcodec/dynlink_loader.h>
+#endif
 
 namespace histeq::video {
 namespace {
@@ -45,7 +55,42 @@ AVPixelFormat pick_format(AVCodecContext* ctx, const AVPixelFormat* fmts) {
   return first_sw != nullptr ? *first_sw : fmts[0];
 }
 
+int query_nvdec_engines(int device) {
+#if HISTEQ_HAVE_FFNVCODEC
+  CuvidFunctions* cv = nullptr;
+  if (cuvid_load_functions(&cv, nullptr) < 0) return 0;
+  int engines = 0;
+  {
+    // The caps are asked of the current context: the device's primary one, made current by the
+    // runtime (cudaFree(0)) inside the scope.
+    const cuda::DeviceScope scope(device);
+    CUVIDDECODECAPS caps{};
+    caps.eCodecType = cudaVideoCodec_H264;
+    caps.eChromaFormat = cudaVideoChromaFormat_420;
+    caps.nBitDepthMinus8 = 0;
+    if (cudaFree(nullptr) == cudaSuccess && cv->cuvidGetDecoderCaps != nullptr &&
+        cv->cuvidGetDecoderCaps(&caps) == CUDA_SUCCESS && caps.bIsSupported)
+      engines = caps.nNumNVDECs;
+    (void)cudaGetLastError();
+  }
+  cuvid_free_functions(&cv);
+  return engines;
+#else
+  (void)device;
+  return 0;
+#endif
+}
+
 }  // namespace
+
+int nvdec_engines(int device) noexcept {
+  if (device < 0 || device >= cuda::device_count()) return 0;
+  static std::mutex mu;
+  static std::map<int, int> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache.find(device); it != cache.end()) return it->second;
+  return cache[device] = query_nvdec_engines(device);
+}
 
 const char* hwdec_name(HwDecode h) noexcept {
   switch (h) {
@@ -68,7 +113,7 @@ HwDecoder::~HwDecoder() {
 }
 
 std::unique_ptr<HwDecoder> HwDecoder::attach(AVCodecContext* dec, const AVCodec* codec, HwDecode mode, int frames_held,
-                                             std::string& note) {
+                                             int device, std::string& note) {
   if (mode == HwDecode::none) return nullptr;
   bool has_hwaccel = false;
   for (int i = 0;; ++i) {
@@ -89,8 +134,17 @@ std::unique_ptr<HwDecoder> HwDecoder::attach(AVCodecContext* dec, const AVCodec*
     note = std::string("software decode: NVDEC output is 4:2:0 8/10-bit, the stream is ") + (n ? n : "?");
     return nullptr;
   }
+  if (device < 0) device = cuda::current_device();
+  if (device < 0 || device >= cuda::device_count()) {
+    note = "software decode: no CUDA device " + std::to_string(device) + " for NVDEC";
+    return nullptr;
+  }
+  // The stream below, and anything the runtime makes for the decoder, on the pipeline's device.
+  const cuda::DeviceScope scope(device);
   std::unique_ptr<HwDecoder> h(new HwDecoder());
-  const int e = av_hwdevice_ctx_create(&h->device_ctx_, AV_HWDEVICE_TYPE_CUDA, nullptr, nullptr, AV_CUDA_USE_PRIMARY_CONTEXT);
+  h->ordinal_ = device;
+  const std::string ordinal = std::to_string(device);
+  const int e = av_hwdevice_ctx_create(&h->device_ctx_, AV_HWDEVICE_TYPE_CUDA, ordinal.c_str(), nullptr, AV_CUDA_USE_PRIMARY_CONTEXT);
   if (e < 0) {
     note = "software decode: cannot open the CUDA device for NVDEC (" + detail::av_error(e) + ")";
     return nullptr;
@@ -102,8 +156,8 @@ std::unique_ptr<HwDecoder> HwDecoder::attach(AVCodecContext* dec, const AVCodec*
     return nullptr;
   }
   // The decoder's copies out of its surfaces run on our stream, so wrap() can wait for exactly them.
-  auto* device = reinterpret_cast<AVHWDeviceContext*>(h->device_ctx_->data);
-  static_cast<AVCUDADeviceContext*>(device->hwctx)->stream = static_cast<CUstream>(h->stream_);
+  auto* cuda_ctx = reinterpret_cast<AVHWDeviceContext*>(h->device_ctx_->data);
+  static_cast<AVCUDADeviceContext*>(cuda_ctx->hwctx)->stream = static_cast<CUstream>(h->stream_);
   dec->hw_device_ctx = av_buffer_ref(h->device_ctx_);
   if (dec->hw_device_ctx == nullptr) {
     note = "software decode: out of memory";
@@ -116,8 +170,7 @@ std::unique_ptr<HwDecoder> HwDecoder::attach(AVCodecContext* dec, const AVCodec*
   // The pool must hold the frames the pipeline keeps while the decoder goes on (queues, frames in
   // flight); H.264/HEVC's 17 references + 2 leave 13 of NVDEC's 32 surfaces.
   dec->extra_hw_frames = std::min(frames_held, kMaxHeldFrames);
-  auto info = cuda::device_info();
-  h->device_ = info ? info->name : "CUDA device";
+  h->device_ = cuda::device_label(device);  // with several GPUs, which one decodes
   return h;
 }
 

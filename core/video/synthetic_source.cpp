@@ -24,6 +24,7 @@
 #include "core/image/synthetic.h"
 #include "core/video/source.h"
 #include "core/video/synthetic_render.h"
+#include "core/cuda/numbers.h"
 
 namespace histeq::video {
 namespace {
@@ -70,10 +71,8 @@ class SyntheticSource final : public Source {
     info_.frames_exact = total_ > 0;
     info_.duration_s = total_ > 0 ? total_ / o.fps : 0;
     info_.color = {1 /*MPEG range*/, 1 /*BT709*/, 1 /*BT709*/, 1 /*BT709*/, 1 /*left*/};
-    char d[160];
-    std::snprintf(d, sizeof(d), "synthetic %dx%d %d-bit 4:2:0, %.4g fps, %s", o.width, o.height, o.bit_depth, o.fps,
-                  total_ > 0 ? (std::to_string(total_) + " frames").c_str() : "endless");
-    info_.description = d;
+    info_.description = "synthetic " + std::to_string(o.width) + "x" + std::to_string(o.height) + " " + std::to_string(o.bit_depth) +
+                        "-bit 4:2:0, " + format_number(o.fps, 4) + " fps, " + (total_ > 0 ? std::to_string(total_) + " frames" : "endless");
 
     const int W = o.width, H = o.height;
     noise_.resize(static_cast<size_t>(kTile) * (W + kTile));

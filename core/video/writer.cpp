@@ -229,6 +229,7 @@ struct VideoWriter::Impl {
   int64_t last_pts = AV_NOPTS_VALUE;
   std::atomic<int64_t> frames{0}, vpackets{0}, cpackets{0};
   std::vector<int64_t> copied_dts;  // per output stream: the last copied packet's decode time (the decode thread)
+  std::vector<int64_t> copied_end;  // and where it ends (its decode time plus its duration, when it has one)
   int ncopied = 0;
   std::string describe;
 
@@ -261,6 +262,8 @@ struct VideoWriter::Impl {
   void make_description();
 
   Result<FramePtr> convert(const Frame& f);
+  // A copied packet's decode time made to increase on its output stream `out` (write_copied).
+  void keep_increasing(AVPacket* p, int out);
 
   // A muxer or output error `e` while doing `what`; a pipe whose reader went away (EPIPE: SIGPIPE
   // is ignored) is said as such.
@@ -573,6 +576,32 @@ Result<std::unique_ptr<VideoWriter>> VideoWriter::open(const WriterOptions& opts
   return w;
 }
 
+// A muxer refuses a decode time that does not increase. The source already joins the parts of a
+// discontinuous input (ts_continuity.h); what is left is a packet or two of overlap where parts
+// meet, moved a tick later as ffmpeg does, rather than the whole export failing.
+void VideoWriter::Impl::keep_increasing(AVPacket* p, int out) {
+  if (copied_dts.size() < oc->nb_streams) {
+    copied_dts.resize(oc->nb_streams, AV_NOPTS_VALUE);
+    copied_end.resize(oc->nb_streams, AV_NOPTS_VALUE);
+  }
+  int64_t& last = copied_dts[static_cast<size_t>(out)];
+  int64_t& end = copied_end[static_cast<size_t>(out)];
+  // A packet without a decode time (damaged input: a PES header without timestamps, in a codec
+  // that gives no duration to count on) would have the muxer guess one, unchecked here, and a
+  // guess that goes back fails the export ("non monotonically increasing dts"): it gets its
+  // presentation time, else the end of the packet before it, and then the check below.
+  if (p->dts == AV_NOPTS_VALUE && last != AV_NOPTS_VALUE) p->dts = p->pts != AV_NOPTS_VALUE ? p->pts : std::max(last + 1, end);
+  if (p->dts != AV_NOPTS_VALUE && last != AV_NOPTS_VALUE && p->dts <= last) {
+    const int64_t moved = last + 1 - p->dts;
+    p->dts += moved;
+    if (p->pts != AV_NOPTS_VALUE) p->pts = std::max(p->pts, p->dts);
+  }
+  if (p->dts != AV_NOPTS_VALUE) {
+    last = p->dts;
+    end = p->duration > 0 ? p->dts + p->duration : AV_NOPTS_VALUE;
+  }
+}
+
 Status VideoWriter::write_copied(AVPacket* p) {
   Impl& m = *impl_;
   if (p->stream_index < 0 || p->stream_index >= static_cast<int>(m.map.size())) return Status::ok();
@@ -599,17 +628,7 @@ Status VideoWriter::write_copied(AVPacket* p) {
   av_packet_rescale_ts(p, m.in_tbs[p->stream_index], m.oc->streams[out]->time_base);
   p->stream_index = out;
   p->pos = -1;
-  // A muxer refuses a decode time that does not increase. The source already joins the parts of a
-  // discontinuous input (ts_continuity.h); what is left is a packet or two of overlap where parts
-  // meet, moved a tick later as ffmpeg does, rather than the whole export failing.
-  if (m.copied_dts.size() < m.oc->nb_streams) m.copied_dts.resize(m.oc->nb_streams, AV_NOPTS_VALUE);
-  int64_t& last = m.copied_dts[static_cast<size_t>(out)];
-  if (p->dts != AV_NOPTS_VALUE && last != AV_NOPTS_VALUE && p->dts <= last) {
-    const int64_t moved = last + 1 - p->dts;
-    p->dts += moved;
-    if (p->pts != AV_NOPTS_VALUE) p->pts = std::max(p->pts, p->dts);
-  }
-  if (p->dts != AV_NOPTS_VALUE) last = p->dts;
+  m.keep_increasing(p, out);
   ++m.cpackets;
   return m.write(p);
 }

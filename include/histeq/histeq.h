@@ -17,7 +17,8 @@
  * leaves a function of this API; out of memory is HISTEQ_INTERNAL with its message.
  *
  * Threads: a handle belongs to one thread at a time; different handles may be used concurrently.
- * Units: sizes in samples, pitches in bytes (0 = tight rows); streams are cudaStream_t (NULL: the
+ * Units: sizes in samples, pitches in bytes (0 = tight rows; a pitch smaller than a row is refused);
+ * streams are cudaStream_t (NULL: the
  * legacy default stream). Strings returned by the API are owned by it. */
 #ifndef HISTEQ_H
 #define HISTEQ_H
@@ -51,7 +52,11 @@ typedef enum histeq_pixel_format {
   HISTEQ_YUV420P = 2,   /* Y, U, V; 8-bit; chroma halved on both axes */
   HISTEQ_YUV420P10 = 3, /* Y, U, V; 16-bit samples, 10-bit values in the low bits */
   HISTEQ_NV12 = 4,      /* Y, then UV interleaved; 8-bit */
-  HISTEQ_P010 = 5       /* Y, then UV interleaved; 16-bit samples, 10-bit values in the HIGH bits */
+  HISTEQ_P010 = 5,      /* Y, then UV interleaved; 16-bit samples, 10-bit values in the HIGH bits */
+  HISTEQ_YUV444P = 6,   /* Y, U, V of the full size; 8-bit */
+  HISTEQ_YUV444P10 = 7, /* Y, U, V of the full size; 16-bit samples, 10-bit values in the low bits */
+  HISTEQ_YUV422P = 8,   /* Y, U, V; 8-bit; chroma halved across, full height */
+  HISTEQ_YUV422P10 = 9  /* Y, U, V; chroma halved across; 16-bit samples, 10-bit values in the low bits */
 } histeq_pixel_format;
 
 typedef enum histeq_memory { HISTEQ_MEMORY_HOST = 0, HISTEQ_MEMORY_DEVICE = 1 } histeq_memory;
@@ -69,7 +74,7 @@ typedef struct histeq_plane_desc {
 } histeq_plane_desc;
 
 /* A frame the caller owns; as histeq::Image. A zeroed struct is a host gray8 frame of unknown
- * time: set format, width, height and the planes (gray 1, yuv420p* 3, nv12/p010 2). */
+ * time: set format, width, height and the planes (gray 1, yuv420p*, yuv422p* and yuv444p* 3, nv12/p010 2). */
 typedef struct histeq_image {
   histeq_pixel_format format;
   int width, height;

@@ -95,6 +95,10 @@ enum class PixelFormat {
   yuv420p10,  // three planes Y, U, V; 16-bit samples, 10-bit values in the low bits (yuv420p10le)
   nv12,       // two planes: Y, then U and V interleaved; 8-bit
   p010,       // two planes: Y, then UV interleaved; 16-bit samples, 10-bit values in the HIGH bits
+  yuv444p,    // three planes Y, U, V of the full size; 8-bit
+  yuv444p10,  // three planes Y, U, V of the full size; 16-bit samples, 10-bit values in the low bits
+  yuv422p,    // three planes Y, U, V; 8-bit; chroma halved across, full height
+  yuv422p10,  // three planes Y, U, V; chroma halved across; 16-bit samples, 10-bit values in the low bits
 };
 
 enum class Memory { host, device };
@@ -112,9 +116,10 @@ struct PlaneDesc {
 };
 
 // A frame the caller owns (the API never keeps a pointer to it after a call returns, except as
-// documented for asynchronous device work). Planes: gray 1, yuv420p* 3 (Y, U, V), nv12/p010 2
-// (Y, UV). Chroma planes are ceil(width/2) x ceil(height/2) samples (NV12/P010: 2*ceil(width/2)
-// interleaved samples a row).
+// documented for asynchronous device work). Planes: gray 1, yuv420p*, yuv422p* and yuv444p* 3 (Y,
+// U, V), nv12/p010 2 (Y, UV). 4:2:0 chroma planes are ceil(width/2) x ceil(height/2) samples
+// (NV12/P010: 2*ceil(width/2) interleaved samples a row); 4:2:2 ones ceil(width/2) x height; 4:4:4
+// ones width x height.
 struct HISTEQ_API Image {
   PixelFormat format = PixelFormat::gray8;
   int width = 0, height = 0;
@@ -141,6 +146,7 @@ struct ControlInfo {
   std::string python_name;  // "clip_limit" (Python keywords, GStreamer properties)
   std::string type;         // "choice", "number", "flag" or "grid"
   std::vector<std::string> choices;  // choice: the spellings
+  std::vector<std::string> choice_help;  // choice: what each one means, a few words (as many as choices)
   double min = 0, max = 0;  // number: the valid values (grid: per axis)
   bool zero_off = false;    // number: 0 also valid, meaning off
   std::string unit;         // "s", "levels", ""

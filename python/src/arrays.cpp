@@ -72,15 +72,23 @@ const Library& library_of(nb::handle array) {
 
 std::string kind_of(nb::handle o) { return nb::cast<std::string>(nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(o.ptr()))).attr("__name__"))); }
 
-void set_dtype(ArrayView& v, bool is_uint, int bits, const char* what, const std::string& spelled) {
-  if (!is_uint || (bits != 8 && bits != 16))
-    type_error(std::string(what) + ": the samples must be uint8 or uint16, not " + spelled);
+const char* const kDtypes = "uint8, uint16, float16, float32 or float64";
+
+void set_sample(ArrayView& v, int code, int bits, int lanes, const char* what, const std::string& spelled) {
+  const bool uint = code == int(nb::dlpack::dtype_code::UInt), real = code == int(nb::dlpack::dtype_code::Float);
+  if (lanes == 1 && uint && bits == 8) v.sample = cvt::Sample::u8;
+  else if (lanes == 1 && uint && bits == 16) v.sample = cvt::Sample::u16;
+  else if (lanes == 1 && real && bits == 16) v.sample = cvt::Sample::f16;
+  else if (lanes == 1 && real && bits == 32) v.sample = cvt::Sample::f32;
+  else if (lanes == 1 && real && bits == 64) v.sample = cvt::Sample::f64;
+  else type_error(std::string(what) + ": the samples must be " + kDtypes + ", not " + spelled);
   v.itemsize = bits / 8;
 }
 
 void set_shape(ArrayView& v, int ndim, const char* what) {
-  if (ndim < 1 || ndim > 3)
-    value_error(std::string(what) + ": expected a 2-D array (an image plane), got " + std::to_string(ndim) + "-D");
+  if (ndim < 1 || ndim > 4)
+    value_error(std::string(what) + ": expected an image (2-D), a colour image (3-D) or a batch (3-D or 4-D), got " +
+                std::to_string(ndim) + "-D");
   v.ndim = ndim;
 }
 
@@ -93,38 +101,48 @@ void compact_strides(ArrayView& v) {
   }
 }
 
-ArrayView from_dlpack_capsule(nb::handle capsule, const char* what) {
-  PyObject* cap = capsule.ptr();
-  if (!PyCapsule_IsValid(cap, "dltensor")) type_error(std::string(what) + ": __dlpack__ did not return a DLPack capsule");
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, "dltensor"));
-  PyCapsule_SetName(cap, "used_dltensor");  // ours now: the capsule's destructor leaves it alone
+// What nanobind imported (a numpy array, a DLPack capsule or producer): shape, strides, dtype and
+// device from nb::ndarray.
+ArrayView from_ndarray(nb::ndarray<nb::ro> a, const char* what) {
   ArrayView v;
-  v.dlpack = DlpackHold(m, [](void* p) {
-    auto* t = static_cast<DLManagedTensor*>(p);
-    if (t->deleter) t->deleter(t);
-  });
-  const nb::dlpack::dltensor& t = m->dl_tensor;
-  set_dtype(v, t.dtype.code == uint8_t(nb::dlpack::dtype_code::UInt) && t.dtype.lanes == 1, t.dtype.bits, what,
-            "a DLPack dtype of code " + std::to_string(t.dtype.code) + ", " + std::to_string(t.dtype.bits) + " bits");
-  set_shape(v, t.ndim, what);
-  for (int i = 0; i < t.ndim; ++i) v.shape[i] = t.shape[i];
-  if (t.strides) {
-    for (int i = 0; i < t.ndim; ++i) v.strides[i] = t.strides[i] * v.itemsize;
-  } else {
-    compact_strides(v);
+  const nb::dlpack::dtype t = a.dtype();
+  static const char* const kinds[] = {"int", "uint", "float", "opaque", "bfloat", "complex", "bool"};
+  const std::string kind = t.code < 7 ? kinds[t.code] : "dtype code " + std::to_string(t.code) + " of ";
+  set_sample(v, t.code, t.bits, t.lanes, what, t.code == 6 ? std::string("bool") : kind + std::to_string(t.bits));
+  set_shape(v, int(a.ndim()), what);
+  for (int i = 0; i < v.ndim; ++i) {
+    v.shape[i] = int64_t(a.shape(size_t(i)));
+    v.strides[i] = a.stride(size_t(i)) * v.itemsize;  // nanobind's strides are in samples
   }
-  v.data = static_cast<char*>(t.data) + t.byte_offset;
-  int32_t type = t.device.device_type;
+  v.data = const_cast<void*>(a.data());
+  const int32_t type = a.device_type();
   if (type == kDLCPU || type == kDLCUDAHost) {
     v.memory = Memory::host;
   } else if (type == kDLCUDA || type == kDLCUDAManaged) {
     v.memory = Memory::device;
-    v.device = t.device.device_id;
+    v.device = a.device_id();
   } else {
     value_error(std::string(what) + ": arrays on DLPack device type " + std::to_string(type) +
                 " are not supported (CPU and CUDA only)");
   }
+  v.hold = std::move(a);
   return v;
+}
+
+ArrayView import_ndarray(nb::handle source, const char* what) {
+  nb::ndarray<nb::ro> a;
+  try {
+    a = nb::cast<nb::ndarray<nb::ro>>(source, false);
+  } catch (const nb::cast_error&) {
+    type_error(std::string(what) + ": could not read the array (" + kind_of(source) + ") through DLPack or the buffer protocol");
+  }
+  return from_ndarray(std::move(a), what);
+}
+
+ArrayView from_dlpack_capsule(nb::handle capsule, const char* what) {
+  if (!PyCapsule_IsValid(capsule.ptr(), "dltensor") && !PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned"))
+    type_error(std::string(what) + ": __dlpack__ did not return a DLPack capsule");
+  return import_ndarray(capsule, what);
 }
 
 // DLPack's spelling of a stream: 1 is the legacy default stream (0 is reserved).
@@ -154,12 +172,14 @@ ArrayView via_dlpack(nb::handle array, const char* what, const CallStream& strea
   return from_dlpack_capsule(array.attr("__dlpack__")(), what);
 }
 
-// The typestr of the array interfaces: "|u1", "<u2".
+// The typestr of the array interfaces: "|u1", "<u2", "<f4".
 void typestr_dtype(ArrayView& v, nb::handle typestr, const char* what) {
   std::string t = nb::cast<std::string>(typestr);
-  bool little = !t.empty() && (t[0] == '<' || t[0] == '|' || t[0] == '=');
-  bool is_uint = t.size() >= 3 && little && t[1] == 'u';
-  set_dtype(v, is_uint, is_uint ? std::atoi(t.c_str() + 2) * 8 : 0, what, "'" + t + "'");
+  const bool little = !t.empty() && (t[0] == '<' || t[0] == '|' || t[0] == '=');
+  const int bytes = t.size() >= 3 ? std::atoi(t.c_str() + 2) : 0;
+  const int code = !little || t.size() < 3 ? -1 : t[1] == 'u' ? int(nb::dlpack::dtype_code::UInt)
+                   : t[1] == 'f' ? int(nb::dlpack::dtype_code::Float) : -1;
+  set_sample(v, code, bytes * 8, 1, what, "'" + t + "'");
 }
 
 void interface_geometry(ArrayView& v, nb::dict d, const char* what) {
@@ -211,6 +231,12 @@ ArrayView via_cai(nb::handle array, const char* what, const CallStream& stream) 
   return v;
 }
 
+ArrayView via_numpy(nb::handle array, const char* what) {
+  ArrayView v = import_ndarray(array, what);
+  v.readonly = !nb::cast<bool>(array.attr("flags").attr("writeable"));
+  return v;
+}
+
 ArrayView via_array_interface(nb::handle array, const char* what) {
   ArrayView v;
   interface_geometry(v, nb::cast<nb::dict>(array.attr("__array_interface__")), what);
@@ -259,12 +285,20 @@ void default_stream(nb::handle array, CallStream& stream) {
 
 ArrayView view_array(nb::handle array, const char* what, const CallStream& stream) {
   if (library_of(array).kind == Library::numpy && nb::hasattr(array, "__array_interface__"))
-    return via_array_interface(array, what);  // any numpy array, read-only ones included
+    return via_numpy(array, what);  // any numpy array, read-only and broadcast ones included
   if (nb::hasattr(array, "__dlpack__")) return via_dlpack(array, what, stream);
   if (nb::hasattr(array, "__cuda_array_interface__")) return via_cai(array, what, stream);
   if (nb::hasattr(array, "__array_interface__")) return via_array_interface(array, what);
   type_error(std::string(what) + ": expected an array (numpy, or any with __dlpack__ or __cuda_array_interface__), got " +
              kind_of(array));
+}
+
+std::string ArrayView::dtype_name() const { return cvt::sample_name(sample); }
+
+std::string ArrayView::shape_text() const {
+  std::string s = "(";
+  for (int i = 0; i < ndim; ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + (ndim == 1 ? ",)" : ")");
 }
 
 nb::object empty_like(nb::handle like, const ArrayView& v, Stream stream) {
@@ -279,7 +313,7 @@ nb::object empty_like(nb::handle like, const ArrayView& v, Stream stream) {
   if (v.memory == Memory::device) return empty_like_device(v, stream);
   nb::list shape;
   for (int i = 0; i < v.ndim; ++i) shape.append(v.shape[i]);
-  return nb::module_::import_("numpy").attr("empty")(nb::tuple(shape), v.itemsize == 1 ? "uint8" : "uint16");
+  return nb::module_::import_("numpy").attr("empty")(nb::tuple(shape), v.dtype_name().c_str());
 }
 
 nb::object numpy_counts(const uint32_t* counts, size_t n) {

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 
+#include "convert_math.h"
 #include "histeq/histeq.hpp"
 
 namespace histeq::py {
@@ -24,26 +25,29 @@ namespace nb = nanobind;
 [[noreturn]] void value_error(const std::string& message);
 [[noreturn]] void type_error(const std::string& message);
 
-// DLPack's managed tensor (dlpack.h's unversioned ABI, which every producer still exports).
+// DLPack's managed tensor (dlpack.h's unversioned ABI, which every producer still exports): the
+// one histeq.DeviceArray exports.
 struct DLManagedTensor {
   nb::dlpack::dltensor dl_tensor;
   void* manager_ctx;
   void (*deleter)(DLManagedTensor* self);
 };
 
-// A consumed DLPack tensor: its deleter runs when the last view of it goes.
-using DlpackHold = std::shared_ptr<void>;
-
 struct ArrayView {
   void* data = nullptr;
   int ndim = 0;
-  int64_t shape[3] = {0, 0, 0};
-  int64_t strides[3] = {0, 0, 0};  // bytes
-  int itemsize = 0;                 // 1 (uint8) or 2 (uint16): nothing else is accepted
+  int64_t shape[4] = {0, 0, 0, 0};
+  int64_t strides[4] = {0, 0, 0, 0};  // bytes; any sign, zero for broadcast axes
+  int itemsize = 0;                    // bytes of a sample
+  cvt::Sample sample = cvt::Sample::u8;  // uint8, uint16, float16/32/64: nothing else is accepted
   Memory memory = Memory::host;
   int device = 0;
   bool readonly = false;
-  DlpackHold dlpack;  // set when the view came through DLPack
+  nb::ndarray<nb::ro> hold;  // the array as nanobind imported it (keeps a DLPack producer's memory alive)
+
+  bool is_float() const { return sample != cvt::Sample::u8 && sample != cvt::Sample::u16; }
+  std::string dtype_name() const;  // "uint8", "float32", ...
+  std::string shape_text() const;  // "(1080, 1920, 3)"
 };
 
 // The stream of a call: the caller's `stream=` argument, else the current stream of the array's
@@ -59,9 +63,11 @@ CallStream parse_stream(nb::handle stream);
 // When the caller named none: the current stream of `array`'s library on its device.
 void default_stream(nb::handle array, CallStream& stream);
 
-// The view of `array` (`what` names it in errors: "frame", "out[1]"). Device arrays given through
-// DLPack are made ready on `stream` by their producer; those given through
-// __cuda_array_interface__ with a stream of their own are waited for on `stream` (an event).
+// The view of `array` (`what` names it in errors: "frame", "out[1]"), 1-D to 4-D. nanobind's
+// nb::ndarray reads the shape, strides, dtype and device of numpy arrays and DLPack tensors; the
+// stream ordering is ours: device arrays given through DLPack are made ready on `stream` by their
+// producer (__dlpack__(stream=...)), those given through __cuda_array_interface__ with a stream of
+// their own are waited for on `stream` (an event).
 ArrayView view_array(nb::handle array, const char* what, const CallStream& stream);
 
 // An empty array like `like`: its library's empty_like where it has one (numpy, torch, cupy), else a

@@ -12,11 +12,16 @@ namespace histeq::py {
 nb::tuple time_process(Equalizer& eq, nb::handle frames, nb::handle out, nb::handle stream_arg, int calls) {
   CallStream stream = parse_stream(stream_arg);
   nb::sequence seq = nb::borrow<nb::sequence>(frames);
-  std::vector<Frame> in;
-  for (size_t i = 0; i < nb::len(seq); ++i) in.push_back(parse_frame(seq[i], "frames[i]", stream));
+  std::vector<Frames> in;
+  for (size_t i = 0; i < nb::len(seq); ++i) in.push_back(parse_frames(seq[i], "frames[i]", stream, {}));
   if (in.empty()) value_error("frames: give at least one frame");
-  Frame o = parse_frame(out, "out", stream);
+  Frames o = parse_frames(out, "out", stream, {});
   check_output(in[0], o);
+  for (const Frames& f : {in[0], o})
+    if (!f.direct || f.count != 1) value_error("frames: the benchmark takes single frames the equalizer reads as they are");
+  std::vector<Image> images;
+  for (const Frames& f : in) images.push_back(image_of(f, 0));
+  const Image oi = image_of(o, 0);
   auto s = reinterpret_cast<cudaStream_t>(stream.stream);
   cudaEvent_t a = nullptr, b = nullptr;  // none without a GPU: host times only
   bool events = cudaEventCreate(&a) == cudaSuccess && cudaEventCreate(&b) == cudaSuccess;
@@ -29,7 +34,7 @@ nb::tuple time_process(Equalizer& eq, nb::handle frames, nb::handle out, nb::han
     for (int i = 0; i < calls && status.ok(); ++i) {
       if (events) cudaEventRecord(a, s);
       auto t0 = std::chrono::steady_clock::now();
-      status = eq.process(in[size_t(i) % in.size()].image, o.image, stream.stream);
+      status = eq.process(images[size_t(i) % images.size()], oi, stream.stream);
       auto t1 = std::chrono::steady_clock::now();
       if (events) {
         cudaEventRecord(b, s);

@@ -14,7 +14,8 @@ namespace {
 
 class DeviceArray {
  public:
-  DeviceArray(std::vector<int64_t> shape, int itemsize, int device) : shape_(std::move(shape)), itemsize_(itemsize), device_(device) {
+  DeviceArray(std::vector<int64_t> shape, cvt::Sample sample, int itemsize, int device)
+      : shape_(std::move(shape)), sample_(sample), itemsize_(itemsize), device_(device) {
     size_t bytes = itemsize_;
     for (int64_t s : shape_) bytes *= size_t(s);
     int previous = 0;
@@ -35,7 +36,11 @@ class DeviceArray {
   void* data() const { return data_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int device() const { return device_; }
-  std::string typestr() const { return itemsize_ == 1 ? "|u1" : "<u2"; }
+  std::string typestr() const {
+    return itemsize_ == 1 ? "|u1" : std::string("<") + (is_float() ? "f" : "u") + std::to_string(itemsize_);
+  }
+  const char* dtype() const { return cvt::sample_name(sample_); }
+  bool is_float() const { return sample_ != cvt::Sample::u8 && sample_ != cvt::Sample::u16; }
   int itemsize() const { return itemsize_; }
   // The stream that last wrote it (a consumer on another stream waits for it).
   Stream written_on = nullptr;
@@ -43,6 +48,7 @@ class DeviceArray {
  private:
   void* data_ = nullptr;
   std::vector<int64_t> shape_;
+  cvt::Sample sample_;
   int itemsize_;
   int device_;
 };
@@ -71,7 +77,7 @@ nb::object dlpack(nb::handle self, nb::handle stream, nb::handle /*max_version*/
   m->dl_tensor.data = a.data();
   m->dl_tensor.device = {2, a.device()};
   m->dl_tensor.ndim = int32_t(a.shape().size());
-  m->dl_tensor.dtype = {uint8_t(nb::dlpack::dtype_code::UInt), uint8_t(a.itemsize() * 8), 1};
+  m->dl_tensor.dtype = {uint8_t(a.is_float() ? nb::dlpack::dtype_code::Float : nb::dlpack::dtype_code::UInt), uint8_t(a.itemsize() * 8), 1};
   m->dl_tensor.shape = shape;
   m->manager_ctx = self.ptr();
   Py_INCREF(self.ptr());  // the consumer's tensor keeps the memory's owner alive
@@ -107,7 +113,7 @@ nb::object to_host(const DeviceArray& a) {
   size_t n = 1;
   for (int64_t s : a.shape()) n *= size_t(s);
   nb::object np = nb::module_::import_("numpy");
-  nb::object out = np.attr("empty")(nb::tuple(nb::cast(a.shape())), a.itemsize() == 1 ? "uint8" : "uint16");
+  nb::object out = np.attr("empty")(nb::tuple(nb::cast(a.shape())), a.dtype());
   auto host = nb::cast<nb::ndarray<>>(out);
   cudaStreamSynchronize(reinterpret_cast<cudaStream_t>(a.written_on));
   cudaError_t e = cudaMemcpy(host.data(), a.data(), n * a.itemsize(), cudaMemcpyDeviceToHost);
@@ -119,7 +125,7 @@ nb::object to_host(const DeviceArray& a) {
 
 nb::object empty_like_device(const ArrayView& v, Stream written_on) {
   std::vector<int64_t> shape(v.shape, v.shape + v.ndim);
-  nb::object o = nb::cast(new DeviceArray(shape, v.itemsize, v.device), nb::rv_policy::take_ownership);
+  nb::object o = nb::cast(new DeviceArray(shape, v.sample, v.itemsize, v.device), nb::rv_policy::take_ownership);
   nb::cast<DeviceArray&>(o).written_on = written_on;
   return o;
 }
@@ -129,7 +135,7 @@ void bind_device_array(nb::module_& m) {
                           "CUDA memory that histeq allocated for a result (when the input's library has no empty_like).\n"
                           "Hand it to any library with from_dlpack or __cuda_array_interface__; .get() copies it to numpy.")
       .def_prop_ro("shape", [](const DeviceArray& a) { return nb::tuple(nb::cast(a.shape())); })
-      .def_prop_ro("dtype", [](const DeviceArray& a) { return a.itemsize() == 1 ? "uint8" : "uint16"; })
+      .def_prop_ro("dtype", [](const DeviceArray& a) { return a.dtype(); })
       .def_prop_ro("device", &DeviceArray::device)
       .def_prop_ro("data_ptr", [](const DeviceArray& a) { return reinterpret_cast<uintptr_t>(a.data()); })
       .def_prop_ro("__cuda_array_interface__", &cuda_array_interface)

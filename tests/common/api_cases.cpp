@@ -13,8 +13,12 @@ namespace {
 
 bool gray(api::PixelFormat f) { return f == api::PixelFormat::gray8 || f == api::PixelFormat::gray10; }
 bool semi(api::PixelFormat f) { return f == api::PixelFormat::nv12 || f == api::PixelFormat::p010; }
+bool full_chroma(api::PixelFormat f) { return f == api::PixelFormat::yuv444p || f == api::PixelFormat::yuv444p10; }
 int depth(api::PixelFormat f) {
-  return f == api::PixelFormat::gray10 || f == api::PixelFormat::yuv420p10 || f == api::PixelFormat::p010 ? 10 : 8;
+  return f == api::PixelFormat::gray10 || f == api::PixelFormat::yuv420p10 || f == api::PixelFormat::p010 ||
+                 f == api::PixelFormat::yuv444p10
+             ? 10
+             : 8;
 }
 
 // A small deterministic generator (the same frames on every machine).
@@ -48,6 +52,7 @@ video::FrameFormat engine_format(const ApiFrame& f) {
   v.height = f.height;
   v.bit_depth = depth(f.format);
   v.layout = semi(f.format) ? video::PlaneLayout::semi_planar : video::PlaneLayout::planar;
+  if (full_chroma(f.format)) v.chroma_shift_x = v.chroma_shift_y = 0;
   return v;
 }
 
@@ -120,19 +125,24 @@ const char* format_name(api::PixelFormat f) {
     case api::PixelFormat::yuv420p10: return "yuv420p10";
     case api::PixelFormat::nv12: return "nv12";
     case api::PixelFormat::p010: return "p010";
+    case api::PixelFormat::yuv444p: return "yuv444p";
+    case api::PixelFormat::yuv444p10: return "yuv444p10";
+    case api::PixelFormat::yuv422p: return "yuv422p";
+    case api::PixelFormat::yuv422p10: return "yuv422p10";
   }
   return "?";
 }
 
 std::vector<api::PixelFormat> all_formats() {
   return {api::PixelFormat::gray8, api::PixelFormat::gray10, api::PixelFormat::yuv420p,
-          api::PixelFormat::yuv420p10, api::PixelFormat::nv12, api::PixelFormat::p010};
+          api::PixelFormat::yuv420p10, api::PixelFormat::nv12, api::PixelFormat::p010,
+          api::PixelFormat::yuv444p, api::PixelFormat::yuv444p10};
 }
 
-int ApiFrame::rows(int i) const { return i == 0 ? height : (height + 1) / 2; }
+int ApiFrame::rows(int i) const { return i == 0 || full_chroma(format) ? height : (height + 1) / 2; }
 size_t ApiFrame::row_bytes(int i) const {
   const int bytes = depth(format) > 8 ? 2 : 1;
-  const int cw = (width + 1) / 2;
+  const int cw = full_chroma(format) ? width : (width + 1) / 2;
   const int samples = i == 0 ? width : semi(format) ? 2 * cw : cw;
   return static_cast<size_t>(samples) * static_cast<size_t>(bytes);
 }

@@ -153,6 +153,37 @@ def case_truncated_file():
     bad_input(f, "truncated")
 
 
+def case_truncated_inside_the_header():
+    # An MP4 with its index first (+faststart) cut inside that index: FFmpeg's "End of file (error
+    # reading header)" was the whole message.
+    fs = low_contrast_clip("whole_fs.mp4", extra=("-movflags", "+faststart"))
+    data = open(fs, "rb").read()
+    moov = data.index(b"moov") - 4
+    f = path("cut_in_moov.mp4")
+    said = set()
+    for cut in range(moov + 200, moov + int.from_bytes(data[moov:moov + 4], "big"), 400):
+        open(f, "wb").write(data[:cut])
+        line = bad_input(f, "MP4/MOV file", "index (moov atom)")
+        assert "End of file" not in line and "error reading header" not in line.split("(")[0], line
+        said.add(line.split(": ", 2)[2])
+    assert said == {"truncated MP4/MOV file: it ends inside its index (moov atom)"}, said  # whatever part of it is left
+
+
+def case_cpu_denoiser_reads_no_uninitialised_memory():
+    # The denoiser's first frame starts over (the state is multiplied by 0), but its state was
+    # never initialised: valgrind then reported every frame after it as uninitialised (the
+    # histogram indexed by it), hiding real reports. A small clip through the CPU path, --denoise on.
+    if shutil.which("valgrind") is None:
+        raise Skip("no valgrind (scripts/setup.sh installs it)")
+    clip = path("tiny.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=64x48:r=10:d=0.5", "-c:v", "ffv1", clip)
+    out = path("tiny_eq.mkv")
+    r = run(["valgrind", "--error-exitcode=99", "-q", HISTEQ, "export", clip, "-o", out, "--cpu", "--denoise", "3", "-c", "ffv1",
+             "--progress", "none"], timeout=170)
+    assert r.returncode == 0, (r.returncode, r.stderr[-3000:])
+    assert video_frames(out) == 5
+
+
 def case_random_bytes():
     import random
     rng = random.Random(1234)
@@ -548,7 +579,7 @@ def case_clahe_matches_opencv():
     except ImportError:
         raise Skip("python3-opencv is not installed (scripts/setup.sh installs it)")
     import numpy as np
-    # 640x480 in 8x8 or 4x4 tiles: whole tiles, as OpenCV needs them without padding.
+    # 640x480 in 8x8 or 4x4 tiles: whole tiles (tests/python/test_clahe_opencv.py has every size).
     src = lossless_clip("o.mkv", size="640x480", seconds=0.5, vf="eq=contrast=0.4:brightness=-0.2,noise=alls=6:allf=t")
     yi, _, _ = yuv_frames(src, 640, 480)
     for clip, tiles in [(2.0, (8, 8)), (4.0, (8, 8)), (2.0, (4, 4)), (0.0, (8, 8))]:
@@ -559,13 +590,13 @@ def case_clahe_matches_opencv():
         yo, _, _ = yuv_frames(out, 640, 480)
         ref = cv2.createCLAHE(clipLimit=clip, tileGridSize=tiles)
         d = np.concatenate([np.abs(ref.apply(x).astype(int) - y.astype(int)).ravel() for x, y in zip(yi, yo)])
-        # The tolerance (docs/quality.md): histeq places a tile's centre at the centre of its pixels,
-        # OpenCV half a pixel to the left, which moves the interpolation weights by 0.5 / tile width
-        # (and histeq's weights are in 1/1024); rounding: half up against OpenCV's to even.
+        # The tolerance (docs/quality.md): with the textbook levels the grid is OpenCV's; what is
+        # left is rounding (histeq's weights in 1/1024 and LUTs rounded half up, against OpenCV's
+        # float weights and LUT scale rounded to even).
         print(clip, tiles, "max", int(d.max()), "mean %.4f" % d.mean(), "within 1: %.5f" % (d <= 1).mean())
-        # Unclipped tile LUTs differ more from tile to tile, and so does the half-pixel's effect.
-        most, mean = (2, 0.25) if clip > 0 else (3, 0.5)
-        assert d.max() <= most and d.mean() <= mean and (d <= 1).mean() >= 0.98, (clip, tiles, int(d.max()), float(d.mean()))
+        # Unclipped tile LUTs differ more from tile to tile, and so does a weight's rounding.
+        most = 1 if clip > 0 else 2
+        assert d.max() <= most and d.mean() <= 0.05 and (d <= 1).mean() >= 0.999, (clip, tiles, int(d.max()), float(d.mean()))
 
 
 def case_ten_bit_quality():
@@ -1119,6 +1150,39 @@ def case_batch_export_skips_a_bad_file():
     assert sorted(os.listdir(path("out2"))) == [".a.mp4.histeq", ".c.mkv.histeq", "a.mp4", "c.mkv"]
     r = histeq("export", folder, "-o", path("out2") + "/", "--index", 3)
     assert r.returncode == 2 and "--index 3" in r.stderr, r.stderr
+
+
+def case_batch_shards_and_null_output():
+    # --shard K/N: a node's share of the batch (files K, K+N, ...); the shares together are the batch.
+    folder = path("shards")
+    os.makedirs(folder)
+    for n in "abcde":
+        shutil.copy(low_contrast_clip(n + ".mp4", seconds=0.5, audio=False), os.path.join(folder, n + ".mp4"))
+    out = path("shards_out") + "/"
+    listed = histeq("export", folder, "-o", out, "--list").stdout.splitlines()
+    shares = [histeq("export", folder, "-o", out, "--shard", "%d/2" % k, "--list").stdout.splitlines() for k in (0, 1)]
+    assert shares[0] == listed[0::2] and shares[1] == listed[1::2], (listed, shares)
+    r = histeq("export", folder, "-o", out, "--shard", "1/2", "--progress", "none")
+    assert r.returncode == 0, r.stderr
+    assert sorted(f for f in os.listdir(out) if not f.startswith(".")) == ["b.mp4", "d.mp4"], os.listdir(out)
+    assert histeq("export", folder, "-o", out, "--shard", "6/7", "--progress", "none").returncode == 0  # an empty share
+    for bad in ("2/2", "1", "-1/2", "1/0", "a/b", "1/2x"):
+        r = histeq("export", folder, "-o", out, "--shard", bad)
+        assert r.returncode == 2 and "--shard" in r.stderr and len(r.stderr.strip().splitlines()) == 1, (bad, r.stderr)
+    r = histeq("export", folder, "-o", out, "--shard", "0/2", "--index", "0")
+    assert r.returncode == 2 and "--index and --shard" in r.stderr, r.stderr
+    # -f null: every frame decoded and equalized, nothing written, the frames counted.
+    nul = path("null_out") + "/"
+    report = path("null.json")
+    r = histeq("export", folder, "-o", nul, "-f", "null", "--report", report, "--progress", "none")
+    assert r.returncode == 0, r.stderr
+    assert not os.path.exists(nul), os.listdir(nul)
+    rep = json.load(open(report))
+    assert rep["files_ok"] == 5 and all(f["frames_out"] == 15 and f["output_bytes"] == 0 for f in rep["files"]), rep
+    r = histeq("export", os.path.join(folder, "a.mp4"), "-o", "-", "-f", "null", "--progress", "none")
+    assert r.returncode == 0 and r.stdout == "", (r.returncode, r.stderr)
+    r = histeq("export", os.path.join(folder, "a.mp4"), "-o", "-", "-f", "null", "-c", "libx264")
+    assert r.returncode != 0 and "-f null" in r.stderr, r.stderr
 
 
 def case_batch_export_inputs_and_mistakes():

@@ -261,6 +261,85 @@ def case_interrupted_stdout_export_says_the_output_is_incomplete():
     assert lines == ["histeq: standard output: interrupted; the output is incomplete"], lines
 
 
+# --- damaged and unusual input on standard input ----------------------------------------------------
+
+def pes_starts(data, stream_ids):
+    """Offsets of the PES headers (00 00 01 ID) that start a 188-byte TS packet's payload."""
+    out = []
+    for off in range(0, len(data) - 187, 188):
+        p = data[off:off + 188]
+        if p[0] != 0x47 or not p[1] & 0x40:
+            continue
+        i = 4 + (1 + p[4] if (p[3] >> 4) & 2 else 0)
+        if i + 9 < 188 and p[i:i + 3] == b"\x00\x00\x01" and p[i + 3] in stream_ids:
+            out.append(off + i)
+    return out
+
+
+def case_damaged_ts_audio_without_timestamps_through_a_pipe():
+    # Audio PES headers whose timestamps are lost (their PTS flags cleared) in a codec with no
+    # parser to count durations (SMPTE 302M): the copied packets come without a decode time, which
+    # slipped past the writer's check and made the muxer fail ("non monotonically increasing dts
+    # to muxer in stream 1"). Now each gets the end of the one before it: every packet is written.
+    src = path("s302m.ts")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=160x90:r=30:d=3", "-f", "lavfi", "-i", "sine=d=3:sample_rate=48000", "-c:v", "libx264",
+           "-preset", "ultrafast", "-pix_fmt", "yuv420p", "-c:a", "s302m", "-strict", "-2", "-ac", "2", src)
+    data = bytearray(open(src, "rb").read())
+    starts = pes_starts(data, (0xBD, 0xC0))
+    assert len(starts) > 30, len(starts)
+    for s in starts[len(starts) // 3:len(starts) // 3 + 5]:
+        data[s + 7] &= 0x3F  # PTS_DTS_flags: none
+    damaged = path("damaged.ts")
+    open(damaged, "wb").write(data)
+    audio = int(e2e.probe(damaged, "stream=nb_read_packets", select="a:0", count=True)["streams"][0]["nb_read_packets"])
+    for out in ("-", path("by_name.ts")):
+        if out == "-":
+            codes, errs, data = shell(f"cat {q(damaged)}", f"{hq()} export - -o - -f mpegts --cpu --progress none")
+            open(path("piped.ts"), "wb").write(data)
+            written = path("piped.ts")
+        else:
+            r = e2e.histeq("export", damaged, "-o", out, "--cpu", "--progress", "none")
+            codes, errs, written = [0, r.returncode], ["", r.stderr], out
+        assert codes == [0, 0], (out, codes, errs)
+        assert video_frames(written) == 90, out
+        got = int(e2e.probe(written, "stream=nb_read_packets", select="a:0", count=True)["streams"][0]["nb_read_packets"])
+        assert got == audio, (out, got, audio)
+
+
+def case_unreadable_stdin_says_why():
+    out = path("o.mkv")
+    # Empty: said so (it was "not a video stream"), for a pipe and for /dev/null.
+    for producer in ("true", "cat /dev/null"):
+        codes, errs, _ = shell(producer, f"{hq()} export - -o {q(out)} --cpu")
+        lines = [l for l in errs[1].splitlines() if l.strip()]
+        assert codes[1] == 1 and lines == ["histeq: -: standard input is empty: no data came (did the command before the | "
+                                           "fail?)"], (producer, codes, lines)
+        no_output_left(out)
+    r = subprocess.run([e2e.HISTEQ, "play", "--headless", "--cpu", "-"], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 1 and "standard input is empty" in r.stderr, r.stderr
+    # A WebM whose Segment ID is damaged: by name the demuxer skips the damage and seeks back to
+    # resync; a pipe cannot seek, and the skip ran to the end of the data ("-: End of file").
+    webm = path("seg.webm")
+    # (Larger than the reader's buffer: a small file fits in it, and the demuxer goes back there.)
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=320x180:r=30:d=3", "-f", "lavfi", "-i", "sine=d=3", "-c:v", "libvpx-vp9", "-deadline",
+           "realtime", "-cpu-used", "8", "-c:a", "libopus", webm)
+    data = bytearray(open(webm, "rb").read())
+    at = data.index(b"\x18\x53\x80\x67")
+    data[at + 3] = 0x27  # the Segment element's ID, one bit off
+    bad = path("bad_segment.webm")
+    open(bad, "wb").write(data)
+    r = e2e.histeq("export", bad, "-o", out, "-c", "ffv1", "--cpu", "--progress", "none")
+    assert r.returncode == 0 and video_frames(out) == 90, r.stderr
+    os.remove(out)
+    codes, errs, _ = shell(f"cat {q(bad)}", f"{hq()} export - -o {q(out)} --cpu")
+    lines = [l for l in errs[1].splitlines() if l.strip()]
+    assert codes[1] == 1 and len(lines) == 1 and lines[0].startswith("histeq: -: cannot read this Matroska / WebM from a pipe"), lines
+    for w in ("header", "seeking", "give the file's name"):
+        assert w in lines[0], (w, lines[0])
+    no_output_left(out)
+
+
 def case_gpu_pipe_matches_the_cpu_file_export():
     # On a GPU machine: standard input decoded by NVDEC (--hwdec auto) and equalized on the GPU,
     # written to standard output: the CPU's file-to-file frames, bit for bit.

@@ -246,6 +246,28 @@ def case_usage_errors_exit_2_and_name_the_word():
     assert "input is required" not in text(histeq("export", "--bogus").stderr)
 
 
+def case_sizes_and_tiles_never_wrap_at_32_bits():
+    """WxH is one checked parser (core/cuda/numbers.h): sscanf's %d made 4294967304x4294967300 tiles
+    8x4 and a 4294967616x180 synthetic source 320x180, and ran."""
+    clip = low_contrast_clip("t.mp4", seconds=1, audio=False)
+    out = path("t_eq.mp4")
+    cases = [
+        (["export", clip, "-o", out, "--mode", "clahe", "--tiles", "4294967304x4294967300"],
+         "tiles must be 1..32 per axis, not 4294967304x4294967300"),
+        (["export", clip, "-o", out, "--mode", "clahe", "--tiles", "8x-4"], "tiles must be WxH"),
+        (["play", "--headless", "--size", "4294967616x180", "--duration", "0.1"],
+         "size must be 1..65536 per axis, not 4294967616x180"),
+        (["play", "--headless", "--size", "99999999999999999999999x2", "--duration", "0.1"], "size must be 1..65536 per axis"),
+    ]
+    for args, want in cases:
+        r = histeq(*args)
+        err = text(r.stderr)
+        lines = [l for l in err.splitlines() if l.strip()]
+        assert r.returncode != 0, (args, r.returncode, err)
+        assert len(lines) == 1 and want in lines[0], (args, lines)
+        assert not os.path.exists(out), args
+
+
 # --- -n / --skip-existing and --resume ---------------------------------------------------------------
 
 def resume_folder():
@@ -315,6 +337,88 @@ def case_resume_skips_complete_outputs_and_redoes_the_rest():
     assert histeq("export", folder, "-o", dest + "/", "--resume", "-n").returncode == 2
     r = histeq("export", os.path.join(folder, "a.mp4"), "-o", path("one.mp4"), "--resume")
     assert r.returncode == 2 and "batch" in text(r.stderr), text(r.stderr)
+
+
+# --- --report and --stats-json: each written whatever becomes of the other -------------------------------
+
+def case_report_is_written_when_stats_json_cannot_be():
+    clip = low_contrast_clip("s.mp4", seconds=1)
+    out, rep = path("s_eq.mp4"), path("r.json")
+    open(rep, "w").write('{"stale": "an earlier run\'s report"}\n')
+    stats = path("no/such/folder/stats.json")
+    r = histeq("export", clip, "-o", out, "--report", rep, "--stats-json", stats, "--progress", "none")
+    lines = [l for l in text(r.stderr).splitlines() if l.strip()]
+    assert r.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"histeq: {stats}: cannot write"), (r.returncode, lines)
+    j = json.load(open(rep))
+    assert "stale" not in j, "the earlier run's report survived"
+    entry = j["files"][0]
+    assert entry["result"] == "ok" and entry["frames_out"] == video_frames(out), entry
+    assert any(n.startswith("--stats-json: ") for n in entry["notes"]), entry
+    # And the other way: a report that cannot be written leaves the stats written.
+    st2 = path("s2.json")
+    r = histeq("export", clip, "-o", path("s_eq2.mp4"), "--report", path("no/such/r.json"), "--stats-json", st2, "--progress", "none")
+    assert r.returncode == 1 and json.load(open(st2))["frames"], text(r.stderr)
+
+
+# --- output names up to NAME_MAX: the hidden files beside them fit too ------------------------------------
+
+def named_bytes(n, ext=".mkv", char="x"):
+    """A file name of exactly n bytes (UTF-8) ending in ext."""
+    body = char * ((n - len(ext)) // len(char.encode()))
+    body += "y" * (n - len(ext) - len(body.encode()))
+    name = body + ext
+    assert len(name.encode()) == n, len(name.encode())
+    return name
+
+
+def hidden_files(folder):
+    return sorted(f for f in os.listdir(folder) if f.startswith("."))
+
+
+def case_long_output_names_export_and_resume():
+    clip = low_contrast_clip("l.mp4", seconds=1, audio=False)
+    folder = path("long")
+    os.mkdir(folder)
+    # One export: the output, its report and its stats each at 243..255 bytes (and one in 2-byte characters).
+    for n, char in ((243, "x"), (250, "x"), (255, "x"), (254, "\u00e9")):
+        out = os.path.join(folder, named_bytes(n, char=char))
+        rep, stats = os.path.join(folder, named_bytes(n, ".json", "r")), os.path.join(folder, named_bytes(n, ".json", "s"))
+        r = histeq("export", clip, "-o", out, "-c", "ffv1", "--report", rep, "--stats-json", stats, "--progress", "none")
+        assert r.returncode == 0, (n, r.returncode, text(r.stderr))
+        assert video_frames(out) == 30 and json.load(open(rep))["files_ok"] == 1 and json.load(open(stats))["frames"], n
+        assert not hidden_files(folder), hidden_files(folder)
+        for f in (out, rep, stats):
+            os.remove(f)
+    # A batch into DIR/: a 255-byte output has its record (.NAME.histeq, shortened), so --resume
+    # finds it complete; a task killed mid-export leaves its temporary file, which --resume removes.
+    ins = path("ins")
+    os.mkdir(ins)
+    small = os.path.join(ins, named_bytes(255, ".mp4", "a"))
+    shutil.copy(clip, small)
+    big = os.path.join(ins, named_bytes(255, ".mp4", "\u00e9"))
+    shutil.copy(low_contrast_clip("big.mp4", size="1280x720", seconds=6, audio=False), big)
+    dest = path("dest")
+    r = histeq("export", small, "-o", dest + "/", "-c", "ffv1", "--ext", "mkv", "--progress", "none")
+    assert r.returncode == 0, text(r.stderr)
+    assert len(hidden_files(dest)) == 1 and hidden_files(dest)[0].endswith(".histeq"), hidden_files(dest)
+    p = subprocess.Popen([e2e.HISTEQ, "export", big, "-o", dest + "/", "-c", "ffv1", "--ext", "mkv", "--progress", "none"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    t0 = time.monotonic()
+    while not parts_left(dest) and time.monotonic() - t0 < 60:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    p.kill()
+    p.wait()
+    left = parts_left(dest)
+    assert len(left) == 1 and len(left[0].encode()) <= 255, left
+    left[0].encode("utf-8")  # cut on a character's boundary: valid UTF-8
+    rep = path("resume.json")
+    r = histeq("export", ins, "-o", dest + "/", "-c", "ffv1", "--ext", "mkv", "--resume", "--report", rep, "--progress", "none")
+    assert r.returncode == 0, text(r.stderr)
+    by_name = sorted((os.path.basename(f["input"])[0], f["result"]) for f in json.load(open(rep))["files"])
+    assert by_name == [("a", "skipped"), ("\u00e9", "ok")], by_name
+    assert not parts_left(dest) and video_frames(os.path.join(dest, os.path.basename(big)[:-4] + ".mkv")) == 180, os.listdir(dest)
+    assert len(hidden_files(dest)) == 2, hidden_files(dest)  # the two records
 
 
 # --- D9: bench --paper runs its plot script without a shell, never from the working directory ---------

@@ -786,6 +786,31 @@ void apply_variant_matches(const ApplyInputs& in, int variant, cudaStream_t s) {
   }
 }
 
+// The textbook clahe's padded picture (OpenCV's BORDER_REFLECT_101): the GPU's is the CPU's, on
+// pitched planes, 8- and 16-bit, padding shorter and longer than the picture.
+TEST_F(GpuQualityFunctions, PadReflectMatchesCpu) {
+  REQUIRE_GPU();
+  const cudaStream_t s = stream.get();
+  std::mt19937 rng(23);
+  for (int bytes : {1, 2}) {
+    for (auto [w, h, pw, ph] : {std::tuple{1, 1, 8, 8}, {5, 3, 8, 8}, {1921, 1081, 1928, 1088}, {451, 300, 456, 304}, {2, 9, 32, 16}}) {
+      const size_t in_pitch = static_cast<size_t>(w + 5) * bytes, out_pitch = (static_cast<size_t>(pw) * bytes + 15) / 16 * 16;
+      const std::vector<uint8_t> in = random_samples(in_pitch * h, bytes, rng);
+      PlaneRef a{}, b{};
+      a.data = in.data(), a.width = w, a.height = h, a.pitch = in_pitch, a.bytes_per_sample = bytes, a.bit_depth = bytes == 1 ? 8 : 10;
+      b = a;
+      std::vector<uint8_t> want(out_pitch * ph, 0);
+      b.data = want.data(), b.width = pw, b.height = ph, b.pitch = out_pitch;
+      ASSERT_OK(eq::pad_reflect(a, b));
+      cuda::Buffer din = upload(in, s), dout = upload(std::vector<uint8_t>(out_pitch * ph, 0), s);
+      a.data = din.data(), a.memory = MemoryKind::device;
+      b.data = dout.data(), b.memory = MemoryKind::device;
+      ASSERT_OK(eq::pad_reflect_gpu(a, b, s));
+      ASSERT_EQ(download<uint8_t>(dout, want.size(), s), want) << w << "x" << h << " -> " << pw << "x" << ph << ", " << bytes << " bytes";
+    }
+  }
+}
+
 TEST_F(GpuQualityFunctions, TileAndColourApplyMatchCpu) {
   REQUIRE_GPU();
   const cudaStream_t s = stream.get();
@@ -853,6 +878,23 @@ void add_folded_cases(std::vector<EqCase>& c, const eq::Quality& def, const eq::
   c.push_back({"default_folded_keep", odd8, def_keep, "method2_tuned", false, 12});
 }
 
+// The textbook clahe on OpenCV's grid (TileLayout): padded pictures (odd sizes, one axis whole,
+// fewer samples than tiles), the frame's histogram counted apart and the brightness measured on
+// the mean LUT; in every memory, depth and layout.
+void add_opencv_grid_cases(std::vector<EqCase>& c, eq::Quality opencv) {
+  opencv.textbook = true;
+  opencv.range = eq::RangeMode::full;
+  const video::FrameFormat odd8{1921, 1081, 8, 1, 1};
+  c.push_back({"clahe_full_textbook_device_block_atomic", odd8, opencv, "block_atomic", true, 12});
+  c.push_back({"clahe_full_textbook_tuned_one_axis_whole", {1280, 721, 8, 1, 1}, opencv, "method2_tuned", false, 12});
+  c.push_back({"clahe_full_textbook_small_many_frames", {67, 37, 8, 1, 1}, opencv, "method2", false, 90});
+  c.push_back({"clahe_full_textbook_smaller_than_the_grid", {5, 3, 8, 1, 1}, opencv, "method2", false, 12});
+  c.push_back({"clahe_full_textbook_10bit_odd", {1283, 721, 10, 1, 1}, opencv, "method2", false, 12});
+  c.push_back({"clahe_full_textbook_p010_odd_device", {1282, 719, 10, 1, 1, video::PlaneLayout::semi_planar}, opencv,
+               "method2_tuned", true, 12});
+  c.push_back({"clahe_full_textbook_444_device", {641, 359, 8, 0, 0}, opencv, "method2", true, 12});
+}
+
 std::vector<EqCase> eq_cases() {
   eq::Quality def = eq::default_quality();
   eq::Quality clahe = def;
@@ -910,6 +952,7 @@ std::vector<EqCase> eq_cases() {
     c.push_back({"plain_fused_10bit_" + t, ten, with(eq::plain_quality(), r, tb), "method2_tuned", false, 6});
     c.push_back({"plain_p010_" + t, p010, with(eq::plain_quality(), r, tb), "method2_tuned", false, 6});
   }
+  add_opencv_grid_cases(c, clahe);
   c.push_back({"plain_fused_limited", odd8, eq::plain_quality(), "method2_tuned", false, 6});
   c.push_back({"plain_fused_10bit_limited", ten, eq::plain_quality(), "method2_tuned", true, 6});
   // The denoiser (core/equalize/denoise.h; its own tests: test_denoise_gpu.cpp) in every layout.

@@ -4,8 +4,11 @@ per case, label gstreamer) with the real gst-launch-1.0 / gst-inspect-1.0 and, f
 drive a pipeline while it plays, GStreamer's Python bindings (python3-gi).
 
 The frames the element writes are compared with `histeq export --codec rawvideo` of the same input
-and settings: they must be bit-identical (defaults, plain, CLAHE; 8-bit I420, NV12, 10-bit
-I420_10LE and P010_10LE; a full-range clip).
+and settings: they must be bit-identical (defaults, plain, CLAHE; 8-bit I420, NV12, NV21, Y42B,
+Y444, 10-bit I420_10LE, I422_10LE, Y444_10LE and P010_10LE; a full-range clip). The element is
+also held to what its peers (videobalance, gamma) do: controllable numbers (GstController), an int
+device, one refusal path (a bus warning, the old value kept), READY-only properties refused while
+playing, enum values that say what they mean, a licence, numbers that ignore the locale.
 
   gst_tests.py --plugin-dir build/app/gstreamer --histeq build/app/histeq CASE   (77 = skipped)
   gst_tests.py --list
@@ -50,10 +53,12 @@ def gst_launch(pipeline):
 
 
 def clip(name, pix_fmt="yuv420p", extra=()):
-    """A low-contrast moving clip (H.264 in MP4, 60 frames at 30 fps) made with the ffmpeg CLI."""
+    """A low-contrast moving clip (60 frames at 30 fps) made with the ffmpeg CLI: H.264 in MP4, or
+    lossless FFV1 for a name ending in .mkv (the 4:2:2 and 4:4:4 layouts)."""
     out = path(name)
+    codec = ["-c:v", "ffv1"] if name.endswith(".mkv") else ["-c:v", "libx264", "-preset", "ultrafast"]
     ffmpeg("-f", "lavfi", "-i", f"testsrc2=size={W}x{H}:rate={FPS}:duration={FRAMES / FPS},eq=contrast=0.4:brightness=-0.1",
-           "-c:v", "libx264", "-preset", "ultrafast", "-pix_fmt", pix_fmt, *extra, out)
+           *codec, "-pix_fmt", pix_fmt, *extra, out)
     return out
 
 
@@ -81,8 +86,10 @@ def first_difference(a, b, frame_bytes):
     return f"first difference in frame {i // frame_bytes}, byte {i % frame_bytes}"
 
 
-def frame_bytes(depth):
-    return W * H * 3 // 2 * (2 if depth > 8 else 1)
+def frame_bytes(pix_fmt):
+    """Bytes of one W x H frame of an FFmpeg planar YUV pix_fmt (yuv420p, yuv422p10le, ...)."""
+    chroma = {"420": W * H // 2, "422": W * H, "444": 2 * W * H}[re.search(r"4[24][024]", pix_fmt).group(0)]
+    return (W * H + chroma) * (2 if "10" in pix_fmt else 1)
 
 
 # ---- gst-inspect and plain runs ------------------------------------------------------------------
@@ -95,6 +102,42 @@ def control_names():
     return names + ["kernel", "strength"]
 
 
+def inspect():
+    r = run(["gst-inspect-1.0", "histeq"])
+    assert r.returncode == 0, "gst-inspect-1.0 histeq failed: " + r.stderr
+    return r.stdout
+
+
+def prop_block(text, name):
+    """gst-inspect-1.0's lines of one property."""
+    m = re.search(r"^  " + re.escape(name) + r"\s+: .*?(?=^  \S|\Z)", text.split("Element Properties:")[1], re.M | re.S)
+    assert m, f"gst-inspect-1.0 histeq does not list the property {name}"
+    return m.group(0)
+
+
+def case_inspect_licence_mit():
+    assert re.search(r"^\s+License\s+MIT/X11$", inspect(), re.M), "the plugin's licence is not MIT/X11:\n" + inspect()
+
+
+def case_inspect_properties_as_peers():
+    text = inspect()
+    numbers = ("clip-limit", "temporal", "scene-cut", "chroma-limit", "denoise", "strength")
+    for name in numbers:
+        b = prop_block(text, name)
+        assert "Double" in b and "controllable" in b, f"{name} is not a controllable double, as videobalance's are:\n{b}"
+    device = prop_block(text, "device")
+    assert re.search(r"Integer\. Range: -1 - \d+ Default: -1", device), "device is not an int with -1 = auto:\n" + device
+    for name in ("device", "backend"):
+        b = prop_block(text, name)
+        assert "changeable only in NULL or READY state" in b and "controllable" not in b, b
+    # Enum values: the nick the command line takes, and what it means.
+    mode = prop_block(text, "mode")
+    assert re.search(r"\(0\): global\s+- one curve a frame", mode) and re.search(r"\(1\): clahe\s+- a curve per tile", mode), mode
+    for name in ("range", "chroma", "backend", "kernel"):
+        values = re.findall(r"\(\d+\): (\S+)\s+- (.+)", prop_block(text, name))
+        assert len(values) >= 2 and all(desc.strip() != nick for nick, desc in values), f"{name}'s values say nothing more than their nicks: {values}"
+
+
 def case_inspect_lists_every_control():
     r = run(["gst-inspect-1.0", "histeq"])
     assert r.returncode == 0, "gst-inspect-1.0 histeq failed: " + r.stderr
@@ -104,27 +147,39 @@ def case_inspect_lists_every_control():
         assert m, f"gst-inspect-1.0 histeq does not document the property {name}:\n{props}"
         assert len(m.group(1)) > 10, f"{name}: no help text"
         assert "PLAYING" in m.group(2), f"{name} cannot be changed while playing: {m.group(2)}"
-    for caps in ("video/x-raw(memory:CUDAMemory)", "I420_10LE", "P010_10LE", "NV12", "GRAY8"):
-        assert caps in r.stdout, "the pad templates lack " + caps
+    for caps in ("video/x-raw(memory:CUDAMemory)", "I420_10LE", "P010_10LE", "NV12", "GRAY8") + NEW_FORMATS:
+        assert re.search(r"(?<![\w(])" + re.escape(caps) + r"(?!\w)", r.stdout), "the pad templates lack " + caps
 
 
 def case_videotestsrc_120_buffers():
     gst_launch("videotestsrc num-buffers=120 ! histeq ! fakesink")
 
 
+NEW_FORMATS = ("NV21", "Y42B", "Y444", "I422_10LE", "Y444_10LE")
+
+
 def case_every_format_and_setting_runs():
-    for fmt in ("GRAY8", "I420", "NV12", "I420_10LE", "P010_10LE"):
+    for fmt in ("GRAY8", "I420", "NV12", "I420_10LE", "P010_10LE") + NEW_FORMATS:
         for props in ("", "mode=clahe tiles=4x3 clip-limit=2", "temporal=0 chroma=keep denoise=3 strength=0.5"):
             gst_launch(f"videotestsrc num-buffers=12 pattern=ball ! video/x-raw,format={fmt},width=97,height=61 ! histeq {props} ! fakesink")
 
 
-def case_bad_settings_fail_in_one_line():
-    # A value the control refuses before the stream starts fails the stream, naming it.
-    r = run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=3", "!", "histeq", "tiles=40x2", "!", "fakesink"])
-    assert r.returncode != 0 and re.search(r"ERROR: from element .*histeq.*tiles must be 1..32", r.stdout + r.stderr), \
-        "tiles=40x2 was not refused: " + r.stdout + r.stderr
-    # ... unless a good value replaced it.
-    gst_launch("videotestsrc num-buffers=3 ! histeq tiles=40x2 tiles=4x4 ! fakesink")
+def case_bad_settings_warn_and_keep_the_old_value():
+    # A value the control refuses: one warning on the bus, naming it and what stays; the stream runs
+    # with the old value (the frames of the defaults), and GLib has nothing to say.
+    def frames(props):
+        out = path("refused.yuv")
+        r = run(["gst-launch-1.0", "videotestsrc", "num-buffers=4", "pattern=ball", "!", "video/x-raw,width=160,height=120", "!",
+                 "histeq", "mode=clahe", *props, "!", "filesink", "location=" + out])
+        assert r.returncode == 0 and "ERROR" not in r.stdout + r.stderr, "the pipeline failed: " + r.stdout + r.stderr
+        with open(out, "rb") as f:
+            return f.read(), r.stdout + r.stderr
+    refused, log = frames(["tiles=40x2"])
+    warnings = [l for l in log.splitlines() if l.startswith("WARNING: from element") and "histeq" in l]
+    assert len(warnings) == 1 and "tiles must be 1..32" in warnings[0] and "tiles stays 8x8" in warnings[0], log
+    assert "GLib" not in log and "CRITICAL" not in log, "a GLib warning besides the bus's:\n" + log
+    assert refused == frames([])[0], "the refused tiles changed the frames"
+    assert refused == frames(["tiles=40x2", "tiles=8x8"])[0]
     if not os.path.exists("/dev/nvidia0"):
         r = run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=3", "!", "histeq", "kernel=cub", "backend=cpu", "!", "fakesink"])
         assert r.returncode != 0, "kernel cub on the CPU backend ran"
@@ -140,18 +195,17 @@ def case_bad_caps_are_refused():
 
 # ---- bit-identical to histeq export --------------------------------------------------------------
 
-def identical(flags, props, pix_fmt="yuv420p", caps="", back="", encode=False, extra=()):
+def identical(flags, props, pix_fmt="yuv420p", caps="", back="", encode=False, extra=(), container="mp4"):
     """The element's frames of a clip (decodebin ! [caps] ! histeq props ! [back] ! raw file) equal
     `histeq export` of the clip with `flags`, and differ from the input."""
-    depth = 10 if "10" in pix_fmt else 8
-    src = clip("in.mp4", pix_fmt, extra)
+    src = clip("in." + container, pix_fmt, extra)
     branch = "tee name=t t. ! queue ! x264enc ! mp4mux ! filesink location=" + path("gst.mp4") + \
              " t. ! queue max-size-buffers=0 max-size-time=0 max-size-bytes=0 ! " if encode else ""
     gst_launch(f"filesrc location={src} ! decodebin ! {caps} histeq {props} ! {back} {branch} filesink location={path('gst.yuv')}")
     with open(path("gst.yuv"), "rb") as f:
         got = f.read()
     want = export_raw(src, flags, pix_fmt, "ref")
-    diff = first_difference(got, want, frame_bytes(depth))
+    diff = first_difference(got, want, frame_bytes(pix_fmt))
     assert not diff, f"histeq {props} differs from histeq export {' '.join(flags)}: {diff}"
     assert got != raw_of(src, pix_fmt, "src.yuv"), "the element left the frames as they were"
     if encode:
@@ -187,6 +241,19 @@ def case_export_identical_10bit_p010_clahe():
               back="videoconvert dither=none ! video/x-raw,format=I420_10LE !")
 
 
+def case_export_identical_nv21():
+    # NV21 goes as NV12 (V before U: the chroma follow scales both alike).
+    identical(["--mode", "clahe"], "mode=clahe", caps="videoconvert ! video/x-raw,format=NV21 !",
+              back="videoconvert ! video/x-raw,format=I420 !")
+
+
+def case_export_identical_422_and_444():
+    # FFV1 clips in the layout itself: decodebin gives Y42B, Y444, I422_10LE and Y444_10LE.
+    for pix_fmt, fmt in (("yuv422p", "Y42B"), ("yuv444p", "Y444"), ("yuv422p10le", "I422_10LE"), ("yuv444p10le", "Y444_10LE")):
+        for flags, props in (([], ""), (["--mode", "clahe", "--tiles", "5x3"], "mode=clahe tiles=5x3")):
+            identical(flags, props, pix_fmt=pix_fmt, caps=f"video/x-raw,format={fmt} !", container="mkv")
+
+
 def case_export_identical_full_range():
     # The frame's colorimetry range (0-255 here) is the image's range tag, as FFmpeg's pc tag for export.
     identical([], "", extra=("-color_range", "pc"))
@@ -209,7 +276,9 @@ def raw_md5(pipeline):
 
 def case_cuda_memory_frames_equal_system_memory():
     need_cuda_elements("cudaupload", "cudadownload")
-    for fmt in ("I420", "NV12", "I420_10LE", "P010_10LE"):
+    # Those cudaupload takes (GStreamer 1.22's has no Y444_10LE).
+    upload = run(["gst-inspect-1.0", "cudaupload"]).stdout
+    for fmt in [f for f in ("I420", "NV12", "I420_10LE", "P010_10LE") + NEW_FORMATS if re.search(r"\b" + f + r"\b", upload)]:
         src = f"videotestsrc num-buffers=20 pattern=ball ! video/x-raw,format={fmt},width=640,height=360"
         for props in ("", "mode=clahe"):
             on_gpu = raw_md5(f"{src} ! cudaupload ! histeq {props} ! cudadownload")
@@ -222,7 +291,7 @@ def case_nvh264dec_cuda_memory_identical_to_export():
     src = clip("in.mp4")
     got = raw_md5(f"filesrc location={src} ! parsebin ! nvh264dec ! video/x-raw(memory:CUDAMemory) ! histeq ! "
                   "cudadownload ! videoconvert ! video/x-raw,format=I420")
-    diff = first_difference(got, export_raw(src, [], "yuv420p", "ref"), frame_bytes(8))
+    diff = first_difference(got, export_raw(src, [], "yuv420p", "ref"), frame_bytes("yuv420p"))
     assert not diff, "nvh264dec ! histeq on CUDA memory differs from histeq export: " + diff
 
 
@@ -315,11 +384,149 @@ def case_seek_resets_temporal_state():
     assert len(before) == 20 and len(after) == FRAMES - start, f"{len(before)} + {len(after)} frames"
     # A fresh start at that frame: histeq export --start, frame-exact.
     fresh = export_raw(src, ["--temporal", "2", "--start", f"{start / FPS:.6f}"], "yuv420p", "fresh")
-    n = frame_bytes(8)
+    n = frame_bytes("yuv420p")
     diff = first_difference(b"".join(after), fresh, n)
     assert not diff, "the frames after the seek are not those of a fresh start there: " + diff
     _, continuous = play(Gst, src, "temporal=2")
     assert continuous[start] != after[0], "the temporal state makes no difference at that frame: the case cannot tell"
+
+
+def appsink_frames(Gst, description, setup=None):
+    """The frames (bytes) of `description` ending in `histeq name=h ... ! appsink name=s`; setup(h)
+    runs before it plays. Returns the frames and the bus's warnings from histeq."""
+    p = Gst.parse_launch(description)
+    h, sink = p.get_by_name("h"), p.get_by_name("s")
+    if setup:
+        setup(h)
+    p.set_state(Gst.State.PLAYING)
+    frames = pull_frames(Gst, p, sink)
+    bus = p.get_bus()
+    errors, warnings = [], []
+    while (m := bus.pop_filtered(Gst.MessageType.ERROR | Gst.MessageType.WARNING)) is not None:
+        (errors if m.type == Gst.MessageType.ERROR else warnings).append(str(m.parse_error()[0].message if m.type ==
+                                                                          Gst.MessageType.ERROR else m.parse_warning()[0].message))
+    p.set_state(Gst.State.NULL)
+    assert not errors, "the pipeline failed: " + "; ".join(errors)
+    return frames, warnings
+
+
+def case_controller_drives_strength():
+    Gst = gst_modules()
+    try:
+        import gi
+        gi.require_version("GstController", "1.0")
+        from gi.repository import GstController
+    except (ImportError, ValueError) as e:
+        raise Skip(f"GStreamer's controller bindings are missing: {e}")
+    # temporal=0: each frame depends on its own picture and strength alone. A linear curve from 0 at
+    # t = 0 to 1 at t = 2 s: frame n (t = n / 30 s) has strength n / 60.
+    n_frames = 60
+    src = (f"videotestsrc num-buffers={n_frames} pattern=ball ! video/x-raw,format=I420,width=160,height=120,framerate=30/1 ! "
+           "histeq name=h temporal=0 mode=clahe {props} ! appsink name=s sync=false")
+
+    def control(h):
+        cs = GstController.InterpolationControlSource()
+        cs.set_property("mode", GstController.InterpolationMode.LINEAR)
+        assert cs.set(0, 0.0) and cs.set(2 * Gst.SECOND, 1.0)
+        assert h.add_control_binding(GstController.DirectControlBinding.new_absolute(h, "strength", cs))
+    driven, warnings = appsink_frames(Gst, src.format(props=""), control)
+    assert len(driven) == n_frames and not warnings, (len(driven), warnings)
+    checked = (0, 9, 20, 30, 45, 59)
+    for n in checked:
+        fixed, _ = appsink_frames(Gst, src.format(props=f"strength={n / 60!r}"))
+        assert driven[n] == fixed[n], f"frame {n}: not the frame of strength {n / 60:.4f} (the controller's value there)"
+    plain, _ = appsink_frames(Gst, src.format(props="strength=1"))
+    assert driven[0] != plain[0] and driven[59] != driven[30], "the strength makes no difference: the case cannot tell"
+
+
+def case_refused_while_playing_warns_and_reads_back_the_old_value():
+    Gst = gst_modules()
+    p = Gst.parse_launch("videotestsrc is-live=true ! video/x-raw,width=160,height=120,framerate=30/1 ! histeq name=h ! fakesink")
+    h, bus = p.get_by_name("h"), p.get_bus()
+
+    def warning_after(change):
+        change()
+        m = bus.timed_pop_filtered(5 * Gst.SECOND, Gst.MessageType.WARNING | Gst.MessageType.ERROR)
+        assert m is not None and m.type == Gst.MessageType.WARNING, "no warning on the bus"
+        return m.parse_warning()[0].message
+    for state in (Gst.State.PAUSED, Gst.State.PLAYING):
+        assert p.set_state(state) != Gst.StateChangeReturn.FAILURE
+        p.get_state(5 * Gst.SECOND)
+        # Out of the control's range: refused at once.
+        old_clip = h.get_property("clip-limit")
+        text = warning_after(lambda: h.set_property("clip-limit", 0.5))
+        assert "clip limit" in text and f"clip-limit stays {old_clip:g}" in text, text
+        assert h.get_property("clip-limit") == old_clip
+        # READY-only: the backend and the device choose the equalizer.
+        for name, value, old in (("backend", "cpu", "auto"), ("device", 3, -1)):
+            text = warning_after(lambda: h.set_property(name, value))
+            assert name in text and "READY" in text, text
+            got = h.get_property(name)
+            assert (got.value_nick if hasattr(got, "value_nick") else got) == old, f"{name} reads back {got} after the refusal"
+        # Live values are taken.
+        h.set_property("clip-limit", old_clip + 1)
+        assert h.get_property("clip-limit") == old_clip + 1
+    # A value the running equalizer refuses (a GPU kernel on the CPU): the same path, read back at
+    # the next frame.
+    if not os.path.exists("/dev/nvidia0"):
+        text = warning_after(lambda: h.set_property("kernel", "cub"))
+        assert "cub" in text and "kernel stays auto" in text, text
+        assert h.get_property("kernel").value_nick == "auto"
+    p.set_state(Gst.State.READY)
+    p.get_state(5 * Gst.SECOND)
+    h.set_property("backend", "cpu")
+    h.set_property("device", 0)
+    assert h.get_property("backend").value_nick == "cpu" and h.get_property("device") == 0
+    h.set_property("device", -1)
+    assert h.get_property("device") == -1
+    assert bus.pop_filtered(Gst.MessageType.WARNING) is None, "READY took the backend and the device with a warning"
+    p.set_state(Gst.State.NULL)
+
+
+def case_refused_before_the_bus_warns_at_ready():
+    Gst = gst_modules()
+    h = Gst.ElementFactory.make("histeq", "h")
+    h.set_property("scene-cut", 0.5)
+    h.set_property("clip-limit", 0.5)  # no bus yet: the warning waits
+    assert h.get_property("clip-limit") == 1.1 and h.get_property("scene-cut") == 0.5
+    p = Gst.Pipeline.new("p")
+    p.add(h)
+    p.set_state(Gst.State.READY)
+    m = p.get_bus().pop_filtered(Gst.MessageType.WARNING)
+    p.set_state(Gst.State.NULL)
+    assert m is not None and "clip-limit stays 1.1" in m.parse_warning()[0].message, "the refusal made before the bus was lost"
+
+
+def decimal_comma_env():
+    """An environment with a decimal-comma locale (de_DE.UTF-8) made here with localedef."""
+    if not shutil.which("localedef"):
+        raise Skip("localedef is missing (libc-bin)")
+    loc = path("locales")
+    os.makedirs(loc, exist_ok=True)
+    r = run(["localedef", "-i", "de_DE", "-f", "UTF-8", os.path.join(loc, "de_DE.UTF-8")])
+    if not os.path.isdir(os.path.join(loc, "de_DE.UTF-8")):
+        raise Skip("localedef could not make de_DE.UTF-8 (the locales package's sources are missing): " + r.stderr)
+    env = dict(os.environ, LOCPATH=loc, LC_ALL="de_DE.UTF-8", LANG="de_DE.UTF-8")
+    r = subprocess.run([sys.executable, "-c", "import locale; locale.setlocale(locale.LC_ALL, ''); print(locale.localeconv()['decimal_point'])"],
+                       env=env, capture_output=True, text=True)
+    assert r.stdout.strip() == ",", "the locale made has no decimal comma: " + r.stdout + r.stderr
+    return env
+
+
+def case_decimal_comma_locale():
+    env = decimal_comma_env()
+    out = path("locale.yuv")
+
+    def launch(environment):
+        r = subprocess.run(["gst-launch-1.0", "videotestsrc", "num-buffers=4", "pattern=ball", "!", "video/x-raw,width=160,height=120",
+                            "!", "histeq", "clip-limit=1.5", "chroma-limit=1.25", "strength=0.75", "!", "filesink", "location=" + out],
+                           env=environment, capture_output=True, text=True, timeout=120)
+        # gst-launch-1.0 speaks the locale's language: any message of the element names it.
+        assert r.returncode == 0 and "GstHisteq:" not in r.stdout + r.stderr, \
+            f"gst-launch-1.0 ! histeq clip-limit=1.5 under LC_ALL={environment.get('LC_ALL', '')}:\n{r.stdout}{r.stderr}"
+        with open(out, "rb") as f:
+            return f.read()
+    assert launch(env) == launch(dict(os.environ, LC_ALL="C")), "the frames differ under de_DE.UTF-8"
 
 
 def case_install_puts_the_element_in_gstreamers_folder():

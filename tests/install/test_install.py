@@ -17,7 +17,7 @@ its layout, and makes the clips with the ffmpeg CLI and their references with th
                         what `histeq completion bash` prints (every option of `histeq CMD --help`)
   man_page              share/man/man1/histeq.1 has a section per command of `histeq --help`
   pip_install           `pip install SRC` into a fresh venv (an isolated build: scikit-build-core and
-                        nanobind from PyPI), then the module's CPU tests (tests/python/test_api.py,
+                        nanobind from PyPI), then the module's CPU tests (tests/python/test_api.py, test_frames.py,
                         test_export_match.py) on that installed module, with the prefix's `histeq
                         export` as the reference
 
@@ -290,7 +290,7 @@ def case_pip_install():
     assert int(where[1]) > 0, "the installed module lists no kernels"
     stubs = glob.glob(os.path.join(os.path.dirname(where[0]), "*.pyi"))
     assert stubs, "the installed module has no type stubs"
-    tests = [os.path.join(A.source, "tests", "python", f) for f in ("test_api.py", "test_export_match.py")]
+    tests = [os.path.join(A.source, "tests", "python", f) for f in ("test_api.py", "test_frames.py", "test_export_match.py")]
     r = run([py, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs"] + tests, cwd=work(), timeout=900, check=False,
             env=dict(env, HISTEQ_BIN=histeq_bin()))
     print(r.stdout[-3000:])

@@ -129,18 +129,17 @@ def test_histogram():
 
 
 BAD = [
-    (lambda y: histeq.equalize(y.astype(np.float32)), TypeError, "uint8 or uint16"),
-    (lambda y: histeq.equalize(y.astype(np.int16)), TypeError, "uint8 or uint16"),
-    (lambda y: histeq.equalize(np.zeros((4, 4, 4), np.uint8)), ValueError, "2-D"),
-    (lambda y: histeq.equalize(np.zeros(16, np.uint8)), ValueError, "2-D"),
+    (lambda y: histeq.equalize(y.astype(np.float32)), ValueError, "[0, 1]"),
+    (lambda y: histeq.equalize(y.astype(np.int16)), TypeError, "uint8, uint16, float16"),
+    (lambda y: histeq.equalize(np.zeros((4, 4, 4, 4, 4), np.uint8)), ValueError, "5-D"),
+    (lambda y: histeq.equalize(np.zeros(16, np.uint8)), ValueError, "got shape (16,)"),
     (lambda y: histeq.equalize(np.zeros((0, 4), np.uint8)), ValueError, "empty"),
-    (lambda y: histeq.equalize(y[:, ::2]), ValueError, "contiguous"),
-    (lambda y: histeq.equalize(y[::-1]), ValueError, "strides"),
+    (lambda y: histeq.equalize(np.zeros((4, 4, 5), np.uint8), layout="HWC"), ValueError, "5 channels"),
     (lambda y: histeq.equalize([1, 2, 3]), TypeError, "expected an array"),
     (lambda y: histeq.equalize("frame"), TypeError, "expected an array"),
     (lambda y: histeq.equalize(None), TypeError, "None"),
     (lambda y: histeq.equalize((y,)), ValueError, "sequence of 1"),
-    (lambda y: histeq.equalize((y, y, y)), ValueError, "chroma"),
+    (lambda y: histeq.equalize((y, y[:10], y[:10])), ValueError, "chroma"),
     (lambda y: histeq.equalize((y, np.zeros((90, 160), np.uint16), np.zeros((90, 160), np.uint16))), TypeError, "one dtype"),
     (lambda y: histeq.equalize(y, out=np.empty((10, 10), np.uint8)), ValueError, "out"),
     (lambda y: histeq.equalize(y, out=np.empty(y.shape, np.uint16)), ValueError, "out"),
@@ -160,6 +159,18 @@ BAD = [
     (lambda y: histeq.histogram(y, bins=3), ValueError, "bins"),
     (lambda y: histeq.histogram(y, kernel="nope"), ValueError, "nope"),
     (lambda y: histeq.histogram(np.zeros((2, 2, 2), np.uint8)), ValueError, "2-D"),
+    # Numbers beyond C's types: one clear error naming the argument (was RuntimeError: std::bad_cast).
+    (lambda y: histeq.Equalizer(strength=10**400), OverflowError, "strength"),
+    (lambda y: histeq.equalize(y, clip_limit=-10**400), OverflowError, "clip_limit"),
+    (lambda y: histeq.Equalizer(tiles=(2**40, 1)), ValueError, "tiles must be 1..32 per axis, not 1099511627776x1"),
+    (lambda y: histeq.Equalizer(tiles=(2**64, 2**64)), ValueError, "tiles must be 1..32 per axis"),
+    (lambda y: histeq.Equalizer(tiles="4294967297x2"), ValueError, "tiles must be 1..32 per axis, not 4294967297x2"),
+    (lambda y: histeq.Equalizer(tiles=(4.5, 2)), TypeError, "whole numbers"),
+    (lambda y: histeq.histogram(y, bits=2**40), ValueError, "bits: 1099511627776 is not 1..16"),
+    (lambda y: histeq.histogram(y, bits=2**70), OverflowError, "bits"),
+    (lambda y: histeq.histogram(y, bits=17), ValueError, "bits"),
+    (lambda y: histeq.histogram(y, bins=2**70), OverflowError, "bins"),
+    (lambda y: histeq.Equalizer()(y, time=10**400), OverflowError, "time"),
 ]
 
 
@@ -171,15 +182,88 @@ def test_bad_input_raises(case):
     assert words.lower() in str(e.value).lower(), str(e.value)
 
 
-def test_samples_above_ten_bits_do_not_crash():
+def test_samples_above_ten_bits_are_an_error_never_passed_through():
     rng = np.random.default_rng(5)
     y = rng.integers(0, 65536, (64, 96), dtype=np.uint16)
     u = rng.integers(0, 65536, (32, 48), dtype=np.uint16)
     for mode in ("global", "clahe"):
-        histeq.equalize(y, mode=mode)
-        histeq.equalize((y, u, u.copy()), mode=mode)
-        histeq.equalize((y, np.stack([u, u], -1)), mode=mode)
+        for frame in (y, (y, u, u.copy())):
+            with pytest.raises(ValueError, match="do not fit 10 bits"):
+                histeq.equalize(frame, mode=mode)
+        histeq.equalize((y, np.stack([u, u], -1)), mode=mode)  # P010: 16-bit words, the 10 bits high
+        assert histeq.equalize(y, bits=16, mode=mode).dtype == np.uint16
     assert histeq.histogram(y).sum() <= y.size
+
+
+# ---- strides: never read past an array (a broadcast array segfaulted in histogram) --------------
+
+def test_histogram_of_any_strides_counts_the_arrays_samples():
+    row = np.arange(256, dtype=np.uint8)
+    b = np.broadcast_to(row, (200000, 256))  # row stride 0: was read as a tight plane, past the array
+    assert np.array_equal(histeq.histogram(b), np.full(256, 200000))
+    small = np.broadcast_to(row, (8, 256))
+    assert np.array_equal(histeq.histogram(small), np.full(256, 8))
+    y = picture()
+    for view in (y[::-1], y[:, ::2], y[::3, ::-2], y.T, np.broadcast_to(y[:1], (50, 320))):
+        assert np.array_equal(histeq.histogram(view), np.bincount(view.ravel(), minlength=256)), view.strides
+    y10 = picture(depth=10)
+    assert np.array_equal(histeq.histogram(y10[:, ::-1]), np.bincount(y10.ravel(), minlength=1024))
+    with pytest.raises(TypeError, match="float32"):
+        histeq.histogram(y.astype(np.float32))
+
+
+def test_overlapping_out_is_refused():
+    y = picture()
+    for out in (np.broadcast_to(np.zeros(320, np.uint8), y.shape), np.lib.stride_tricks.as_strided(np.zeros(400, np.uint8), y.shape, (1, 1))):
+        with pytest.raises(ValueError, match="overlap"):
+            histeq.equalize(y, out=out)
+
+
+# ---- numbers under a decimal-comma locale --------------------------------------------------------
+
+def test_numbers_are_the_c_locales_under_de_DE():
+    """The library's numbers never follow LC_NUMERIC: with de_DE.UTF-8 (made here by localedef in a
+    temporary LOCPATH), strength 0.5 still reads back as 0.5 (it was '0,5' and raised)."""
+    import locale
+    import os
+    import shutil
+    import subprocess
+    import tempfile
+    if not shutil.which("localedef"):
+        pytest.skip("no localedef (the locales package)")
+    d = tempfile.mkdtemp(prefix="histeq-locale-")
+    try:
+        subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", os.path.join(d, "de_DE.UTF-8")], capture_output=True)
+        old_path = os.environ.get("LOCPATH")
+        os.environ["LOCPATH"] = d
+        before = locale.setlocale(locale.LC_ALL)
+        try:
+            locale.setlocale(locale.LC_ALL, "de_DE.UTF-8")
+        except locale.Error as e:
+            pytest.skip(f"no de_DE.UTF-8 locale could be made ({e}; the locales package is needed)")
+        try:
+            assert locale.localeconv()["decimal_point"] == ","
+            eq = histeq.Equalizer(strength=0.5, clip_limit=1.5, temporal=0.25)
+            assert eq.strength == 0.5 and eq.clip_limit == 1.5 and eq.temporal == 0.25
+            assert "clip 1.5, temporal 0.25 s" in eq.describe(), eq.describe()
+            eq.set(clip_limit="2.5")
+            assert eq.clip_limit == 2.5
+            y = picture()
+            assert np.array_equal(eq(y), histeq.Equalizer(strength=0.5, clip_limit=2.5, temporal=0.25)(y))
+            assert np.array_equal(histeq.equalize(y, strength=0.5), histeq.equalize(y, strength="0.5"))
+            with pytest.raises(ValueError, match="not a number"):
+                histeq.equalize(y, strength="0,5")
+            with pytest.raises(ValueError, match=r"span 0 \.\. 1\.5$"):  # the module's own messages too
+                histeq.equalize(np.array([[0, 1.5]], np.float32))
+            assert histeq.equalize(y.astype(np.float32) / 255).dtype == np.float32
+        finally:
+            locale.setlocale(locale.LC_ALL, before)
+            if old_path is None:
+                os.environ.pop("LOCPATH", None)
+            else:
+                os.environ["LOCPATH"] = old_path
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def test_threads_never_overlap_on_one_equalizer():

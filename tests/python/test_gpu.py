@@ -1,7 +1,8 @@
 """The module on CUDA arrays (issue 16): PyTorch and CuPy tensors in and out through DLPack and
 __cuda_array_interface__, processed where they are (the result's pointer is the out= array's, an
-in-place call keeps the input's), bit-identical to the CPU path, on the caller's stream. Skipped
-without a CUDA device, and per library without torch / cupy.
+in-place call keeps the input's), bit-identical to the CPU path, on the caller's stream; and the
+frames people hold on the device (colour, float, 12/16-bit, NCHW batches, strided views), equal to
+the host's. Skipped without a CUDA device, and per library without torch / cupy.
 """
 import numpy as np
 import pytest
@@ -185,3 +186,50 @@ def test_bad_device_input_raises(torch):
     if torch.cuda.device_count() == 1:
         with pytest.raises(ValueError):
             histeq.Equalizer(device=1)
+
+
+# ---- the frames people hold, on the device: equal to the host's ---------------------------------
+
+def colour(h=H, w=W, seed=0):
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:h, 0:w]
+    bgr = np.stack([(xx * 200 // w), (yy * 200 // h), ((xx + yy) % 97) * 2], -1) // 2 + 40
+    return np.clip(bgr + rng.integers(0, 12, bgr.shape), 0, 255).astype(np.uint8)
+
+
+def test_torch_bgr_rgba_and_float_nchw_batches_equal_the_host(torch):
+    bgr = colour()
+    host = histeq.equalize(bgr, backend="cpu")
+    dev = torch.from_numpy(bgr).cuda()
+    got = histeq.equalize(dev)
+    assert got.is_cuda and got.dtype == torch.uint8 and np.array_equal(got.cpu().numpy(), host)
+    rgba = np.concatenate([bgr[..., ::-1], np.full(bgr.shape[:2] + (1,), 9, np.uint8)], -1)
+    r = histeq.equalize(torch.from_numpy(rgba).cuda(), channels="rgb")
+    assert np.array_equal(r.cpu().numpy(), histeq.equalize(rgba, channels="rgb", backend="cpu"))
+    batch = np.stack([colour(270, 480, s) for s in range(4)]).astype(np.float32) / 255  # N x H x W x C
+    nchw = torch.from_numpy(np.ascontiguousarray(batch.transpose(0, 3, 1, 2))).cuda()
+    want = histeq.equalize(np.ascontiguousarray(batch.transpose(0, 3, 1, 2)), backend="cpu", temporal=0)
+    got = histeq.equalize(nchw, temporal=0)
+    assert got.is_cuda and got.dtype == torch.float32 and np.array_equal(got.cpu().numpy(), want)
+    eq, eqh = histeq.Equalizer(), histeq.Equalizer(backend="cpu")  # one video: the temporal state runs along N
+    assert np.array_equal(eq(nchw).cpu().numpy(), eqh(np.ascontiguousarray(batch.transpose(0, 3, 1, 2))))
+
+
+def test_device_strides_depths_and_value_checks(torch, cupy):
+    y = picture(H, W, seed=8)
+    x = torch.from_numpy(y).cuda()
+    for view, host in ((x[:, ::2], y[:, ::2]), (x.flip(0), y[::-1]), (x.t(), y.T)):
+        assert np.array_equal(histeq.equalize(view).cpu().numpy(), histeq.equalize(np.ascontiguousarray(host), backend="cpu"))
+    assert np.array_equal(histeq.histogram(x[:, ::2]), np.bincount(y[:, ::2].ravel(), minlength=256))
+    y12 = (y.astype(np.uint16) * 16 + 7)
+    c12 = cupy.asarray(y12)
+    assert np.array_equal(cupy.asnumpy(histeq.equalize(c12, bits=12)), histeq.equalize(y12, bits=12, backend="cpu"))
+    out = cupy.full(c12.shape, 5, cupy.uint16)
+    with pytest.raises(ValueError, match="do not fit 10 bits"):
+        histeq.equalize(c12, out=out)
+    assert int(out.max()) == 5 and int(out.min()) == 5  # untouched
+    f = torch.rand((4, H // 4, W // 4), device="cuda", dtype=torch.float16)
+    assert np.array_equal(histeq.equalize(f).cpu().numpy(), histeq.equalize(f.cpu().numpy(), backend="cpu"))
+    f[1, 2, 3] = 2
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        histeq.equalize(f)

@@ -23,7 +23,8 @@ import time
 SEEDS = [  # name, ffmpeg output arguments
     ("h264_aac.mp4", ["-f", "lavfi", "-i", "testsrc2=s=160x90:r=25:d=1", "-f", "lavfi", "-i", "sine=d=1", "-c:v", "libx264",
                       "-preset", "ultrafast", "-g", "10", "-c:a", "aac", "-pix_fmt", "yuv420p"]),
-    ("ffv1.mkv", ["-f", "lavfi", "-i", "testsrc2=s=96x64:r=25:d=0.6", "-c:v", "ffv1", "-pix_fmt", "yuv422p10le"]),
+    ("ffv1.mkv", ["-f", "lavfi", "-i", "testsrc2=s=96x64:r=25:d=0.6", "-c:v", "ffv1", "-pix_fmt", "yuv422p10le", "-fflags",
+                  "+bitexact"]),  # bitexact: no random segment UID, the same bytes every time
     ("mpeg2.ts", ["-f", "lavfi", "-i", "testsrc2=s=160x90:r=25:d=1", "-c:v", "mpeg2video", "-g", "5"]),
     ("raw.y4m", ["-f", "lavfi", "-i", "testsrc2=s=64x48:r=25:d=0.4", "-pix_fmt", "yuv420p"]),
     ("mjpeg.avi", ["-f", "lavfi", "-i", "testsrc2=s=96x64:r=25:d=0.6", "-c:v", "mjpeg", "-pix_fmt", "yuvj420p"]),
@@ -62,12 +63,17 @@ def mutate(data, rng, kind):
     return bytes(b)
 
 
-def make(folder):
+KINDS = ["truncate", "flip_head", "flip_any", "zero", "repeat", "bytes"]
+
+
+def make(folder, seeds=SEEDS, per_seed=MUTANTS_PER_SEED, rng_seed=18):
+    """Writes each seed (ffmpeg CLI) as seed_NAME and its `per_seed` mutants as BASE_KK_KIND.EXT
+    into `folder`, the kinds in turn; deterministic for a given (seeds, per_seed, rng_seed): the
+    same corpus on every machine. tests/e2e/fuzz.py makes CI's smaller corpus with it."""
     os.makedirs(folder, exist_ok=True)
-    rng = random.Random(18)  # deterministic: the same corpus on every machine
-    kinds = ["truncate", "flip_head", "flip_any", "zero", "repeat", "bytes"]
+    rng = random.Random(rng_seed)
     made = 0
-    for name, args in SEEDS:
+    for name, args in seeds:
         seed = os.path.join(folder, "seed_" + name)
         r = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y"] + args + [seed], capture_output=True, text=True)
         if r.returncode != 0:
@@ -75,12 +81,12 @@ def make(folder):
             continue
         data = open(seed, "rb").read()
         base, ext = os.path.splitext(name)
-        for k in range(MUTANTS_PER_SEED):
-            kind = kinds[k % len(kinds)]
+        for k in range(per_seed):
+            kind = KINDS[k % len(KINDS)]
             with open(os.path.join(folder, f"{base}_{k:02d}_{kind}{ext}"), "wb") as f:
                 f.write(mutate(data, rng, kind))
             made += 1
-    print(f"corpus: {made} mutants of {len(SEEDS)} seeds in {folder}")
+    print(f"corpus: {made} mutants of {len(seeds)} seeds in {folder}")
     return made
 
 

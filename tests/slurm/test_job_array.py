@@ -8,7 +8,12 @@
   3. every good clip complete (its frames = the input's = its sidecar's) and written exactly once
      over the two runs, the corrupt one reported failed, no .part left, and the merged report's
      counts: run 1 3 done, 1 failed, 1 interrupted (the killed task wrote none); run 2 2 done,
-     3 skipped, 1 failed.
+     3 skipped, 1 failed; the same final results whatever the order the reports are named in
+     (merged by time, not by name);
+  4. the SIGKILL reached the task's own process only: a decoy outside Slurm that looks like it
+     (the same binary name and --index) is still alive.
+The cluster is this run's alone (its own folder under --work, munged, ports; start_cluster.sh),
+and is stopped at the end.
 
   test_job_array.py --histeq build/app/histeq --work DIR
 Exit 77 (skipped) only when Slurm cannot be started here: not root, or slurm-wlm/munge missing.
@@ -21,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -80,18 +86,33 @@ def wait_part(out, name, timeout=90, size=50000):
     raise AssertionError(f"{name}: no export under way within {timeout} s")
 
 
-def kill_task(histeq, index):
-    """SIGKILL to the task's histeq, as when a node is lost or the kernel's OOM killer strikes:
-    no chance to clean up. (scancel --signal=KILL is a cancel to Slurm: SIGTERM first.)"""
-    for pid in os.listdir("/proc"):
+def task_pid(histeq, conf, job, index):
+    """The pid of task `index` of array job `job` on this run's cluster: the histeq process whose
+    environment Slurm gave that task (SLURM_CONF, SLURM_ARRAY_JOB_ID, SLURM_ARRAY_TASK_ID), never a
+    process that merely looks like it."""
+    want = {b"SLURM_CONF": conf.encode(), b"SLURM_ARRAY_JOB_ID": job.encode(), b"SLURM_ARRAY_TASK_ID": str(index).encode()}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             args = open(f"/proc/{pid}/cmdline", "rb").read().split(b"\0")
+            env = dict(v.split(b"=", 1) for v in open(f"/proc/{pid}/environ", "rb").read().split(b"\0") if b"=" in v)
         except OSError:
             continue
-        if args and args[0] == histeq.encode() and b"--index" in args and args[args.index(b"--index") + 1] == str(index).encode():
-            os.kill(int(pid), signal.SIGKILL)
-            return
-    raise AssertionError(f"task {index}: no histeq process found")
+        if args and args[0] == histeq.encode() and all(env.get(k) == v for k, v in want.items()):
+            return int(pid)
+    raise AssertionError(f"task {job}_{index}: no histeq process found")
+
+
+def kill_task(histeq, conf, job, index):
+    """SIGKILL to the task's histeq, as when a node is lost or the kernel's OOM killer strikes:
+    no chance to clean up. (scancel --signal=KILL is a cancel to Slurm: SIGTERM first.)"""
+    os.kill(task_pid(histeq, conf, job, index), signal.SIGKILL)
+
+
+def start_decoy(histeq, index):
+    """A process outside Slurm that looks like task `index`'s histeq by its command line (argv[0]
+    the binary, --index I): killing by name would hit it."""
+    return subprocess.Popen(["bash", "-c", 'exec -a "$0" python3 -c "import time; time.sleep(600)" --index "$1"', histeq,
+                             str(index)])
 
 
 def results(path):
@@ -105,17 +126,18 @@ def main():
     ap.add_argument("--work", required=True)
     a = ap.parse_args()
     histeq = os.path.abspath(a.histeq)
-    work = os.path.abspath(a.work)
+    os.makedirs(a.work, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="run.", dir=os.path.abspath(a.work))  # this run's: another run never shares it
     cluster = os.path.join(work, "cluster")
     start = subprocess.run(["bash", os.path.join(HERE, "start_cluster.sh"), cluster], capture_output=True, text=True)
     if start.returncode == 3:
         print("skipped: cannot start Slurm here: " + start.stderr.strip())
+        shutil.rmtree(work, ignore_errors=True)
         return SKIP
     assert start.returncode == 0, "the cluster did not start:\n" + start.stdout + start.stderr
-    env = dict(os.environ, SLURM_CONF=os.path.join(cluster, "slurm.conf"), HISTEQ=histeq,
-               PATH=os.environ.get("PATH", "") + ":/usr/sbin")
+    conf = sh("bash", "-c", 'source "$1/env" && printf %s "$SLURM_CONF"', "_", cluster)
+    env = dict(os.environ, SLURM_CONF=conf, HISTEQ=histeq, PATH=os.environ.get("PATH", "") + ":/usr/sbin")
     data = os.path.join(work, "data")
-    shutil.rmtree(data, ignore_errors=True)
     clips, out, logs = os.path.join(data, "clips"), os.path.join(data, "out"), os.path.join(data, "logs")
     rep1, rep2 = os.path.join(data, "reports1"), os.path.join(data, "reports2")
     make_clips(clips)
@@ -125,13 +147,14 @@ def main():
     names = [os.path.basename(l.split("\t")[0]) for l in listing]
     assert names == ["a.mp4", "b.mp4", "c.mp4", "d.mp4", "e.mp4", "f.mkv"], names
     t0 = time.monotonic()
+    decoy = start_decoy(histeq, names.index("e.mp4"))
     try:
         job1 = submit(env, job_file, len(names), clips, out, rep1, logs)
         # Two tasks run at once (2 cores, 1 a task): b's and e's exports are caught as they run.
         wait_part(out, "b.mp4")
         sh("scancel", f"{job1}_{names.index('b.mp4')}", env=env)
         wait_part(out, "e.mp4")
-        kill_task(histeq, names.index("e.mp4"))
+        kill_task(histeq, conf, job1, names.index("e.mp4"))
         wait_done(env, job1)
         left = sorted(os.path.basename(p) for p in glob.glob(os.path.join(out, ".*.part")))
         assert len(left) == 1 and left[0].startswith(".e.mp4."), f"want the killed task's .part only, got {left}"
@@ -141,7 +164,10 @@ def main():
 
         job2 = submit(env, job_file, len(names), clips, out, rep2, logs, "--resume")
         wait_done(env, job2)
+        assert decoy.poll() is None, "the decoy (not a Slurm task) was killed"
     finally:
+        decoy.kill()  # ours, by its pid
+        decoy.wait()
         subprocess.run(["bash", os.path.join(HERE, "start_cluster.sh"), cluster, "stop"])
     elapsed = time.monotonic() - t0
 
@@ -150,6 +176,10 @@ def main():
                     ("f.mkv", "skipped")], run2
     reports = sorted(glob.glob(os.path.join(rep1, "*.json"))) + sorted(glob.glob(os.path.join(rep2, "*.json")))
     merged = json.loads(sh(sys.executable, os.path.join(HERE, "merge_reports.py"), *reports))
+    # Named in the other order (as REPORTS/*.json lists job 10 before job 9): the same final results.
+    backwards = json.loads(sh(sys.executable, os.path.join(HERE, "merge_reports.py"), *reversed(reports)))
+    assert {k: v["result"] for k, v in backwards["files"].items()} == {k: v["result"] for k, v in merged["files"].items()}, \
+        (backwards["files"], merged["files"])
     t = merged["totals"]
     assert (t["done"], t["skipped"], t["failed"], t["interrupted"]) == (5, 3, 2, 1), t
     for name in CLIPS:
@@ -166,6 +196,7 @@ def main():
     print(f"slurm job array: 6 tasks, 1 cancelled by scancel and 1 killed (SIGKILL) mid-export, resumed: "
           f"{t['done']} done, {t['skipped']} skipped, {t['failed']} failed, {t['interrupted']} interrupted over 2 runs; "
           f"every good clip written once, nothing left; {elapsed:.0f} s")
+    shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

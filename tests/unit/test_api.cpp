@@ -274,6 +274,15 @@ TEST(ApiSettings, EveryControlOfTheTableThenTheEqualizersOwn) {
   EXPECT_EQ(clip->type, "number");
 }
 
+TEST(ApiSettings, EveryChoiceSaysWhatEachValueMeans) {
+  // GStreamer's enum values show these beside the spellings (gst-inspect-1.0 histeq).
+  for (const api::ControlInfo& c : api::controls()) {
+    if (c.type != "choice") continue;
+    ASSERT_EQ(c.choice_help.size(), c.choices.size()) << c.name;
+    for (size_t i = 0; i < c.choices.size(); ++i) EXPECT_FALSE(c.choice_help[i].empty() || c.choice_help[i] == c.choices[i]) << c.name << " " << c.choices[i];
+  }
+}
+
 TEST(ApiSettings, TextAndNumberFormsByAnyName) {
   api::Settings s;
   EXPECT_TRUE(s.set("clip_limit", 2.5).ok());       // the Python name

@@ -1,7 +1,15 @@
 /* The C API (include/histeq/histeq.h) as a C99 program linked with libhisteq.so, as a consumer
  * links it: the classic equalization computed here by hand equals the library's with plain,
  * textbook settings; histograms equal counts made here; errors come back as codes with their
- * messages on the handle and the thread; creations that fail return NULL. Exit 0 = all passed. */
+ * messages on the handle and the thread; creations that fail return NULL; hostile pitches and
+ * sizes are refused with their real cause. Exit 0 = all passed.
+ *
+ *   histeq_c_api_test            everything above
+ *   histeq_c_api_test --locale   the same numbers under a decimal-comma locale (de_DE.UTF-8, made
+ *                                here with localedef into a temporary LOCPATH); exit 77 = skipped
+ *                                (no localedef or no locale data) */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, setenv */
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,12 +192,113 @@ static void test_tables_and_histogram(void) {
   CHECK(strstr(histeq_last_error(), "counts holds 4 counters, the histogram has 256") != NULL);
 }
 
-int main(void) {
+/* Pitches that make rows overlap, sizes whose byte counts overflow an int, and WxH texts beyond 32
+ * bits: refused, each with its real cause (never a wrapped number). */
+static void test_hostile_pitches_and_sizes(void) {
+  static unsigned char frame[64 * 8];
+  uint32_t counts[1024];
+  histeq_plane p;
+  histeq_image im;
+  histeq_equalizer* e = histeq_equalizer_create(NULL);
+  histeq_settings* s = histeq_settings_create();
+  memset(&p, 0, sizeof p);
+  p.data = frame;
+  p.width = 64;
+  p.height = 8;
+  p.pitch = 32; /* rows 32 bytes apart holding 64 samples: overlapping */
+  p.bytes_per_sample = 1;
+  p.bit_depth = 8;
+  CHECK(histeq_histogram(&p, "cpu_reference", 0, NULL, counts, 256) == HISTEQ_INVALID_ARGUMENT);
+  CHECK(strstr(histeq_last_error(), "pitch 32 bytes is less than a row (64 samples of 1 bytes = 64 bytes)") != NULL);
+  p.width = 1 << 30; /* 2^31 bytes a row: the int product wrapped to "0 bytes" */
+  p.bytes_per_sample = 2;
+  p.bit_depth = 10;
+  p.pitch = 4096;
+  CHECK(histeq_histogram(&p, "cpu_reference", 0, NULL, counts, 1024) == HISTEQ_INVALID_ARGUMENT);
+  CHECK(strstr(histeq_last_error(), "less than a row (1073741824 samples of 2 bytes = 2147483648 bytes)") != NULL);
+  p.pitch = 0;
+  p.height = 4; /* 2^32 samples: beyond the counters */
+  CHECK(histeq_histogram(&p, "cpu_reference", 0, NULL, counts, 1024) == HISTEQ_INVALID_ARGUMENT);
+  CHECK(strstr(histeq_last_error(), "1073741824x4 is 2^32 samples or more") != NULL);
+  p.width = 64;
+  p.height = 3;
+  p.pitch = (size_t)-64; /* rows "a negative number of bytes" apart, as a C caller's wrapped size_t */
+  CHECK(histeq_histogram(&p, "cpu_reference", 0, NULL, counts, 1024) == HISTEQ_INVALID_ARGUMENT);
+  CHECK(strstr(histeq_last_error(), "beyond the address space") != NULL);
+  memset(&im, 0, sizeof im);
+  im.format = HISTEQ_GRAY8;
+  im.width = 64;
+  im.height = 8;
+  im.planes[0].data = frame;
+  im.planes[0].pitch = 63;
+  CHECK(histeq_equalizer_process(e, &im, NULL, NULL) == HISTEQ_INVALID_ARGUMENT);
+  CHECK(strstr(histeq_equalizer_error(e), "pitch 63 bytes is less than a row (64 bytes)") != NULL);
+  im.planes[0].pitch = 0; /* 0 keeps its meaning: tight rows */
+  CHECK(histeq_equalizer_process(e, &im, NULL, NULL) == HISTEQ_OK);
+  /* WxH beyond 32 bits: sscanf's %d made 4294967297x2 a valid 1x2. */
+  CHECK(histeq_settings_set(s, "tiles", "4294967297x2") == HISTEQ_INVALID_ARGUMENT);
+  CHECK(strstr(histeq_settings_error(s), "tiles must be 1..32 per axis, not 4294967297x2") != NULL);
+  CHECK(histeq_settings_set(s, "tiles", "8x8x") == HISTEQ_INVALID_ARGUMENT);
+  CHECK(histeq_settings_set(s, "tiles", " 8x8") == HISTEQ_INVALID_ARGUMENT);
+  CHECK(histeq_settings_set(s, "tiles", "+8x8") == HISTEQ_INVALID_ARGUMENT);
+  CHECK(histeq_settings_set(s, "tiles", "4x2") == HISTEQ_OK);
+  histeq_settings_destroy(s);
+  histeq_equalizer_destroy(e);
+}
+
+/* Under a decimal-comma locale the library still reads and writes "1.5" (its numbers are the C
+ * locale's whatever the program's: GStreamer and Python programs set theirs). */
+static int test_numbers_under_a_decimal_comma_locale(void) {
+  char dir[] = "/tmp/histeq-locale-XXXXXX", cmd[512], buf[32];
+  histeq_settings* s;
+  histeq_equalizer* e;
+  static unsigned char frame[W * H];
+  histeq_image im;
+  int made;
+  if (mkdtemp(dir) == NULL) return 77;
+  snprintf(cmd, sizeof cmd, "localedef -i de_DE -f UTF-8 %s/de_DE.UTF-8 >/dev/null 2>&1", dir);
+  made = system(cmd);
+  /* localedef warns with status 1 while making a usable locale: the setlocale below decides. */
+  setenv("LOCPATH", dir, 1);
+  if (setlocale(LC_ALL, "de_DE.UTF-8") == NULL || strcmp(localeconv()->decimal_point, ",") != 0) {
+    printf("skipped: no de_DE.UTF-8 locale could be made (localedef status %d; the locales package is needed)\n", made);
+    return 77;
+  }
+  s = histeq_settings_create();
+  CHECK(histeq_settings_set(s, "clip-limit", "1.5") == HISTEQ_OK);
+  CHECK(histeq_settings_get(s, "clip-limit", buf, sizeof buf, NULL) == HISTEQ_OK && strcmp(buf, "1.5") == 0);
+  CHECK(histeq_settings_set(s, "clip-limit", "1,5") == HISTEQ_INVALID_ARGUMENT);
+  CHECK(histeq_settings_set_number(s, "strength", 0.25) == HISTEQ_OK);
+  CHECK(histeq_settings_get(s, "strength", buf, sizeof buf, NULL) == HISTEQ_OK && strcmp(buf, "0.25") == 0);
+  CHECK(histeq_settings_set(s, "temporal", "0.5") == HISTEQ_OK);
+  CHECK(strstr(histeq_settings_describe(s), "clip 1.5, temporal 0.5 s") != NULL);
+  CHECK(histeq_settings_set_number(s, "clip-limit", 0.5) == HISTEQ_INVALID_ARGUMENT);
+  CHECK(strstr(histeq_settings_error(s), "clip limit must be 0 (off) or 1..64, not 0.5") != NULL);
+  e = histeq_equalizer_create(s);
+  CHECK(e != NULL);
+  CHECK(histeq_equalizer_set(e, "strength", "0.75") == HISTEQ_OK);
+  memset(&im, 0, sizeof im);
+  im.format = HISTEQ_GRAY8;
+  im.width = W;
+  im.height = H;
+  im.planes[0].data = frame;
+  CHECK(histeq_equalizer_process(e, &im, NULL, NULL) == HISTEQ_OK);
+  histeq_equalizer_destroy(e);
+  histeq_settings_destroy(s);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  (void)system(cmd);
+  if (failures == 0) printf("C API under de_DE.UTF-8 (decimal point '%s'): all checks passed\n", localeconv()->decimal_point);
+  return failures == 0 ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && strcmp(argv[1], "--locale") == 0) return test_numbers_under_a_decimal_comma_locale();
   CHECK(strcmp(histeq_version(), HISTEQ_EXPECTED_VERSION) == 0);
   test_classic_equalization();
   test_errors();
   test_in_place_equals_out_of_place();
   test_tables_and_histogram();
+  test_hostile_pitches_and_sizes();
   if (failures == 0) printf("C API: all checks passed (library %s, GPU %s)\n", histeq_version(), histeq_gpu_available() ? "yes" : "no");
   return failures == 0 ? 0 : 1;
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
@@ -15,6 +16,7 @@
 
 #include "app/common/play_options.h"
 #include "app/player/controls.h"
+#include "core/cuda/numbers.h"
 #include "core/equalize/controls.h"
 #include "core/equalize/operation.h"
 #include "core/equalize/planner.h"
@@ -199,6 +201,61 @@ TEST(ControlTable, ValuesOutsideTheRangeAreRefusedNamingTheControl) {
   EXPECT_EQ(eq::set_control_text(*eq::find_control(table, "clip"), q, "x").message(), "clip=x: not a number");
   EXPECT_EQ(eq::set_control_text(*eq::find_control(table, "mode"), q, "local").message(),
             "mode must be global or clahe, not 'local'");
+}
+
+// WxH is one checked parser (core/cuda/numbers.h) for the grid controls, `histeq quality`'s tiles
+// key and the command line's --size: sscanf's %d wrapped at 32 bits (4294967304x4294967300 tiles
+// were 8x4), and took signs, spaces and trailing words.
+TEST(NumbersInText, DimensionsNeverWrapAndSayWhatIsWrong) {
+  int a = 0, b = 0;
+  ASSERT_TRUE(parse_dimensions("16x9", "size", 100, a, b).is_ok());
+  EXPECT_EQ(std::make_pair(a, b), std::make_pair(16, 9));
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"4294967304x4294967300", "tiles must be 1..32 per axis, not 4294967304x4294967300"},
+      {"4294967297x2", "tiles must be 1..32 per axis, not 4294967297x2"},
+      {"99999999999999999999999999x1", "tiles must be 1..32 per axis, not 99999999999999999999999999x1"},
+      {"0x8", "tiles must be 1..32 per axis, not 0x8"},
+      {"33x1", "tiles must be 1..32 per axis, not 33x1"},
+      {"-8x8", "tiles must be WxH (two whole numbers, e.g. 8x8), not '-8x8'"},
+      {"+8x8", "tiles must be WxH (two whole numbers, e.g. 8x8), not '+8x8'"},
+      {" 8x8", "tiles must be WxH (two whole numbers, e.g. 8x8), not ' 8x8'"},
+      {"8x8 ", "tiles must be WxH (two whole numbers, e.g. 8x8), not '8x8 '"},
+      {"8x8x8", "tiles must be WxH (two whole numbers, e.g. 8x8), not '8x8x8'"},
+      {"8", "tiles must be WxH (two whole numbers, e.g. 8x8), not '8'"},
+      {"8.5x8", "tiles must be WxH (two whole numbers, e.g. 8x8), not '8.5x8'"},
+      {"x", "tiles must be WxH (two whole numbers, e.g. 8x8), not 'x'"}};
+  const std::vector<eq::Control> table = eq::controls();
+  const eq::Control* tiles = eq::find_control(table, "tiles");
+  for (const auto& [text, want] : bad) {
+    a = b = -1;
+    EXPECT_EQ(parse_dimensions(text, "tiles", hist::kMaxTiles, a, b).message(), want) << text;
+    EXPECT_EQ(std::make_pair(a, b), std::make_pair(-1, -1)) << text << ": nothing is written on an error";
+    eq::Quality q = eq::default_quality();
+    EXPECT_EQ(eq::set_control_text(*tiles, q, text).message(), want) << text;  // the grid control
+    EXPECT_EQ(q, eq::default_quality()) << text;
+    EXPECT_EQ(eq::parse_tiles(text).status().message(), want) << text;  // histeq quality's key
+  }
+  auto q = parse_quality({"--mode", "clahe", "--tiles", "4294967304x4294967300"});
+  ASSERT_FALSE(q.is_ok());
+  EXPECT_NE(q.status().message().find("tiles must be 1..32 per axis, not 4294967304x4294967300"), std::string::npos);
+}
+
+// Numbers print and parse as in the C locale, whatever the process's (numbers.h): %g's forms.
+TEST(NumbersInText, FormatAndParseAreThoseOfTheCLocale) {
+  for (double v : {1.1, 0.35, 1.0, 64.0, 1e-7, 123456.0, 1234567.0, -2.5, 0.0, 1.0 / 3}) {
+    char want[64];
+    std::snprintf(want, sizeof(want), "%g", v);  // the test runs in the C locale
+    EXPECT_EQ(format_number(v), want) << v;
+    double back = 0;
+    ASSERT_TRUE(parse_number(format_number(v, 17), back)) << v;
+    EXPECT_EQ(back, v);
+  }
+  EXPECT_EQ(format_number(1.23456789, 4), "1.235");
+  EXPECT_EQ(format_fixed(12.25, 1), "12.2");
+  EXPECT_EQ(format_fixed(3.0, 1), "3.0");
+  double v = 0;
+  for (const char* ok : {"1.5", "+1.5", "-2", "1e3", ".5", "inf"}) EXPECT_TRUE(parse_number(ok, v)) << ok;
+  for (const char* no : {"", "1,5", " 1.5", "1.5 ", "1.5x", "x", "+", "+-1", "1e999"}) EXPECT_FALSE(parse_number(no, v)) << no;
 }
 
 // `histeq quality`'s configurations, as the hand-written parser had them.

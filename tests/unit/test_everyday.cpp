@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -370,6 +371,32 @@ TEST(BatchJobs, OnePipelinePerDeviceOrAQuarterOfTheCoresAndTheEncodersShareThem)
   EXPECT_EQ(p.jobs, 5);
   EXPECT_EQ(p.encoder_threads, 1);
   EXPECT_GE(image::usable_cores(), 1);
+}
+
+TEST(BatchJobs, EachGpuGetsAJobPerNvdecEngineInterleaved) {
+  // Two GPUs of seven NVDEC engines (an H100 each), 32 cores: 14 jobs, seven on each, dealt 0,1,0,1...
+  auto p = pipeline::plan_jobs(0, true, {0, 1}, 32, 100, {7, 7});
+  EXPECT_EQ(p.jobs, 14);
+  EXPECT_EQ(p.encoder_threads, 2);
+  ASSERT_EQ(p.job_device.size(), 14u);
+  EXPECT_EQ(std::count(p.job_device.begin(), p.job_device.end(), 0), 7);
+  EXPECT_EQ((std::vector<int>(p.job_device.begin(), p.job_device.begin() + 4)), (std::vector<int>{0, 1, 0, 1}));
+  // Few files: still spread over both GPUs.
+  p = pipeline::plan_jobs(0, true, {0, 1}, 32, 2, {7, 7});
+  EXPECT_EQ(p.job_device, (std::vector<int>{0, 1}));
+  // Unequal GPUs (7 and 2 engines): in proportion; the listed order of --device kept.
+  p = pipeline::plan_jobs(0, true, {1, 0}, 32, 100, {7, 2});
+  EXPECT_EQ(p.jobs, 9);
+  EXPECT_EQ(std::count(p.job_device.begin(), p.job_device.end(), 1), 7);
+  EXPECT_EQ((std::vector<int>(p.job_device.begin(), p.job_device.begin() + 5)), (std::vector<int>{1, 0, 1, 0, 1}));
+  // Engines unknown (software decode, or no NVDEC library): one job a GPU, as before.
+  p = pipeline::plan_jobs(0, true, {0, 1, 2}, 32, 100);
+  EXPECT_EQ(p.job_device, (std::vector<int>{0, 1, 2}));
+  // --jobs given: that many, still dealt over the GPUs in turn.
+  p = pipeline::plan_jobs(5, true, {0, 1}, 32, 100, {7, 7});
+  EXPECT_EQ(p.job_device, (std::vector<int>{0, 1, 0, 1, 0}));
+  // The CPU: no devices.
+  EXPECT_TRUE(pipeline::plan_jobs(0, false, {}, 16, 10).job_device.empty());
 }
 
 TEST_F(Batch, ABadFileIsReportedAndTheOthersComplete) {

@@ -202,6 +202,86 @@ TEST(Quality, AxisWeightsFollowTheTileCentres) {
   }
 }
 
+// The textbook grid is OpenCV's (createCLAHE, clahe.cpp): tiles of `step` samples over the padded
+// axis, a pixel at its left edge: w = x / step - 1/2 - lo, in 1/1024 rounded to nearest.
+TEST(Quality, TextbookAxisWeightsAreOpenCvs) {
+  for (int size : {1, 2, 7, 64, 100, 451, 1080, 1921}) {
+    for (int n : {1, 2, 3, 8, 13, 32}) {
+      const int step = size % n == 0 ? size / n : size / n + 1;
+      std::vector<uint32_t> t(size);
+      eq::axis_table(size, n, t.data(), step);
+      for (int x = 0; x < size; ++x) {
+        // OpenCV's txf, clamped as its tile indices are: the position between the tile centres.
+        const double f = std::clamp(static_cast<double>(x) / step - 0.5, 0.0, n - 1.0);
+        const uint32_t lo = tone::axis_lo(t[x]), hi = tone::axis_hi(t[x]), w = tone::axis_w(t[x]);
+        ASSERT_TRUE(hi < static_cast<uint32_t>(n) && (hi == lo || (hi == lo + 1 && w < tone::kWeightOne)));
+        if (hi == lo) ASSERT_EQ(w, 0u);
+        EXPECT_NEAR(lo + w / 1024.0, f, 0.5 / 1024 + 1e-9) << size << " " << n << " x " << x;
+      }
+    }
+  }
+}
+
+TEST(Quality, ReflectIsOpenCvsBorderReflect101) {
+  // cv2.copyMakeBorder(BORDER_REFLECT_101) of 0..len-1 past the end: len-2, len-3, ..., 0, 1, ...
+  EXPECT_EQ(tone::reflect_101(0, 1), 0);
+  EXPECT_EQ(tone::reflect_101(7, 1), 0);
+  const int want5[] = {0, 1, 2, 3, 4, 3, 2, 1, 0, 1, 2, 3, 4, 3};
+  for (int p = 0; p < 14; ++p) EXPECT_EQ(tone::reflect_101(p, 5), want5[p]) << p;
+  const int want2[] = {0, 1, 0, 1, 0, 1};
+  for (int p = 0; p < 6; ++p) EXPECT_EQ(tone::reflect_101(p, 2), want2[p]) << p;
+}
+
+TEST(Quality, TextbookTileLayoutPadsBothAxesAsOpenCvDoes) {
+  eq::Quality q;
+  q.tiles = {8, 8};
+  eq::TileLayout t = eq::tile_layout(q, 451, 300);  // histeq's grid: no padding, no step
+  EXPECT_EQ(t.step_x, 0);
+  EXPECT_FALSE(t.padded(451, 300));
+  EXPECT_EQ(eq::tile_layout(q, 5, 100).grid.cols, 5) << "histeq's grid: at most a tile a sample";
+  q.textbook = true;
+  t = eq::tile_layout(q, 640, 480);  // whole tiles: as it is
+  EXPECT_EQ(t.step_x, 80);
+  EXPECT_EQ(t.step_y, 60);
+  EXPECT_FALSE(t.padded(640, 480));
+  t = eq::tile_layout(q, 384, 303);  // one axis not whole: both padded (the whole one by 8)
+  EXPECT_EQ(t.width, 392);
+  EXPECT_EQ(t.height, 304);
+  EXPECT_EQ(t.step_x, 49);
+  EXPECT_EQ(t.step_y, 38);
+  t = eq::tile_layout(q, 5, 3);  // fewer samples than tiles: tiles of one sample
+  EXPECT_EQ(t.grid.cols, 8);
+  EXPECT_EQ(t.width, 8);
+  EXPECT_EQ(t.height, 8);
+}
+
+TEST(Quality, PadReflectIsCopyMakeBorder) {
+  for (int bytes : {1, 2}) {
+    for (auto [w, h, pw, ph] : {std::tuple{5, 3, 8, 8}, {1, 1, 8, 8}, {17, 9, 24, 16}, {2, 7, 8, 8}}) {
+      const size_t in_pitch = static_cast<size_t>(w + 3) * bytes, out_pitch = static_cast<size_t>(pw + 1) * bytes;
+      std::vector<uint8_t> in(in_pitch * h), out(out_pitch * ph, 0xEE);
+      auto sample = [&](int x, int y) { return static_cast<uint32_t>(synth::hash_xy(x, y, 5) % (bytes == 1 ? 256 : 1024)); };
+      for (int y = 0; y < h; ++y)
+        for (int x = 0; x < w; ++x) {
+          if (bytes == 1) in[y * in_pitch + x] = static_cast<uint8_t>(sample(x, y));
+          else reinterpret_cast<uint16_t*>(in.data() + y * in_pitch)[x] = static_cast<uint16_t>(sample(x, y));
+        }
+      PlaneRef a{}, b{};
+      a.data = in.data(), a.width = w, a.height = h, a.pitch = in_pitch, a.bytes_per_sample = bytes, a.bit_depth = bytes == 1 ? 8 : 10;
+      b = a;
+      b.data = out.data(), b.width = pw, b.height = ph, b.pitch = out_pitch;
+      ASSERT_OK(eq::pad_reflect(a, b));
+      for (int y = 0; y < ph; ++y)
+        for (int x = 0; x < pw; ++x) {
+          const uint32_t got = bytes == 1 ? out[y * out_pitch + x] : reinterpret_cast<const uint16_t*>(out.data() + y * out_pitch)[x];
+          ASSERT_EQ(got, sample(tone::reflect_101(x, w), tone::reflect_101(y, h))) << w << "x" << h << " at " << x << "," << y;
+        }
+      b.width = w - 1;
+      EXPECT_FALSE(eq::pad_reflect(a, b).is_ok()) << "a padded plane smaller than the picture";
+    }
+  }
+}
+
 TEST(Quality, TiledHistogramsOfTheCpuKernelsArePerTileHistograms) {
   for (const char* name : {"cpu_reference", "cpu_parallel"}) {
     auto k = hist::create_kernel(name);

@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +21,7 @@
 #include "app/common/run_common.h"
 #include "app/common/suggest.h"
 #include "core/pipeline/batch.h"
+#include "core/pipeline/hidden_names.h"
 #include "core/video/frame_count.h"
 #include "tests/common/video_helpers.h"
 
@@ -95,6 +99,57 @@ TEST_F(TempDir, JsonFilesNeverFollowAPlantedSymlink) {
   const Status s = app::write_json_file(dir_ + "/no/such/folder/r.json", j);
   EXPECT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("no/such/folder/r.json: cannot write"), std::string::npos) << s.message();
+}
+
+// A JSON file that cannot be written (here: a file-size limit of 16 bytes, EFBIG) removes what an
+// earlier run left at its path, so that no stale report passes for this run's.
+TEST_F(TempDir, AJsonFileNotWrittenLeavesNoStaleOneBehind) {
+  const std::string report = dir_ + "/r.json";
+  std::ofstream(report) << "{\"stale\": 1}\n";
+  nlohmann::json j = {{"files", std::string(4096, 'x')}};
+  struct rlimit old {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit tiny = old;
+  tiny.rlim_cur = 16;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &tiny), 0);
+  const Status s = app::write_json_file(report, j);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old), 0);
+  std::signal(SIGXFSZ, previous);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("the older file there was removed"), std::string::npos) << s.message();
+  EXPECT_EQ(names_in(dir_), std::vector<std::string>{});  // neither the stale report nor a temporary file
+}
+
+// Names near NAME_MAX: the hidden files beside an output stay within it, distinct for names that
+// share their start, stable (a resumed run finds them), cut on a UTF-8 character's boundary.
+TEST_F(TempDir, HiddenNamesFitNameMax) {
+  const std::string short_name = dir_ + "/a.mkv";
+  EXPECT_EQ(pipeline::hidden_sibling(short_name, ".histeq"), dir_ + "/.a.mkv.histeq");
+  EXPECT_EQ(pipeline::hidden_sibling("a.mkv", ".XXXXXX.part"), ".a.mkv.XXXXXX.part");
+  const std::string a = dir_ + "/" + std::string(251, 'x') + ".mkv", b = dir_ + "/" + std::string(250, 'x') + "y.mkv";
+  for (const char* suffix : {".histeq", ".XXXXXX.part", ".histeq.XXXXXX"}) {
+    const std::string ha = pipeline::hidden_sibling(a, suffix), hb = pipeline::hidden_sibling(b, suffix);
+    EXPECT_EQ(ha.size() - dir_.size() - 1, 255u) << suffix;
+    EXPECT_NE(ha, hb);
+    EXPECT_EQ(ha, pipeline::hidden_sibling(a, suffix));
+    EXPECT_EQ(ha.compare(ha.size() - std::string(suffix).size(), std::string::npos, suffix), 0);
+  }
+  std::string wide;  // 2-byte characters: the cut never splits one
+  for (int i = 0; i < 125; ++i) wide += "\xc3\xa9";
+  const std::string hw = pipeline::hidden_sibling(dir_ + "/" + wide + ".mkv", ".XXXXXX.part");
+  const std::string kept = hw.substr(dir_.size() + 2, hw.find('~') - dir_.size() - 2);
+  EXPECT_EQ(kept.size() % 2, 0u);
+  EXPECT_EQ(kept, wide.substr(0, kept.size()));
+  // remove_stale_parts finds the shortened temporary file of a long output, and only that.
+  auto part_of = [](const std::string& output) {  // what mkstemps makes of the template
+    std::string p = pipeline::hidden_sibling(output, ".XXXXXX.part");
+    return p.replace(p.size() - 11, 6, "Ab12Cd");
+  };
+  std::ofstream(part_of(a)) << "half";
+  std::ofstream(part_of(b)) << "b's";
+  EXPECT_EQ(pipeline::remove_stale_parts(a), 1);
+  EXPECT_EQ(names_in(dir_).size(), 1u);
 }
 
 TEST(Suggest, TheNearestCommandOrFlag) {
