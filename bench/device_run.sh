@@ -7,6 +7,8 @@
 #       (issue 12): GPU tests but the kernel matrix (NVDEC, GPU synthetic source, P010, stages, device
 #       frames, NVENC refusal, pipeline), play --headless on NVDEC and on the GPU source (1080p, 4K,
 #       8K), export timings GPU/CPU/passthrough with and without NVDEC, and concurrent streams
+#   bash bench/device_run.sh playeripc                 the player window driven through mpv's JSON IPC
+#       (bench/player_ipc_device.py; carried as for `window`)
 #   bash bench/device_run.sh pipeline                  the video pipeline: GPU equalizer tests (GPU vs
 #       CPU bit-identical, on the real clip too), play --headless 1080p60 stage tables (real time and
 #       max speed, GPU and CPU), and the export benchmark's GPU and CPU paths (7 files)
@@ -149,16 +151,36 @@ if [[ $what == nvdec ]]; then
   timeout 60 python3 bench/streams.py --histeq "$bin/histeq" --clip .carry/real600.mp4 --streams 16 --hwdec none --json "$out/streams_sw.json" 2>&1 | tee -a "$out/streams.txt"
 fi
 
-if [[ $what == window ]]; then
-  # The player window on the GPU: a carried Xvfb (no display here), the NVIDIA GLX vendor library,
-  # the CUDA-GL interop; bench/prepare_window.sh makes .carry-gui/window.tar.xz (histeq with the
-  # window, static FFmpeg), beside it the EGL/GL loaders, the clips and the GPU tests.
+# The player window on the GPU: a carried Xvfb (no display here), the NVIDIA GLX vendor library,
+# the CUDA-GL interop; bench/prepare_window.sh makes .carry-gui/window.tar.xz (histeq with the
+# window, static FFmpeg), beside it the EGL/GL loaders, the clips and the GPU tests.
+unpack_window() {
   c=.carry-gui
   for f in $c/gl/*.deb; do dpkg -x "$f" /; done
   ldconfig
   mkdir -p /opt/hq /usr/share/fonts/truetype/dejavu
   tar -C /opt/hq -xJf $c/window.tar.xz
   cp /opt/hq/share/fonts/*.ttf /usr/share/fonts/truetype/dejavu/ 2>/dev/null
+}
+start_xvfb() {
+  export LD_LIBRARY_PATH=/opt/hq/lib
+  /opt/hq/bin/Xvfb :7 -screen 0 1920x1080x24 -xkbdir /opt/hq/share/xkb +extension GLX -nolisten tcp > /tmp/xvfb.txt 2>&1 &
+  sleep 2
+  export DISPLAY=:7 __GLX_VENDOR_LIBRARY_NAME=nvidia SDL_AUDIODRIVER=dummy
+}
+
+if [[ $what == playeripc ]]; then
+  # The player through mpv's JSON IPC on the GPU (bench/player_ipc_device.py): paused changes shown
+  # at once (screenshots, time-pos unmoved), every kernel live, 2x speed, headless IPC.
+  unpack_window
+  start_xvfb
+  timeout 300 python3 bench/player_ipc_device.py --histeq /opt/hq/bin/histeq --clip $c/real600.mp4 --out "$out" 2>&1 |
+    tee "$out/player_ipc.txt" || rc=1
+  echo "== Xvfb"; tail -5 /tmp/xvfb.txt
+fi
+
+if [[ $what == window ]]; then
+  unpack_window
   echo "== NVDEC tests (HEVC 10-bit: P010), then NVDEC play and export"
   HISTEQ_TEST_CLIP=$c/real.mp4 HISTEQ_TEST_HEVC10=$c/hevc10.mp4 timeout 90 $c/bin/histeq_gpu_tests --gtest_brief=1 \
     --gtest_filter='Nvdec*:GpuPipeline.EqualizesP010*' > "$out/gpu_tests.txt" 2>&1 || rc=1
@@ -176,9 +198,7 @@ if [[ $what == window ]]; then
   } > "$out/nvdec.txt" 2>&1
   cat "$out/nvdec.txt"
   timeout 100 python3 bench/streams.py --histeq /opt/hq/bin/histeq --clip $c/real600.mp4 --streams 16,32 --json "$out/streams.json" 2>&1 | tee "$out/streams.txt"
-  /opt/hq/bin/Xvfb :7 -screen 0 1920x1080x24 -xkbdir /opt/hq/share/xkb +extension GLX -nolisten tcp > /tmp/xvfb.txt 2>&1 &
-  sleep 2
-  export DISPLAY=:7 __GLX_VENDOR_LIBRARY_NAME=nvidia SDL_AUDIODRIVER=dummy
+  start_xvfb
   echo "== the window, built-in source drawn on the GPU, every kernel switched live"
   timeout 60 /opt/hq/bin/histeq play --window 1600x900 --no-vsync --frames 400 --kernel-sequence all --switch-every 12 \
     --split 0.5 --screenshot "$out/window_synthetic.png" 2>&1 | tail -25 | tee "$out/window.txt"

@@ -43,7 +43,7 @@ cd "$work"/ffmpeg-*/
   --enable-parser=h264,hevc,vp8,vp9,mpeg4video,mpegvideo,mjpeg,aac,mpegaudio,png \
   --enable-bsf=h264_mp4toannexb,hevc_mp4toannexb,aac_adtstoasc,vp9_superframe \
   --enable-protocol=file,pipe,udp,rtp,tcp,http,hls --enable-network --enable-indev=v4l2 --enable-swscale --enable-swresample \
-  --enable-filter=scale,format,null,copy,aresample >"$work/configure.log" 2>&1 || { tail -20 "$work/configure.log"; exit 1; }
+  --enable-filter=scale,format,null,copy,aresample,atempo,aformat,abuffer,abuffersink >"$work/configure.log" 2>&1 || { tail -20 "$work/configure.log"; exit 1; }
 make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -40 "$work/make.log"; exit 1; }
 make install >/dev/null 2>&1
 # libx264.a beside the FFmpeg archives: -L$prefix/lib then finds it before the system libx264.so

@@ -2,7 +2,9 @@
 # Remakes the player screenshots of docs/screenshots/ (README, "Player"): a dimmed, low-contrast
 # version of bench/make_real_clip.sh's photographs is played in a 1280x720 window under Xvfb, paused
 # on chosen frames by --keys, captured with --screenshot, and stored as 256-colour PNGs (libimagequant
-# through Debian's python3-pil) so each stays well under 500 KB.
+# through Debian's python3-pil) so each stays well under 500 KB. docs/screenshots/previous/ keeps the
+# player as it was before paused changes showed at once, the OSD and mpv's keys (this script's
+# earlier images).
 #   bash scripts/player_screenshots.sh [BUILD=build]
 # Needs: a build with the player window (HISTEQ_GUI), Xvfb, the ffmpeg CLI, python3-skimage, python3-pil.
 set -euo pipefail
@@ -32,14 +34,18 @@ play() { "$histeq" play "$tmp/dim.mp4" --window 1280x720 --max-speed "$@" >/dev/
 play --split 0.5 --frames 175 --keys "162:space" --screenshot "$tmp/overview.png"      # the rocket
 play --split 0.42 --no-overlay --frames 50 --keys "44:space" --screenshot "$tmp/split.png"  # the coffee
 play --frames 110 --keys "60:k,95:space,100:h" --screenshot "$tmp/help.png"             # the coins
+# The statistics panel (i) beside the main panel.
+play --frames 140 --keys "100:i,130:space" --screenshot "$tmp/stats.png"               # the camera man
 # Settings B (plain equalization) left of the divider, the defaults right.
 play --split 0.5 --compare plain --no-overlay --frames 50 --keys "44:space" --screenshot "$tmp/compare.png"
+# Paused, the overlay hidden, g: the frame on screen made again in clahe mode, and the OSD says so.
+play --no-overlay --frames 64 --keys "44:space,56:g" --screenshot "$tmp/osd.png"
 
 /usr/bin/python3 - "$tmp" "$out" <<'PY'
 import sys
 from PIL import Image
 tmp, out = sys.argv[1], sys.argv[2]
-for name in ("overview", "split", "help", "compare"):
+for name in ("overview", "split", "help", "compare", "stats", "osd"):
     im = Image.open(f"{tmp}/{name}.png").convert("RGB")
     q = im.quantize(colors=256, method=Image.Quantize.LIBIMAGEQUANT, dither=Image.Dither.FLOYDSTEINBERG)
     q.save(f"{out}/player-{name}.png", optimize=True)

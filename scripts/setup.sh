@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libswresample-dev libavutil-dev ffmpeg libffmpeg-nvenc-dev
+  libavformat-dev libavcodec-dev libavdevice-dev libswscale-dev libswresample-dev libavutil-dev libavfilter-dev ffmpeg libffmpeg-nvenc-dev
   libsdl2-dev libimgui-dev libstb-dev libepoxy-dev libgl-dev libegl-dev libegl-mesa0 libgl1-mesa-dri fonts-dejavu-core
   libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   python3-skimage python3-matplotlib python3-opencv xvfb xauth

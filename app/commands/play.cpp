@@ -12,6 +12,8 @@
 #include "app/commands/commands.h"
 #include "app/common/run_common.h"
 #include "app/common/source_request.h"
+#include "app/player/controller.h"
+#include "app/player/session.h"
 #include "app/player/controls.h"
 #if HISTEQ_HAVE_GUI
 #include "app/player/player.h"
@@ -90,7 +92,13 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_option("--frames", o.frames, "close the window after drawing this many frames (counted from the first with video)");
   p->add_option("--screenshot", o.screenshot, "with --frames: write a PNG of the window's last frame (video and overlay)");
   p->add_option("--screenshot-dir", o.screenshot_dir, "folder for the screenshots of the s key")->capture_default_str();
-  p->add_option("--keys", o.keys, "scripted key presses, \"[FRAME:]KEY,...\" (e.g. \"space,5:o,k,20:s\"); keys as in the help panel");
+  p->add_option("--keys", o.keys, "scripted key presses, \"[FRAME:]KEY,...\" (e.g. \"space,5:TAB,k,20:s\"); keys as in the keys panel "
+                                  "(mpv's names: space, left, Ctrl+s, comma for ','), or open=PATH / export=PATH");
+  p->add_option("--input-conf", o.input_conf, "key bindings in mpv's input.conf syntax (KEY command args), over the defaults below")
+      ->check(CLI::ExistingFile);
+  p->add_option("--input-ipc-server", o.input_ipc_server,
+                "mpv's JSON IPC on this Unix socket: {\"command\": [...], \"request_id\": N} a line (also headless)");
+  p->footer(player::keys_footer());
 }
 
 Status parse_play_range(PlayOptions& o) {
@@ -120,7 +128,7 @@ int check_window_options(const PlayOptions& o) {
   if (!o.screenshot.empty() && o.frames <= 0) return fail("--screenshot needs --frames N (the frame to capture)", 2);
   if (o.frames < 0) return fail("--frames must be >= 1", 2);
   if (o.switch_every < 1) return fail("--switch-every must be >= 1", 2);
-  if (auto k = player::parse_key_script(o.keys); !k) return fail(k.status().to_string(), 2);
+  if (auto k = player::parse_scripted_keys(o); !k) return fail(k.status().to_string(), 2);
   return 0;
 }
 
@@ -159,9 +167,11 @@ class HeadlessTicker {
     if (now - last_print_ < std::chrono::seconds(1)) return;
     const double secs = std::chrono::duration<double>(now - last_print_).count();
     const int64_t frames = stats_.frames() + 1;  // this frame is added right after the sink returns
+    // The last second's frames (as many as came, up to the window's bound: a frame rate in a
+    // header sizes nothing).
     std::printf("[%6.1f s] %s\n%s", std::chrono::duration<double>(now - t0).count(),
                 play_counters(frames - frames_at_last_, secs, stats_, pipe_, source_).c_str(),
-                format_stage_table(stats_.window(), pipe_.stages(), true).c_str());
+                format_stage_table(stats_.window(static_cast<size_t>(std::max<int64_t>(1, frames - frames_at_last_))), pipe_.stages(), true).c_str());
     std::fflush(stdout);
     last_print_ = now;
     frames_at_last_ = frames;
@@ -180,8 +190,9 @@ class HeadlessTicker {
   int64_t consumed_ = 0;
 };
 
-// The summary after a headless run (and --stats-json); 0, or fail()'s code. A stop (Ctrl-C) is the
-// normal way to end playback.
+// The summary after a headless run (and --stats-json); 0, fail()'s code, or after a stop signal
+// 128 + its number (SIGINT 130, SIGTERM 143, SIGHUP 129), as export: the summary is printed, but a
+// supervisor must not read a killed player as a success.
 int report_headless(const PlayOptions& o, const std::vector<std::string>& argv, video::Source& source, pipeline::Pipeline& pipe,
                     const pipeline::RunStats& stats, const Status& s, double wall) {
   const video::SourceInfo& info = source.info();
@@ -203,7 +214,7 @@ int report_headless(const PlayOptions& o, const std::vector<std::string>& argv, 
                                   {"repaired_timestamps", sc.repaired_timestamps}});
     if (!js) return fail(js.to_string());
   }
-  return 0;
+  return interrupted ? stop_exit_code() : 0;
 }
 
 // No window: frames presented on schedule (or as fast as possible) without being drawn.
@@ -228,14 +239,48 @@ int play_headless(const PlayOptions& o, const std::vector<std::string>& argv, pi
     std::fprintf(stderr, "histeq: note: %s\n", info.decode_note.c_str());
   std::fflush(stdout);
 
-  // The per-second table covers the frames of the last second (at least 30).
-  pipeline::RunStats stats(static_cast<size_t>(std::max(30.0, std::ceil(fps))), !o.stats_json.empty());
+  // The per-second table covers the frames of the last second (HeadlessTicker), from a window of
+  // fixed size: the file's frame rate sizes nothing.
+  pipeline::RunStats stats(pipeline::kMaxWindow, !o.stats_json.empty());
   HeadlessTicker ticker(o, sequence, **pipe, source, stats);
   auto sink = open_presenter(opened, realtime, fps, [&ticker] { ticker.tick(); });
   if (!sink) return fail(sink.status().to_string());
   Status s = (*pipe)->run(source, **sink, stop, &stats);
   const double wall = std::chrono::duration<double>(Clock::now() - ticker.t0).count();
   return report_headless(o, argv, source, **pipe, stats, s, wall);
+}
+
+// Headless play driven by mpv's JSON IPC (--input-ipc-server): the player's session, which pauses,
+// steps, seeks and switches as the window does, without a picture; it ends with the input.
+class HeadlessFrontend final : public player::Frontend {
+ public:
+  HeadlessFrontend(player::Session& s, const PlayOptions& o) : controller_(s, nullptr, o), o_(o) {}
+  Status start() { return controller_.start(o_.input_conf, o_.input_ipc_server); }
+  std::string describe() const override { return o_.max_speed ? "headless, as fast as possible" : "headless, at the source's rate"; }
+  int64_t tick_period_ns() const override { return 10'000'000; }
+  Status upload(const pipeline::PipelineFrame&) override { return Status::ok(); }
+  Status draw() override {
+    controller_.poll();
+    rendered_ = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+    return Status::ok();
+  }
+  int64_t rendered_ns() const override { return rendered_; }
+  std::string ended_word() const override { return "done in"; }
+
+ private:
+  player::Controller controller_;
+  const PlayOptions& o_;
+  int64_t rendered_ = 0;
+};
+
+int play_headless_session(const PlayOptions& opts, const std::vector<std::string>& argv, std::unique_ptr<video::Source> source,
+                          const std::atomic<bool>& stop) {
+  PlayOptions o = opts;
+  o.exit_at_end = true;
+  player::Session session(o, stop);
+  HeadlessFrontend fe(session, o);
+  if (Status s = fe.start(); !s) return fail(s.to_string(), 2);
+  return session.run(std::move(source), fe, argv);
 }
 
 }  // namespace
@@ -271,6 +316,7 @@ int run_play(const PlayOptions& opts, const std::vector<std::string>& argv) {
     if (window_only) return fail("--frames, --screenshot and --keys need the player window: " + why);
     std::fprintf(stderr, "histeq: note: no player window (%s); playing headless\n", why.c_str());
   }
+  if (!o.input_ipc_server.empty()) return play_headless_session(o, argv, std::move(source), stop);
   return play_headless(o, argv, *opened, *source, stop);
 }
 

@@ -71,6 +71,8 @@ struct PlayOptions {
   std::string screenshot;            // with frames: a PNG of the last frame
   std::string screenshot_dir = ".";  // where the s key writes
   std::string keys;                  // scripted key presses (app/player/controls.h)
+  std::string input_conf;            // --input-conf: key bindings in mpv's input.conf syntax (app/player/bindings.h)
+  std::string input_ipc_server;      // --input-ipc-server: mpv's JSON IPC on this Unix socket (app/player/ipc.h)
   double split = -1;                 // start with the split view at this position (0..1)
   std::string compare = "input";     // the split view's left side: "input" or a look ("plain", "clahe", ...)
 };

@@ -134,11 +134,76 @@ std::string counters_line(int64_t frames, double secs, const pipeline::RunStats&
   return b;
 }
 
-std::string describe_equalizer(const pipeline::EqualizerInfo& e) {
+std::string describe_equalizer(const pipeline::EqualizerInfo& e) { return describe_equalizer(e, eq::describe(e.quality)); }
+
+std::string describe_equalizer(const pipeline::EqualizerInfo& e, const std::string& quality) {
   if (e.kernel == "none") return "no equalization (passthrough)";
   return std::string(backend_name(e.backend)) + " " + e.kernel + " (" + e.device +
-         (e.fallback_note.empty() ? "" : "; no CUDA device") + "), " + std::to_string(e.bins) + " bins; " + eq::describe(e.quality);
+         (e.fallback_note.empty() ? "" : "; no CUDA device") + "), " + std::to_string(e.bins) + " bins; " + (quality.empty() ? eq::describe(e.quality) : quality);
 }
+
+namespace {
+
+// One frame's record as --stats-json writes it.
+nlohmann::json frame_json(const pipeline::FrameRecord& rec) {
+  nlohmann::json f = {{"index", rec.index}, {"time_s", rec.time_s}};
+  if (!rec.kernel.empty()) f["kernel"] = rec.kernel;
+  for (int r = 0; r < video::kMaxStages; ++r)
+    if (rec.timing.has(r)) f[pipeline::row_name(r)] = rec.timing.get(r);
+  if (rec.timing.latency_ms == rec.timing.latency_ms) f["latency"] = rec.timing.latency_ms;
+  if (rec.presented_ns != 0) f["presented_ns"] = rec.presented_ns;
+  if (rec.av_offset_ms == rec.av_offset_ms) f["av_offset_ms"] = rec.av_offset_ms;
+  if (rec.paused_ns != 0) f["paused_ms"] = static_cast<double>(rec.paused_ns) / 1e6;
+  if (rec.late) f["late"] = true;
+  if (rec.dropped) f["dropped"] = true;
+  if (rec.damaged) f["damaged"] = true;
+  return f;
+}
+
+// A JSON file that could not be written: what `path` held is from an earlier run and must not
+// pass for this one's, so it is removed (a regular file only) and the message says so.
+Status json_not_written(const std::string& path, std::string why) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::unlink(path.c_str()) == 0)
+    why += " (the older file there was removed)";
+  return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + why);
+}
+
+// Writes what `produce` hands to its `put` (piece by piece, so that nothing needs the whole text in
+// memory) to `path` through a new temporary file in the same folder (mkstemp: never a planted name
+// or symlink), renamed over `path` when complete.
+Status write_atomically(const std::string& path, const std::function<void(const std::function<void(const std::string&)>&)>& produce) {
+  std::string templ = pipeline::hidden_sibling(path, ".XXXXXX.part");  // fits NAME_MAX (hidden_names.h)
+  const int fd = ::mkstemps(templ.data(), 5);
+  if (fd < 0) return json_not_written(path, std::strerror(errno));
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  (void)::fchmod(fd, 0666 & ~mask);
+  std::string err, buf;
+  auto flush = [&] {
+    for (size_t done = 0; done < buf.size() && err.empty();) {
+      const ssize_t n = ::write(fd, buf.data() + done, buf.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) err = std::strerror(n < 0 ? errno : EIO);
+      else done += static_cast<size_t>(n);
+    }
+    buf.clear();
+  };
+  produce([&](const std::string& piece) {
+    buf += piece;
+    if (buf.size() >= (1u << 20)) flush();
+  });
+  flush();
+  if (::close(fd) != 0 && err.empty()) err = std::strerror(errno);
+  if (err.empty() && std::rename(templ.c_str(), path.c_str()) != 0) err = std::strerror(errno);
+  if (!err.empty()) {
+    ::unlink(templ.c_str());
+    return json_not_written(path, err);
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Status write_stats_json(const std::string& path, const std::vector<std::string>& argv, const video::SourceInfo& source,
                         const pipeline::EqualizerInfo& eq, const pipeline::RunStats& stats,
@@ -165,21 +230,10 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   json stages = json::array();
   for (int r : rows) stages.push_back(pipeline::row_name(r));
   j["stages"] = stages;
-  json frames = json::array();
-  for (const auto& rec : stats.records()) {
-    json f = {{"index", rec.index}, {"time_s", rec.time_s}};
-    if (!rec.kernel.empty()) f["kernel"] = rec.kernel;
-    for (int r = 0; r < video::kMaxStages; ++r)
-      if (rec.timing.has(r)) f[pipeline::row_name(r)] = rec.timing.get(r);
-    if (rec.timing.latency_ms == rec.timing.latency_ms) f["latency"] = rec.timing.latency_ms;
-    if (rec.presented_ns != 0) f["presented_ns"] = rec.presented_ns;
-    if (rec.av_offset_ms == rec.av_offset_ms) f["av_offset_ms"] = rec.av_offset_ms;
-    if (rec.late) f["late"] = true;
-    if (rec.dropped) f["dropped"] = true;
-    if (rec.damaged) f["damaged"] = true;
-    frames.push_back(std::move(f));
-  }
-  j["frames"] = std::move(frames);
+  // The frames go in where this stands, streamed from the records (an endless input's run keeps
+  // them in a spill file, not in memory).
+  const std::string token = "\x01frames of the run\x01";
+  j["frames"] = token;
   json summary = json::object();
   for (int r : rows) {
     const auto& s = total[r];
@@ -187,49 +241,30 @@ Status write_stats_json(const std::string& path, const std::vector<std::string>&
   }
   j["summary"] = std::move(summary);
   json c = {{"frames", stats.frames()}, {"late", stats.late()}, {"dropped_behind", stats.dropped()}, {"wall_s", wall_s}};
+  if (stats.records_lost() > 0) c["records_lost"] = stats.records_lost();
   for (const auto& [k, v] : counters) c[k] = v;
   j["counters"] = std::move(c);
   if (extend) extend(j);
-  return write_json_file(path, j);
+  const std::string text = dump_json(j, 1) + "\n";
+  const std::string mark = "\"frames\": " + json(token).dump();
+  const size_t at = text.find(mark);
+  if (at == std::string::npos) return HISTEQ_ERROR(Code::internal, "stats JSON: no place for the frames");
+  return write_atomically(path, [&](const std::function<void(const std::string&)>& put) {
+    put(text.substr(0, at) + "\"frames\": [");
+    bool first = true;
+    stats.for_each_record([&](const pipeline::FrameRecord& rec) {
+      put(std::string(first ? "\n  " : ",\n  ") + dump_json(frame_json(rec)));
+      first = false;
+    });
+    put(first ? "]" : "\n ]");
+    put(text.substr(at + mark.size()));
+  });
 }
 
-namespace {
-
-// A JSON file that could not be written: what `path` held is from an earlier run and must not
-// pass for this one's, so it is removed (a regular file only) and the message says so.
-Status json_not_written(const std::string& path, std::string why) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::unlink(path.c_str()) == 0)
-    why += " (the older file there was removed)";
-  return HISTEQ_ERROR(Code::io_error, path + ": cannot write: " + why);
-}
-
-}  // namespace
 
 Status write_json_file(const std::string& path, const nlohmann::json& j) {
-  // A fresh, unique temporary file beside `path` (O_EXCL: a planted file or symlink there is never
-  // opened, let alone followed), renamed over `path` when complete.
-  std::string templ = pipeline::hidden_sibling(path, ".XXXXXX.part");  // fits NAME_MAX (hidden_names.h)
-  const int fd = ::mkstemps(templ.data(), 5);
-  if (fd < 0) return json_not_written(path, std::strerror(errno));
-  const mode_t mask = ::umask(0);
-  ::umask(mask);
-  (void)::fchmod(fd, 0666 & ~mask);
   const std::string text = dump_json(j, 1) + "\n";
-  std::string err;
-  for (size_t done = 0; done < text.size() && err.empty();) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) err = std::strerror(n < 0 ? errno : EIO);
-    else done += static_cast<size_t>(n);
-  }
-  if (::close(fd) != 0 && err.empty()) err = std::strerror(errno);
-  if (err.empty() && std::rename(templ.c_str(), path.c_str()) != 0) err = std::strerror(errno);
-  if (!err.empty()) {
-    ::unlink(templ.c_str());
-    return json_not_written(path, err);
-  }
-  return Status::ok();
+  return write_atomically(path, [&](const std::function<void(const std::string&)>& put) { put(text); });
 }
 
 std::future<void> start_gpu_warm_up(const pipeline::EqualizerOptions& eq) {

@@ -52,6 +52,8 @@ std::string counters_line(int64_t frames, double secs, const pipeline::RunStats&
 
 // "GPU method2 (NVIDIA H200)" / "CPU cpu_parallel (CPU, 2 threads)" / "no equalization (passthrough)".
 std::string describe_equalizer(const pipeline::EqualizerInfo& e);
+// The same with `quality` (eq::describe()'s words, e.g. of the frame on screen) for e.quality's.
+std::string describe_equalizer(const pipeline::EqualizerInfo& e, const std::string& quality);
 
 // Writes the run: command line, source, equalizer, per-frame stage times, whole-run summary and
 // counters; `extend` may add sections (the player's audio). Errors name the file.

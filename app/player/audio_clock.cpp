@@ -4,18 +4,19 @@
 
 namespace histeq::app::player {
 
-void AudioClock::on_callback(int64_t now_ns, double start_s, int64_t timed) {
+void AudioClock::on_callback(int64_t now_ns, double start_s, int64_t timed, double speed) {
   std::lock_guard<std::mutex> l(mu_);
   valid_ = true;
+  speed_ = speed > 0 ? speed : 1;
   anchor_ns_ = now_ns;
-  anchor_s_ = start_s - latency_s_;
-  span_s_ = static_cast<double>(std::max<int64_t>(0, timed)) / rate_;
+  anchor_s_ = start_s - latency_s_ * speed_;  // the samples queued in front stand for speed times their length
+  span_s_ = static_cast<double>(std::max<int64_t>(0, timed)) / rate_ * speed_;
 }
 
 double AudioClock::at(int64_t now_ns) const {
   std::lock_guard<std::mutex> l(mu_);
   if (!valid_) return NAN;
-  const double run = std::clamp(static_cast<double>(now_ns - anchor_ns_) * 1e-9, 0.0, span_s_);
+  const double run = std::clamp(static_cast<double>(now_ns - anchor_ns_) * 1e-9 * speed_, 0.0, span_s_);
   return anchor_s_ + run;
 }
 
@@ -24,8 +25,8 @@ void AudioClock::reset() {
   valid_ = false;
 }
 
-SyncAction sync_action(double frame_s, double audio_s, double interval_s, double slack_s) noexcept {
-  if (audio_s - frame_s > interval_s) return SyncAction::drop;
+SyncAction sync_action(double frame_s, double audio_s, double interval_s, double slack_s, bool newer_ready) noexcept {
+  if (audio_s - frame_s > interval_s) return newer_ready ? SyncAction::drop : SyncAction::show;
   if (frame_s - audio_s > slack_s) return SyncAction::wait;
   return SyncAction::show;
 }

@@ -8,9 +8,14 @@
 // end of what was handed over. The device's latency (samples queued in front of the one heard) is
 // taken off.
 //
-// The video follows it (the player's sync policy): a frame whose time the sound has passed by
-// more than one frame interval is dropped; a frame ahead of the sound waits (the picture on screen
-// is held, which repeats it at the display's rate); otherwise it is shown.
+// The video follows it (the player's sync policy, ffplay's): a frame whose time the sound has
+// passed by more than one frame interval is dropped when a newer frame is ready to take its place
+// (else it is shown late: a machine that cannot keep up shows a slower picture, not a still one);
+// a frame ahead of the sound waits (the picture on screen is held, which repeats it at the
+// display's rate); otherwise it is shown.
+//
+// Playback speed: the device is given the sound stretched to the speed (AudioOut), so a sample
+// it takes stands for `speed` samples of media time.
 //
 // Thread-safety: on_callback() from the device's thread; the rest from the player's.
 #pragma once
@@ -32,8 +37,8 @@ class AudioClock {
   }
 
   // The device took a run of samples at `now_ns`, the first at media time `start_s`, `timed` of
-  // them on the timeline.
-  void on_callback(int64_t now_ns, double start_s, int64_t timed);
+  // them on the timeline, each standing for `speed` samples of media time.
+  void on_callback(int64_t now_ns, double start_s, int64_t timed, double speed = 1.0);
   // The media time heard at `now_ns`; NaN before the first callback since reset(). (Paused, the
   // device is given silence: callbacks with nothing timed, so the clock stands.)
   double at(int64_t now_ns) const;
@@ -49,12 +54,13 @@ class AudioClock {
   double latency_s_ = 0;
   bool valid_ = false;
   int64_t anchor_ns_ = 0;
-  double anchor_s_ = 0, span_s_ = 0;
+  double anchor_s_ = 0, span_s_ = 0, speed_ = 1;
 };
 
 enum class SyncAction { show, wait, drop };
 // What to do with a frame at media time `frame_s` while the sound is at `audio_s`: drop it when
-// the sound is more than `interval_s` past it, wait while it is more than `slack_s` ahead.
-SyncAction sync_action(double frame_s, double audio_s, double interval_s, double slack_s) noexcept;
+// the sound is more than `interval_s` past it and `newer_ready` (a newer frame waits to be shown),
+// wait while it is more than `slack_s` ahead.
+SyncAction sync_action(double frame_s, double audio_s, double interval_s, double slack_s, bool newer_ready) noexcept;
 
 }  // namespace histeq::app::player

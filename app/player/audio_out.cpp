@@ -1,5 +1,7 @@
 #include "app/player/audio_out.h"
 
+#include "app/player/audio_tempo.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -21,7 +23,7 @@ constexpr int kFeedFrames = 1024;       // the feeder's reads
 Result<std::unique_ptr<AudioOut>> AudioOut::open(const std::string& path, const AudioOutOptions& opts) {
   std::unique_ptr<AudioOut> a(new AudioOut());
   // The track first: a file without sound never touches the sound system.
-  auto probe = video::AudioSource::open(path, video::AudioFormat{});
+  auto probe = video::AudioSource::open(path, video::AudioFormat{}, opts.track);
   if (!probe) return probe.status();
   probe.value().reset();
   if (SDL_InitSubSystem(SDL_INIT_AUDIO) != 0)
@@ -46,7 +48,7 @@ Result<std::unique_ptr<AudioOut>> AudioOut::open(const std::string& path, const 
   // SDL's dummy and disk drivers take a period when it plays; a real device holds about one more.
   const bool virtual_device = a->driver_ == "dummy" || a->driver_ == "disk";
   a->clock_.configure(a->spec_.freq, virtual_device ? 0.0 : static_cast<double>(a->spec_.samples) / a->spec_.freq);
-  auto src = video::AudioSource::open(path, video::AudioFormat{a->spec_.freq, a->spec_.channels});
+  auto src = video::AudioSource::open(path, video::AudioFormat{a->spec_.freq, a->spec_.channels}, opts.track);
   if (!src) return src.status();  // the destructor closes the device
   a->source_ = std::move(src.value());
   a->ring_.assign(static_cast<size_t>(std::ceil(kRingSeconds * a->spec_.freq)) * a->spec_.channels, 0.f);
@@ -96,43 +98,62 @@ void AudioOut::fill(float* out, int frames) {
   }
   std::memset(out + n * ch, 0, (static_cast<size_t>(frames) - n) * ch * sizeof(float));
   const double start = timeline_s_;
-  timeline_s_ += static_cast<double>(timed) / spec_.freq;
-  if (log_) log_entries_.push_back({now, device_samples_, frames, static_cast<int32_t>(timed), start});
+  const double speed = speed_;
+  timeline_s_ += static_cast<double>(timed) / spec_.freq * speed;
+  if (log_ && log_entries_.size() < kMaxAudioLog) log_entries_.push_back({now, device_samples_, frames, static_cast<int32_t>(timed), start});
+  else if (log_) ++not_logged_;
   device_samples_ += frames;
   const bool stamp = started_;
   l.unlock();
   room_.notify_one();
-  if (stamp) clock_.on_callback(now, start, timed);  // paused: the clock stands (nothing timed)
+  if (stamp) clock_.on_callback(now, start, timed, speed);  // paused: the clock stands (nothing timed)
 }
 
-// The feeder: the track's samples into the ring, as room frees up, until the end or the budget.
-void AudioOut::feed() {
+// The feeder: the track's samples (stretched at a speed other than 1x) into the ring, as room
+// frees up, until the end or the budget.
+void AudioOut::feed(std::unique_ptr<AudioTempo> tempo) {
   const size_t ch = static_cast<size_t>(spec_.channels);
   std::vector<float> buf;
+  // Stretched sound comes in runs of another length than was read: what does not fit waits here.
+  std::vector<float> pending;
+  size_t pending_at = 0;
+  bool end = false;
   for (;;) {
     {
       std::unique_lock<std::mutex> l(mu_);
       room_.wait(l, [&] { return stop_ || ring_.size() - fill_ >= kFeedFrames * ch; });
       if (stop_) return;
     }
-    int64_t want = kFeedFrames;
-    if (budget_ >= 0) want = std::min<int64_t>(want, budget_);
-    buf.clear();
-    int64_t got = 0;
-    if (want > 0) {
-      auto r = source_->read(buf, want);
-      got = r ? *r : 0;  // a read error ends the sound; the clock then runs on the silence
+    if (pending_at == pending.size() && !end) {
+      int64_t want = kFeedFrames;
+      if (budget_ >= 0) want = std::min<int64_t>(want, budget_);
+      buf.clear();
+      int64_t got = 0;
+      if (want > 0) {
+        auto r = source_->read(buf, want);
+        got = r ? *r : 0;  // a read error ends the sound; the clock then runs on the silence
+      }
+      if (budget_ >= 0) budget_ -= got;
+      end = got == 0;
+      pending.clear();
+      pending_at = 0;
+      if (!tempo) {
+        pending.swap(buf);
+      } else if (!(end ? tempo->finish(pending) : tempo->push(buf.data(), got, pending))) {
+        end = true;  // the filter failed: the sound ends here, as on a read error
+      }
     }
-    if (budget_ >= 0) budget_ -= got;
     std::lock_guard<std::mutex> l(mu_);
     if (stop_) return;
+    const size_t n = std::min(pending.size() - pending_at, ring_.size() - fill_);
     size_t tail = (head_ + fill_) % ring_.size();
-    for (size_t i = 0; i < static_cast<size_t>(got) * ch; ++i) {
-      ring_[tail] = buf[i];
+    for (size_t i = 0; i < n; ++i) {
+      ring_[tail] = pending[pending_at + i];
       tail = tail + 1 == ring_.size() ? 0 : tail + 1;
     }
-    fill_ += static_cast<size_t>(got) * ch;
-    if (got == 0) {
+    pending_at += n;
+    fill_ += n;
+    if (end && pending_at == pending.size()) {
       feeder_done_ = true;
       return;
     }
@@ -149,18 +170,27 @@ void AudioOut::stop_feeder() {
   if (feeder_.joinable()) feeder_.join();
 }
 
-Status AudioOut::start(double from_s, double until_s, bool paused) {
+bool AudioOut::can_stretch() const { return AudioTempo::available(); }
+
+Status AudioOut::start(double from_s, double until_s, bool paused, double speed) {
   halt();
+  std::unique_ptr<AudioTempo> tempo;
+  if (speed != 1.0) {
+    auto t = AudioTempo::create(spec_.freq, spec_.channels, speed);
+    if (!t) return t.status();
+    tempo = std::move(t.value());
+  }
   HISTEQ_TRY(source_->seek(from_s));
   {
     std::lock_guard<std::mutex> l(mu_);
     head_ = fill_ = 0;
     timeline_s_ = from_s;
+    speed_ = speed;
     feeder_done_ = false;
     stop_ = false;
   }
   budget_ = until_s > from_s ? std::llround((until_s - from_s) * spec_.freq) : (until_s > 0 ? 0 : -1);
-  feeder_ = std::thread([this] { feed(); });
+  feeder_ = std::thread([this, t = std::move(tempo)]() mutable { feed(std::move(t)); });
   // A quarter of a second in the ring before the sound starts, so that it does not begin on an
   // underrun (or less, when that is all there is).
   const size_t want = static_cast<size_t>(kPrefillSeconds * spec_.freq) * static_cast<size_t>(spec_.channels);
@@ -207,6 +237,11 @@ int64_t AudioOut::device_samples() const {
 std::vector<AudioOut::Callback> AudioOut::callback_log() const {
   std::lock_guard<std::mutex> l(mu_);
   return log_entries_;
+}
+
+int64_t AudioOut::callbacks_not_logged() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return not_logged_;
 }
 
 }  // namespace histeq::app::player

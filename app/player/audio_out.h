@@ -1,7 +1,8 @@
 // The player's sound: a file's default audio track (video::AudioSource, its own demuxer) played
 // through an SDL2 audio device, and the clock the picture follows (AudioClock).
 //
-//   feeder thread    AudioSource::read() -> ring buffer (about half a second)
+//   feeder thread    AudioSource::read() (-> AudioTempo at a speed other than 1x) -> ring buffer
+//                    (about half a second)
 //   SDL's thread     callback: ring -> device, times the volume (0 when muted); the clock is
 //                    stamped with what the device took; silence when the ring is empty, before
 //                    start(), after halt() and while paused (the device runs from open to close,
@@ -35,6 +36,8 @@
 
 namespace histeq::app::player {
 
+class AudioTempo;
+
 class AudioOut final : public AudioDevice {
  public:
   // The track and a device for it. Errors: not_found (no audio track), unsupported (no sound
@@ -46,10 +49,14 @@ class AudioOut final : public AudioDevice {
 
   // "aac 44.1 kHz stereo (stream #1) -> pulseaudio, 48 kHz, 2 ch"
   const std::string& description() const noexcept override { return description_; }
+  int track() const noexcept override { return source_->info().track; }
+  int tracks() const noexcept override { return source_->info().tracks; }
   // Plays from stream time `from_s` (the track is sought to the sample, the ring filled for up
   // to a quarter of a second) up to `until_s` (stream time; <= 0: the track's end; silence goes on
-  // after it so that the clock keeps running). Starts paused when `paused`.
-  Status start(double from_s, double until_s, bool paused) override;
+  // after it so that the clock keeps running). Starts paused when `paused`. `speed` other than 1:
+  // stretched in time, the pitch kept (AudioTempo; errors when it cannot be).
+  Status start(double from_s, double until_s, bool paused, double speed = 1.0) override;
+  bool can_stretch() const override;
   // Silences the device, stops the feeder and forgets the position (a seek or a new file comes).
   void halt() override;
   // Paused: silence, and the clock stands where the sound stopped; unpaused, it goes on from there.
@@ -76,13 +83,14 @@ class AudioOut final : public AudioDevice {
 
   using Callback = AudioCallback;  // audio_device.h
   std::vector<Callback> callback_log() const override;
+  int64_t callbacks_not_logged() const override;
   int64_t device_samples() const override;  // all the sample frames the callback gave the device
 
  private:
   AudioOut() = default;
   static void sdl_callback(void* self, Uint8* stream, int len);
   void fill(float* out, int frames);
-  void feed();
+  void feed(std::unique_ptr<AudioTempo> tempo);
   void stop_feeder();
 
   std::string description_, driver_;
@@ -105,7 +113,9 @@ class AudioOut final : public AudioDevice {
   bool stop_ = false;
   int64_t device_samples_ = 0;  // all the sample frames the device took since it opened
   bool log_ = false;
-  std::vector<Callback> log_entries_;
+  std::vector<Callback> log_entries_;  // at most kMaxAudioLog
+  int64_t not_logged_ = 0;
+  double speed_ = 1.0;                 // of the run (mu_): a device sample stands for this much media time
   std::thread feeder_;
   int64_t budget_ = -1;         // frames the feeder may still give (until_s), -1: no limit
 };

@@ -29,42 +29,8 @@ std::vector<std::string> split_commas(const std::string& s) {
 
 }  // namespace
 
-std::vector<CommandInfo> commands() {
-  std::vector<CommandInfo> list = {
-      {Command::pause, "space", "pause / play", ""},
-      {Command::step, ".", "step one frame (pauses)", ""},
-      {Command::seek_back, "left", "seek 5 s back", ""},
-      {Command::seek_forward, "right", "seek 5 s forward", ""},
-      {Command::next_kernel, "k", "next histogram kernel", ""},
-      {Command::prev_kernel, "K", "previous histogram kernel", ""},
-      {Command::overlay, "o", "show / hide the overlay", ""},
-      {Command::split, "b", "split view: the input (or settings B) left, the output right; drag the divider", ""},
-  };
-  for (const auto& c : eq::controls())
-    if (c.live && !c.player_key.empty()) list.push_back({Command::control, c.player_key, c.key_help, c.name});
-  const std::vector<CommandInfo> rest = {
-      {Command::plain, "p", "plain equalization / back", ""},
-      {Command::compare, "v", "split view's left side: the input / settings B", ""},
-      {Command::swap, "w", "swap the settings of the two sides", ""},
-      {Command::screenshot, "s", "screenshot (PNG of the window)", ""},
-      {Command::fullscreen, "f", "fullscreen", ""},
-      {Command::mute, "m", "mute / unmute the sound", ""},
-      {Command::volume_down, "9", "volume down (5%)", ""},
-      {Command::volume_up, "0", "volume up (5%, up to 130%)", ""},
-      {Command::help, "h", "this help", ""},
-      {Command::quit, "q", "quit", ""},
-  };
-  list.insert(list.end(), rest.begin(), rest.end());
-  return list;
-}
-
-const CommandInfo* control_key(const std::vector<CommandInfo>& cmds, const std::string& key) {
-  for (const auto& c : cmds)
-    if (c.command == Command::control && c.key == key) return &c;
-  return nullptr;
-}
-
-Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script) {
+Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script, const std::function<bool(const std::string&)>& known,
+                                                  const std::string& bound) {
   std::vector<ScriptedKey> out;
   if (trim(script).empty()) return out;
   int64_t tick = 0;
@@ -74,11 +40,12 @@ Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script) {
     };
     std::string key = item;
     int64_t at = tick + 1;
+    // FRAME:KEY; a key that is itself ':' has nothing (or a number) before it.
     const size_t colon = item.find(':');
-    if (colon != std::string::npos) {
+    if (colon != std::string::npos && item != ":") {
       const std::string num = trim(item.substr(0, colon));
       key = trim(item.substr(colon + 1));
-      if (num.empty() || !std::all_of(num.begin(), num.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      if (num.empty() || num.size() > 12 || !std::all_of(num.begin(), num.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
         return bad("the frame must be a number (FRAME:KEY)");
       at = std::stoll(num);
       if (at < 1) return bad("frames count from 1");
@@ -86,21 +53,16 @@ Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script) {
     }
     tick = at;
     const size_t eq = key.find('=');
-    if (eq != std::string::npos) {  // open=PATH, export=PATH
+    if (eq != std::string::npos && eq > 0) {  // open=PATH, export=PATH
       const std::string action = key.substr(0, eq), path = key.substr(eq + 1);
       if (action != "open" && action != "export") return bad("unknown action (open=PATH or export=PATH)");
       if (path.empty()) return bad("a path must follow '='");
-      out.push_back({at, action == "open" ? Command::open_file : Command::export_file, path});
+      out.push_back({at, action == "open" ? ScriptedKey::Action::open : ScriptedKey::Action::export_file, "", path});
       continue;
     }
-    const auto cmds = commands();
-    auto it = std::find_if(cmds.begin(), cmds.end(), [&](const CommandInfo& c) { return key == c.key; });
-    if (it == cmds.end()) {
-      std::string known;
-      for (const auto& c : cmds) known += (known.empty() ? "" : " ") + c.key;
-      return bad("unknown key (keys: " + known + ", open=PATH, export=PATH)");
-    }
-    out.push_back({at, it->command, it->control});
+    if (key.empty()) return bad("no key");
+    if (!known(key)) return bad("no such key, or nothing bound to it (keys: " + bound + ", open=PATH, export=PATH)");
+    out.push_back({at, ScriptedKey::Action::key, key, ""});
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,57 +17,44 @@
 
 namespace histeq::app::player {
 
+// What the session does on its own (Session::command); the keys reach them through the key
+// bindings (app/player/bindings.h) and the commands of app/player/controller.h.
 enum class Command {
-  pause,         // space: pause / play
-  step,          // .: one frame forward (pauses)
-  seek_back,     // left: 5 s back
-  seek_forward,  // right: 5 s forward
-  next_kernel,   // k
-  prev_kernel,   // K
-  overlay,       // o: show / hide the overlay
-  split,         // b: split view on / off
-  control,       // a control's key (the control table's player_key: g mode, l clip limit, ...): toggle it
-  plain,         // p: plain equalization / back to the settings before
-  compare,       // v: the split's left side: the input / settings B
-  swap,          // w: swap the settings of the two sides (A <-> B)
-  screenshot,    // s: PNG of the window
-  fullscreen,    // f
-  mute,          // m: sound off / on
-  volume_down,   // 9: 5% quieter
-  volume_up,     // 0: 5% louder (up to 130%)
-  help,          // h: the keyboard panel
-  quit,          // q
-  // Scripted only (--keys), with an argument: what drag and drop and the Export dialog do.
-  open_file,     // open=PATH: play PATH
-  export_file,   // export=PATH: export the current file to PATH in the background
+  pause,         // pause / play
+  step,          // one frame forward (pauses)
+  step_back,     // one frame back (pauses)
+  seek_back,     // kSeekStepS back
+  seek_forward,  // kSeekStepS forward
+  next_kernel,
+  prev_kernel,
+  split,         // split view on / off
+  plain,         // plain equalization / back to the settings before
+  compare,       // the split's left side: the input / settings B
+  swap,          // swap the settings of the two sides (A <-> B)
+  mute,          // sound off / on
+  volume_down,   // kVolumeStep quieter
+  volume_up,     // kVolumeStep louder (up to kMaxVolume)
+  quit,
 };
-
-struct CommandInfo {
-  Command command;
-  std::string key;      // as the help panel shows it, and as --keys names it ("space", "left", "k", "K", ...)
-  std::string what;     // one line for the help panel
-  std::string control;  // Command::control: the control's name (eq::Control::name)
-};
-// Every command, in the order of the help panel: the player's own, with the toggle keys of the
-// control table (core/equalize/controls.h) after the split view's.
-std::vector<CommandInfo> commands();
-// The control toggled by `key` ("g"), or nullptr.
-const CommandInfo* control_key(const std::vector<CommandInfo>& cmds, const std::string& key);
 
 constexpr double kSeekStepS = 5.0;
 
-// One scripted key press: `command` as if its key were pressed just before window frame `tick`
-// (1-based: the first frame the window draws is tick 1) is built.
+// One scripted key press (--keys): `key` (a key name, app/player/bindings.h: "space", "k", "K",
+// ".", "TAB", "Ctrl+s") as if pressed just before window frame `tick` is built (1-based: the first
+// frame the window draws is tick 1), or what drag and drop and the Export dialog do.
 struct ScriptedKey {
+  enum class Action { key, open, export_file };
   int64_t tick = 0;
-  Command command = Command::pause;
-  std::string arg;  // open_file, export_file: the path; control: the control's name
+  Action action = Action::key;
+  std::string key;  // Action::key: the key's name as given
+  std::string arg;  // open, export_file: the path
 };
-// --keys "space,5:o,k,20:s": comma-separated items [TICK:]KEY, KEY as in commands() ("space",
-// "left", "right", ".", "k", "K", "o", ...), or open=PATH / export=PATH (paths without commas).
-// An item without TICK comes one frame after the previous item (the first at tick 1). Ticks may
-// not go back. Errors name the bad item.
-Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script);
+// --keys "space,5:TAB,k,20:s": comma-separated items [TICK:]KEY, or open=PATH / export=PATH (paths
+// without commas). An item without TICK comes one frame after the previous item (the first at
+// tick 1). Ticks may not go back. `known(key)` says whether a key is bound; errors name the bad item
+// and list `bound`.
+Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script, const std::function<bool(const std::string&)>& known,
+                                                  const std::string& bound);
 
 // What a control's key does to quality settings: a choice moves to its next choice (global <->
 // clahe, keep <-> auto), a flag flips (the textbook levels), a number that 0 turns off (the temporal

@@ -13,29 +13,6 @@ namespace {
 
 using namespace widgets;
 
-// Source, format, equalizer, display and sound, one "key: value" row each.
-void info_rows(const OverlayState& s) {
-  auto info_row = [&](const char* name, const std::string& value) {
-    label(name);
-    ImGui::BeginGroup();
-    text_wrapped_at_spaces(value, ImGui::GetContentRegionAvail().x);
-    ImGui::EndGroup();
-  };
-  info_row("Source", s.source);
-  info_row("Format", s.format);
-  info_row("Equalizer", s.equalizer);
-  info_row("Display", s.display);
-  if (ImGui::IsItemHovered() && !s.display_detail.empty()) ImGui::SetTooltip("%s", s.display_detail.c_str());
-  if (!s.audio.empty()) {
-    char vol[48];
-    std::snprintf(vol, sizeof(vol), "; volume %.0f%%%s", s.volume * 100, s.muted ? " (muted: m)" : "");
-    info_row("Sound", s.audio + vol);
-  } else {
-    label("Sound");
-    ImGui::TextColored(kDim, "%s", s.audio_note.empty() ? "none" : s.audio_note.c_str());
-  }
-}
-
 // A kernel's description, its source, why it is the default or why it cannot be used.
 void kernel_tooltip(const KernelChoice& k) {
   ImGui::BeginTooltip();
@@ -49,11 +26,15 @@ void kernel_tooltip(const KernelChoice& k) {
 }
 
 // The kernel selector: every kernel with a mode for this stream's bins; the ones this equalizer
-// cannot switch to are shown greyed, saying why.
+// cannot switch to are shown greyed, saying why. The kernel's description is its tooltip.
 void kernel_selector(const OverlayState& s, OverlayActions& out, float wrap) {
   label("Kernel", true);
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::BeginCombo("##kernel", s.kernel_shown.c_str(), ImGuiComboFlags_HeightLarge)) {
+  ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x - 140);
+  const bool open = ImGui::BeginCombo("##kernel", s.kernel_shown.c_str(), ImGuiComboFlags_HeightLarge);
+  if (!open && ImGui::IsItemHovered())
+    for (const auto& k : s.kernels)
+      if (k.name == s.kernel_shown) kernel_tooltip(k);
+  if (open) {
     for (const auto& k : s.kernels) {
       ImGui::BeginDisabled(!k.usable);
       const bool selected = k.name == s.kernel_shown;
@@ -65,14 +46,14 @@ void kernel_selector(const OverlayState& s, OverlayActions& out, float wrap) {
     }
     ImGui::EndCombo();
   }
-  for (const auto& k : s.kernels)
-    if (k.name == s.kernel_shown) {
-      ImGui::PushTextWrapPos(wrap);
-      ImGui::TextColored(kDim, "%s", k.description.c_str());
-      if (k.is_default) ImGui::TextColored(kDim, "%s", k.why_default.c_str());
-      ImGui::PopTextWrapPos();
-      if (ImGui::IsItemHovered() && !k.source.empty()) ImGui::SetTooltip("%s", k.source.c_str());
-    }
+  (void)wrap;
+  // The strength beside it: one row for what equalizes.
+  ImGui::SameLine();
+  ImGui::TextColored(kDim, "strength");
+  ImGui::SameLine();
+  float strength = s.strength;
+  ImGui::SetNextItemWidth(-1);
+  if (ImGui::SliderFloat("##strength", &strength, 0.f, 1.f, "%.2f")) out.strength = strength;
   if (!s.kernel_requested.empty()) ImGui::TextColored(kAmber, "switching to %s ...", s.kernel_requested.c_str());
 }
 
@@ -157,27 +138,38 @@ bool control_widget(const eq::Control& c, eq::Quality& q) {
 }  // namespace
 
 void Overlay::draw(const OverlayState& s, OverlayActions& out) {
+  panels_.clear();
   if (s.split) split_handle(s, out);
   if (s.overlay_visible) {
     main_panel(s, out);
-    timing_panel(s);
+    if (s.stats_visible) timing_panel(s);
     luma_panel(s);
     export_dialog(s, out);
     if (auto f = browser_.draw()) out.open = *f;
   }
   if (s.show_help) help_panel(s, out);
+  osd(s);
+}
+
+void Overlay::keep_rect(const char* name) {
+  const ImVec2 p = ImGui::GetWindowPos(), z = ImGui::GetWindowSize();
+  panels_.push_back({name, p.x, p.y, z.x, z.y});
 }
 
 void Overlay::main_panel(const OverlayState& s, OverlayActions& out) {
   ImGui::SetNextWindowPos(ImVec2(kMargin, kMargin), ImGuiCond_Always);
   ImGui::SetNextWindowSize(ImVec2(kMainWidth, 0), ImGuiCond_Always);
-  if (!ImGui::Begin("histeq  -  live histogram equalization", nullptr, kPanel)) {
+  // Rows a little closer than elsewhere: the panel and the luma histograms under it fit a
+  // 720-pixel-high window.
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 4.f));
+  const bool open = ImGui::Begin("histeq  -  live histogram equalization", nullptr, kPanel);
+  ImGui::PopStyleVar();
+  if (!open) {
     ImGui::End();
     return;
   }
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing, ImVec2(ImGui::GetStyle().ItemSpacing.x, 4.f));
   const float wrap = kMainWidth - 2 * ImGui::GetStyle().WindowPadding.x;
-  info_rows(s);
-  ImGui::Separator();
   kernel_selector(s, out, wrap);
   look_controls(s, out, wrap);
   ImGui::Separator();
@@ -186,18 +178,20 @@ void Overlay::main_panel(const OverlayState& s, OverlayActions& out) {
   transport(s, out);
   file_buttons(s, out);
   status_lines(s, out, wrap);
+  mini_timing(s);
+  ImGui::PopStyleVar();
   main_bottom_ = ImGui::GetWindowPos().y + ImGui::GetWindowSize().y;
+  main_right_ = ImGui::GetWindowPos().x + ImGui::GetWindowSize().x;
+  keep_rect("histeq");
   ImGui::End();
 }
 
-// The strength and the settings of the output (A), and those of the frame on screen.
+// The settings of the output (A), and (beside its plain / defaults buttons) those of the frame on
+// screen.
 void Overlay::look_controls(const OverlayState& s, OverlayActions& out, float wrap) {
-  label("Strength", true);
-  float strength = s.strength;
-  ImGui::SetNextItemWidth(-1);
-  if (ImGui::SliderFloat("##strength", &strength, 0.f, 1.f, "%.2f")) out.strength = strength;
   eq::Quality q = s.quality;
   if (quality_controls("a", q)) out.quality = q;
+  ImGui::SameLine();
   ImGui::PushTextWrapPos(wrap);
   ImGui::TextColored(kDim, "on screen: %s", s.quality_shown.c_str());
   ImGui::PopTextWrapPos();
@@ -271,30 +265,37 @@ void Overlay::file_buttons(const OverlayState& s, OverlayActions& out) {
   if (!s.exp.available && ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("%s", s.exp.why_not.c_str());
   ImGui::SameLine();
   if (ImGui::Button("Keys (h)")) out.toggle_help = true;
+  ImGui::SameLine();
+  if (ImGui::Button(s.stats_visible ? "Hide stats (i)" : "Stats (i)")) out.toggle_stats = true;
 }
 
-void Overlay::help_panel(const OverlayState&, OverlayActions& out) {
+void Overlay::help_panel(const OverlayState& s, OverlayActions& out) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x * 0.5f, vp->WorkPos.y + vp->WorkSize.y * 0.5f), ImGuiCond_Always,
                           ImVec2(0.5f, 0.5f));
   bool open = true;
   if (ImGui::Begin("Keys", &open, kPanel & ~ImGuiWindowFlags_NoFocusOnAppearing)) {
-    if (ImGui::BeginTable("keys", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
-      for (const auto& c : commands()) {
+    if (ImGui::BeginTable("keys", 4, ImGuiTableFlags_RowBg | ImGuiTableFlags_SizingFixedFit)) {
+      // Two columns of keys, so that the panel fits a 720-pixel-high window.
+      const size_t half = (s.keys.size() + 1) / 2;
+      for (size_t r = 0; r < half; ++r) {
         ImGui::TableNextRow();
-        ImGui::TableSetColumnIndex(0);
-        const std::string key = c.key == "left" ? "\xe2\x86\x90" : c.key == "right" ? "\xe2\x86\x92" : c.key;
-        if (mono_ != nullptr) ImGui::PushFont(mono_);
-        ImGui::TextColored(kAmber, "%-6s", key.c_str());
-        if (mono_ != nullptr) ImGui::PopFont();
-        ImGui::TableSetColumnIndex(1);
-        ImGui::TextUnformatted(c.what.c_str());
+        for (size_t c = 0; c < 2 && r + c * half < s.keys.size(); ++c) {
+          const auto& [key, what] = s.keys[r + c * half];
+          ImGui::TableSetColumnIndex(static_cast<int>(2 * c));
+          if (mono_ != nullptr) ImGui::PushFont(mono_);
+          ImGui::TextColored(kAmber, "%s", key.c_str());
+          if (mono_ != nullptr) ImGui::PopFont();
+          ImGui::TableSetColumnIndex(static_cast<int>(2 * c + 1));
+          ImGui::TextUnformatted(what.c_str());
+        }
       }
       ImGui::EndTable();
     }
     ImGui::Separator();
-    ImGui::TextColored(kDim, "Mouse: drag the split divider on the video;");
-    ImGui::TextColored(kDim, "drop a video file on the window to play it.");
+    ImGui::TextColored(kDim, "Mouse: drag the split divider on the video; drop a video file on the window to play it.");
+    ImGui::TextColored(kDim, "Keys are mpv's (input.conf syntax); --input-conf FILE rebinds them.");
+    keep_rect("keys");
   }
   ImGui::End();
   if (!open) out.toggle_help = true;

@@ -1,4 +1,5 @@
-// The overlay's "Timing" and "Luma histograms" panels.
+// The overlay's "Statistics" and "Luma histograms" panels, the main panel's small frame-time graph
+// and the OSD line.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +11,30 @@ namespace histeq::app::player {
 namespace {
 
 using namespace widgets;
+
+// Source, format, equalizer, display and sound, one "key: value" row each.
+void info_rows(const OverlayState& s) {
+  auto info_row = [&](const char* name, const std::string& value) {
+    label(name);
+    ImGui::BeginGroup();
+    text_wrapped_at_spaces(value, ImGui::GetContentRegionAvail().x);
+    ImGui::EndGroup();
+  };
+  info_row("Source", s.source);
+  info_row("Format", s.format);
+  info_row("Equalizer", s.equalizer);
+  info_row("Display", s.display);
+  if (ImGui::IsItemHovered() && !s.display_detail.empty()) ImGui::SetTooltip("%s", s.display_detail.c_str());
+  if (!s.audio.empty()) {
+    char vol[48];
+    std::snprintf(vol, sizeof(vol), "; volume %.0f%%%s", s.volume * 100, s.muted ? " (muted: m)" : "");
+    info_row("Sound", s.audio + vol);
+  } else {
+    label("Sound");
+    ImGui::TextColored(kDim, "%s", s.audio_note.empty() ? "none" : s.audio_note.c_str());
+  }
+}
+
 
 // The frame-time graph against the budget, the display and video rates, and the A/V offset.
 void frame_times(const OverlayState& s) {
@@ -115,10 +140,12 @@ void Overlay::timing_panel(const OverlayState& s) {
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   ImGui::SetNextWindowPos(ImVec2(vp->WorkPos.x + vp->WorkSize.x - kMargin, kMargin), ImGuiCond_Always, ImVec2(1.f, 0.f));
   ImGui::SetNextWindowSize(ImVec2(kTimingWidth, 0), ImGuiCond_Always);
-  if (!ImGui::Begin("Timing", nullptr, kPanel)) {
+  if (!ImGui::Begin("Statistics  (i)", nullptr, kPanel)) {
     ImGui::End();
     return;
   }
+  info_rows(s);
+  ImGui::Separator();
   frame_times(s);
   ImGui::Spacing();
   stage_table(s, mono_);
@@ -127,15 +154,47 @@ void Overlay::timing_panel(const OverlayState& s) {
   if (s.corrupt_packets > 0 || s.damaged_frames > 0)
     ImGui::TextColored(kAmber, "input: %lld corrupt packets skipped, %lld damaged frames", static_cast<long long>(s.corrupt_packets),
                        static_cast<long long>(s.damaged_frames));
+  keep_rect("statistics");
   ImGui::End();
 }
 
+// The main panel's glance at the timing: the frame times against the budget, the rates and the
+// drops; the statistics panel (i) has the rest.
+void Overlay::mini_timing(const OverlayState& s) {
+  ImGui::Separator();
+  int64_t dropped = s.dropped_source, late = 0;
+  for (int c = 0; c < kCauses; ++c) {
+    dropped += s.dropped[static_cast<size_t>(c)];
+    late += s.late[static_cast<size_t>(c)];
+  }
+  ImGui::TextColored(kDim, "frame time   video %.1f fps   dropped %lld   late %lld", s.video_fps, static_cast<long long>(dropped),
+                     static_cast<long long>(late));
+  frame_graph(s.frame_ms, s.budget_ms, 300, ImVec2(ImGui::GetContentRegionAvail().x, 30));
+}
+
+// mpv's OSD: the last key action's line, for about a second and a half, at the top left of the
+// picture (right of the main panel while the overlay shows), with or without the overlay.
+void Overlay::osd(const OverlayState& s) {
+  if (s.osd.empty()) return;
+  ImDrawList* fg = ImGui::GetForegroundDrawList();
+  ImFont* font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize() * 1.7f;
+  const float x = (s.overlay_visible ? std::max(main_right_, s.video_x) : s.video_x) + kMargin + 6;
+  const float y = std::max(s.video_y, 0.f) + kMargin + 4;
+  const ImVec2 ts = font->CalcTextSizeA(size, 1e9f, 0.f, s.osd.c_str());
+  fg->AddRectFilled(ImVec2(x - 8, y - 5), ImVec2(x + ts.x + 8, y + ts.y + 5), IM_COL32(0, 0, 0, 150), 5.f);
+  fg->AddText(font, size, ImVec2(x + 1.5f, y + 1.5f), IM_COL32(0, 0, 0, 220), s.osd.c_str());
+  fg->AddText(font, size, ImVec2(x, y), s.osd_is_error ? u32(kRed) : IM_COL32(255, 255, 255, 255), s.osd.c_str());
+}
+
 void Overlay::luma_panel(const OverlayState& s) {
-  // At the bottom left; below the main panel when the window is too short for both (the sizes of
-  // the previous frame: ImGui knows them only once drawn).
+  // At the bottom left, under the main panel; where the window is too short for both, at the
+  // bottom right (the sizes of the previous frame: ImGui knows them only once drawn).
   const ImGuiViewport* vp = ImGui::GetMainViewport();
   const float bottom_y = vp->WorkPos.y + vp->WorkSize.y - kMargin - luma_height_;
-  ImGui::SetNextWindowPos(ImVec2(kMargin, std::max(bottom_y, main_bottom_ + kMargin)), ImGuiCond_Always);
+  const bool fits_left = bottom_y >= main_bottom_ + kMargin;
+  const float x = fits_left ? kMargin : std::max(main_right_ + kMargin, vp->WorkPos.x + vp->WorkSize.x - kMargin - kMainWidth);
+  ImGui::SetNextWindowPos(ImVec2(x, std::max(bottom_y, vp->WorkPos.y + kMargin)), ImGuiCond_Always);
   ImGui::SetNextWindowSize(ImVec2(kMainWidth, 0), ImGuiCond_Always);
   if (!ImGui::Begin("Luma histograms", nullptr, kPanel)) {
     ImGui::End();
@@ -148,7 +207,7 @@ void Overlay::luma_panel(const OverlayState& s) {
     ImGui::TextColored(color, "%s", name);
     ImGui::SameLine();
     ImGui::TextColored(kDim, "mean %.1f   \xcf\x83 %.1f   (white: CDF)", mean, sd);
-    luma_plot(f, cdf, color, ImVec2(w, 56));
+    luma_plot(f, cdf, color, ImVec2(w, 46));
   };
   if (s.luma.input.empty()) {
     ImGui::TextColored(kDim, "no histogram yet");
@@ -157,6 +216,7 @@ void Overlay::luma_panel(const OverlayState& s) {
     one("Output", s.luma.output, s.luma.output_cdf, kOutputColor);
   }
   luma_height_ = ImGui::GetWindowSize().y;
+  keep_rect("luma");
   ImGui::End();
 }
 

@@ -9,11 +9,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "app/common/run_common.h"
 #include "app/player/audio_out.h"
+#include "app/player/controller.h"
 #include "app/player/controls.h"
 #include "app/player/frame_upload.h"
 #include "app/player/overlay.h"
@@ -47,44 +50,47 @@ std::string color_name(const gl::ColorInfo& c) {
   return std::string(c.bt709 ? "BT.709" : "BT.601") + (c.full_range ? ", full range" : ", limited range");
 }
 
-// The keys of controls.h's commands. `repeat`: a held key repeats the command.
-struct KeyBinding {
-  SDL_Keycode key;
-  Command command, shifted;
-  bool repeat;
-};
-constexpr KeyBinding kKeys[] = {
-    {SDLK_SPACE, Command::pause, Command::pause, false},
-    {SDLK_PERIOD, Command::step, Command::step, true},
-    {SDLK_LEFT, Command::seek_back, Command::seek_back, true},
-    {SDLK_RIGHT, Command::seek_forward, Command::seek_forward, true},
-    {SDLK_k, Command::next_kernel, Command::prev_kernel, true},
-    {SDLK_o, Command::overlay, Command::overlay, false},
-    {SDLK_b, Command::split, Command::split, false},
-    {SDLK_p, Command::plain, Command::plain, false},
-    {SDLK_v, Command::compare, Command::compare, false},
-    {SDLK_w, Command::swap, Command::swap, false},
-    {SDLK_s, Command::screenshot, Command::screenshot, false},
-    {SDLK_f, Command::fullscreen, Command::fullscreen, false},
-    {SDLK_m, Command::mute, Command::mute, false},
-    {SDLK_9, Command::volume_down, Command::volume_down, true},
-    {SDLK_KP_9, Command::volume_down, Command::volume_down, true},
-    {SDLK_0, Command::volume_up, Command::volume_up, true},
-    {SDLK_KP_0, Command::volume_up, Command::volume_up, true},
-    {SDLK_h, Command::help, Command::help, false},
-    {SDLK_F1, Command::help, Command::help, false},
-    {SDLK_q, Command::quit, Command::quit, true},
+// The name of a key that types no text (arrows, Esc, F1, ...) or comes with Ctrl, Alt or the
+// Super key, as input.conf names it; "" for a key whose text (SDL_TEXTINPUT) names it.
+std::string sdl_key_name(const SDL_Keysym& k) {
+  static const std::pair<SDL_Keycode, const char*> named[] = {
+      {SDLK_SPACE, "SPACE"},       {SDLK_RETURN, "ENTER"},     {SDLK_TAB, "TAB"},         {SDLK_BACKSPACE, "BS"},
+      {SDLK_DELETE, "DEL"},        {SDLK_INSERT, "INS"},       {SDLK_HOME, "HOME"},       {SDLK_END, "END"},
+      {SDLK_PAGEUP, "PGUP"},       {SDLK_PAGEDOWN, "PGDWN"},   {SDLK_ESCAPE, "ESC"},      {SDLK_PRINTSCREEN, "PRINT"},
+      {SDLK_LEFT, "LEFT"},         {SDLK_RIGHT, "RIGHT"},      {SDLK_UP, "UP"},           {SDLK_DOWN, "DOWN"},
+      {SDLK_KP_ENTER, "KP_ENTER"}, {SDLK_AUDIOPLAY, "PLAYPAUSE"}, {SDLK_AUDIOSTOP, "STOP"}, {SDLK_AUDIONEXT, "NEXT"},
+      {SDLK_AUDIOPREV, "PREV"},    {SDLK_AUDIOMUTE, "MUTE"},   {SDLK_VOLUMEUP, "VOLUME_UP"}, {SDLK_VOLUMEDOWN, "VOLUME_DOWN"},
+  };
+  std::string base;
+  for (auto [code, name] : named)
+    if (k.sym == code) base = name;
+  if (k.sym >= SDLK_F1 && k.sym <= SDLK_F12) base = "F" + std::to_string(k.sym - SDLK_F1 + 1);
+  const bool ctrl = (k.mod & KMOD_CTRL) != 0, alt = (k.mod & KMOD_ALT) != 0, meta = (k.mod & KMOD_GUI) != 0;
+  const bool shift = (k.mod & KMOD_SHIFT) != 0;
+  if (base.empty()) {
+    // A printable key: its text names it (SDL_TEXTINPUT), unless a modifier keeps it from typing.
+    if (!(ctrl || alt || meta) || k.sym <= 0x20 || k.sym >= 0x7f) return "";
+    base = std::string(1, static_cast<char>(k.sym));
+  }
+  return std::string(shift ? "Shift+" : "") + (ctrl ? "Ctrl+" : "") + (alt ? "Alt+" : "") + (meta ? "Meta+" : "") + base;
+}
+
+struct PendingShot {
+  std::string path;  // "" = histeq-shot-NNNNNN.png in --screenshot-dir
+  bool window = false;
+  std::function<void(const std::string&)> done;
 };
 
-class PlayerWindow final : public Frontend {
+class PlayerWindow final : public Frontend, public WindowControl {
  public:
   PlayerWindow(const PlayOptions& o, std::unique_ptr<Window> w, std::vector<ScriptedKey> script, const std::atomic<bool>& stop)
-      : o_(o), window_(std::move(w)), session_(o, stop, open_audio_out), overlay_visible_(!o.no_overlay),
+      : o_(o), window_(std::move(w)), session_(o, stop, open_audio_out), controller_(session_, this, o), overlay_visible_(!o.no_overlay),
         script_(std::move(script)) {
     tick_period_ns_ = static_cast<int64_t>(1e9 / std::max(24.0, window_->refresh_hz()));
   }
 
   int run(std::unique_ptr<video::Source> source, const std::vector<std::string>& argv) {
+    if (Status s = controller_.start(o_.input_conf, o_.input_ipc_server); !s) return fail(s.to_string(), 2);
     auto r = gl::VideoRenderer::create();
     if (!r) return fail(r.status().to_string());
     renderer_ = std::move(r.value());
@@ -102,6 +108,31 @@ class PlayerWindow final : public Frontend {
   Status draw() override;
   int64_t rendered_ns() const override { return render_done_ns_; }
 
+  // WindowControl
+  bool flag(Flag f) const override {
+    switch (f) {
+      case Flag::fullscreen: return window_->fullscreen();
+      case Flag::overlay: return overlay_visible_;
+      case Flag::stats: return stats_visible_;
+      case Flag::help: return show_help_;
+    }
+    return false;
+  }
+  void set_flag(Flag f, bool on) override {
+    switch (f) {
+      case Flag::fullscreen:
+        if (on != window_->fullscreen()) window_->toggle_fullscreen();
+        break;
+      case Flag::overlay: overlay_visible_ = on; break;
+      case Flag::stats: stats_visible_ = on; break;
+      case Flag::help: show_help_ = on; break;
+    }
+  }
+  void screenshot(const std::string& path, bool window, std::function<void(const std::string&)> done) override {
+    shots_.push_back({path, window, std::move(done)});
+  }
+  nlohmann::json layout() const override;
+
  private:
   static Result<std::unique_ptr<AudioDevice>> open_audio_out(const std::string& path, const AudioOutOptions& opts) {
     auto a = AudioOut::open(path, opts);
@@ -110,23 +141,27 @@ class PlayerWindow final : public Frontend {
   }
   void run_script();
   Status render();
+  Status draw_video(int fbw, int fbh);
   void after_render();
+  void take_shots();
+  Status capture(const PendingShot& shot, std::string& path);
   void on_event(const SDL_Event& e);
-  void on_key(const SDL_KeyboardEvent& k);
-  void run_command(Command c);
-  void toggle_control(const std::string& name);  // a control table key (controls.h)
+  void on_key(const std::string& name, bool repeat);
   void apply(const OverlayActions& a);
   OverlayState state();
-  Status screenshot(const std::string& path);
+  Status screenshot_window(const std::string& path);
 
   const PlayOptions& o_;
   std::unique_ptr<Window> window_;
   Session session_;
+  Controller controller_;
   std::unique_ptr<gl::VideoRenderer> renderer_;
   std::unique_ptr<Overlay> overlay_;
   FrameUploader uploader_;
   gl::Rect video_rect_;  // framebuffer pixels, bottom-left origin
-  bool overlay_visible_, show_help_ = false, screenshot_pending_ = false;
+  bool overlay_visible_, stats_visible_ = false, show_help_ = false;
+  bool text_repeat_ = false;  // the key behind the next SDL_TEXTINPUT was an auto-repeat
+  std::vector<PendingShot> shots_;
   std::vector<ScriptedKey> script_;
   size_t script_next_ = 0;
   int64_t tick_ = 0;  // window frames drawn since the first one with video
@@ -139,6 +174,7 @@ Status PlayerWindow::draw() {
   if (session_.frame() != nullptr || session_.ended()) ++tick_;
   window_->poll([this](const SDL_Event& e) { on_event(e); });
   run_script();
+  controller_.poll();
   HISTEQ_TRY(render());
   after_render();
   window_->swap();
@@ -148,10 +184,9 @@ Status PlayerWindow::draw() {
 void PlayerWindow::run_script() {
   while (tick_ > 0 && script_next_ < script_.size() && script_[script_next_].tick <= tick_) {
     const ScriptedKey& k = script_[script_next_++];
-    if (k.command == Command::open_file) session_.open(k.arg);
-    else if (k.command == Command::export_file) session_.start_export(k.arg);
-    else if (k.command == Command::control) session_.toggle_control(k.arg);
-    else run_command(k.command);
+    if (k.action == ScriptedKey::Action::open) session_.open(k.arg);
+    else if (k.action == ScriptedKey::Action::export_file) session_.start_export(k.arg);
+    else on_key(k.key, false);
   }
 }
 
@@ -165,38 +200,84 @@ Status PlayerWindow::render() {
   OverlayActions act;
   overlay_->draw(state(), act);
   apply(act);
-
-  if (f) {
-    gl::DrawOptions d;
-    d.color = FrameUploader::color(f->color, f->format().height);
-    d.split = session_.split_at();
-    d.sample_aspect = sar;
-    auto r = renderer_->draw(fbw, fbh, d);
-    if (!r) return r.status();
-  } else {
-    glViewport(0, 0, fbw, fbh);
-    glClearColor(0.04f, 0.045f, 0.05f, 1.f);
-    glClear(GL_COLOR_BUFFER_BIT);
-  }
+  HISTEQ_TRY(draw_video(fbw, fbh));
+  take_shots();  // the video alone: before the UI goes on top
   window_->render_ui();
   render_done_ns_ = now_ns();
   return Status::ok();
 }
 
-// The s key's screenshot, and the end of a scripted run (--frames, --screenshot).
-void PlayerWindow::after_render() {
-  if (screenshot_pending_) {
-    screenshot_pending_ = false;
+Status PlayerWindow::draw_video(int fbw, int fbh) {
+  const video::Frame* f = session_.frame();
+  if (f == nullptr) {
+    glViewport(0, 0, fbw, fbh);
+    glClearColor(0.04f, 0.045f, 0.05f, 1.f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    return Status::ok();
+  }
+  gl::DrawOptions d;
+  d.color = FrameUploader::color(f->color, f->format().height);
+  d.split = session_.split_at();
+  d.sample_aspect = sample_aspect(*f);
+  auto r = renderer_->draw(fbw, fbh, d);
+  return r ? Status::ok() : r.status();
+}
+
+// Screenshots of the video, asked for by a key or a command, once the picture shows what was set
+// (a paused change or a seek on its way is waited for). Window shots wait for after_render().
+void PlayerWindow::take_shots() {
+  if (!session_.picture_current()) return;
+  for (auto it = shots_.begin(); it != shots_.end();) {
+    if (it->window) {
+      ++it;
+      continue;
+    }
+    std::string path;
+    const Status s = capture(*it, path);
+    it->done(s ? "" : s.to_string());
+    if (s) session_.say("screenshot: " + path);
+    it = shots_.erase(it);
+  }
+}
+
+Status PlayerWindow::capture(const PendingShot& shot, std::string& path) {
+  path = shot.path;
+  if (path.empty()) {
     char name[64];
     std::snprintf(name, sizeof(name), "histeq-shot-%06lld.png", static_cast<long long>(tick_));
-    const std::string path = (std::filesystem::path(o_.screenshot_dir) / name).string();
-    if (Status s = screenshot(path); !s) session_.say(s.to_string(), true);
-    else session_.say("screenshot: " + path);
+    path = (std::filesystem::path(o_.screenshot_dir) / name).string();
+  }
+  if (shot.window) return screenshot_window(path);
+  const video::Frame* f = session_.frame();
+  if (f == nullptr) return HISTEQ_ERROR(Code::unsupported, "no picture yet");
+  // The video as drawn (the split view too), at the video's own size (its pixel aspect applied).
+  const float sar = sample_aspect(*f);
+  const int w = static_cast<int>(std::lround(f->format().width * std::max(sar, 1.f)));
+  const int h = static_cast<int>(std::lround(f->format().height / std::min(sar, 1.f)));
+  auto img = window_->render_offscreen(w, h, [&] { return draw_video(w, h); });
+  if (!img) return img.status();
+  HISTEQ_TRY(write_png(path, *img));
+  std::printf("histeq play: screenshot %s (%dx%d, video, frame %lld)\n", path.c_str(), img->width, img->height,
+              static_cast<long long>(session_.frame_index()));
+  std::fflush(stdout);
+  return Status::ok();
+}
+
+// Window screenshots (overlay and OSD), and the end of a scripted run (--frames, --screenshot).
+void PlayerWindow::after_render() {
+  if (session_.picture_current()) {
+    for (auto it = shots_.begin(); it != shots_.end();) {
+      std::string path;
+      const Status s = capture(*it, path);
+      it->done(s ? "" : s.to_string());
+      if (s) session_.say("screenshot: " + path);
+      it = shots_.erase(it);
+    }
   }
   // --frames: the end of a scripted run; an export it started is let finish first.
   if (o_.frames > 0 && tick_ >= o_.frames && !session_.quitting() && !session_.export_running()) {
     if (!o_.screenshot.empty()) {
-      if (Status s = screenshot(o_.screenshot); !s) {
+      if (Status s = screenshot_window(o_.screenshot); !s) {
         std::fprintf(stderr, "histeq: %s\n", s.to_string().c_str());
         session_.set_failed();
       }
@@ -205,7 +286,7 @@ void PlayerWindow::after_render() {
   }
 }
 
-Status PlayerWindow::screenshot(const std::string& path) {
+Status PlayerWindow::screenshot_window(const std::string& path) {
   auto img = window_->read_back();
   if (!img) return img.status();
   HISTEQ_TRY(write_png(path, *img));
@@ -229,43 +310,24 @@ void PlayerWindow::on_event(const SDL_Event& e) {
       if (!path.empty()) session_.open(path);
       break;
     }
-    case SDL_KEYDOWN:
-      if (!ImGui::GetIO().WantCaptureKeyboard) on_key(e.key);  // else: typing into a field
+    case SDL_KEYDOWN: {
+      if (ImGui::GetIO().WantCaptureKeyboard) break;  // typing into a field
+      const std::string name = sdl_key_name(e.key.keysym);
+      if (!name.empty()) on_key(name, e.key.repeat != 0);
+      else text_repeat_ = e.key.repeat != 0;  // its text follows
+      break;
+    }
+    case SDL_TEXTINPUT:
+      // A printable key, as typed ("K", "{", "#"); space is SDL_KEYDOWN's.
+      if (!ImGui::GetIO().WantCaptureKeyboard && std::strcmp(e.text.text, " ") != 0) on_key(e.text.text, text_repeat_);
       break;
     default: break;
   }
 }
 
-void PlayerWindow::on_key(const SDL_KeyboardEvent& k) {
-  if (k.keysym.sym == SDLK_ESCAPE) {
-    if (show_help_) show_help_ = false;
-    else if (SDL_GetWindowFlags(window_->sdl()) & SDL_WINDOW_FULLSCREEN_DESKTOP) window_->toggle_fullscreen();
-    return;
-  }
-  const bool repeat = k.repeat != 0;
-  const bool shift = (k.keysym.mod & KMOD_SHIFT) != 0;
-  for (const KeyBinding& b : kKeys) {
-    if (b.key != k.keysym.sym) continue;
-    if (!repeat || b.repeat) run_command(shift ? b.shifted : b.command);
-    return;
-  }
-  // The control table's keys (g, l, t, ...).
-  const SDL_Keycode sym = k.keysym.sym;
-  const auto cmds = commands();
-  const CommandInfo* c = sym > 0 && sym < 128 ? control_key(cmds, std::string(1, static_cast<char>(sym))) : nullptr;
-  if (c != nullptr && !repeat) session_.toggle_control(c->control);
-}
-
-// The window's own commands; the rest go to the session.
-void PlayerWindow::run_command(Command c) {
-  switch (c) {
-    case Command::overlay: overlay_visible_ = !overlay_visible_; break;
-    case Command::screenshot: screenshot_pending_ = true; break;
-    case Command::fullscreen: window_->toggle_fullscreen(); break;
-    case Command::help: show_help_ = !show_help_; break;
-    default: session_.command(c); break;
-  }
-}
+// A key press (the keyboard's or --keys'): the bindings' (app/player/bindings.h; Esc closes the
+// keys panel first).
+void PlayerWindow::on_key(const std::string& name, bool repeat) { controller_.key(name, repeat); }
 
 void PlayerWindow::apply(const OverlayActions& a) {
   if (a.kernel) session_.set_kernel(*a.kernel);
@@ -279,6 +341,7 @@ void PlayerWindow::apply(const OverlayActions& a) {
   if (a.toggle_pause) session_.command(Command::pause);
   if (a.step) session_.command(Command::step);
   if (a.toggle_help) show_help_ = !show_help_;
+  if (a.toggle_stats) stats_visible_ = !stats_visible_;
   if (a.seek_to) session_.seek(*a.seek_to);
   if (a.open) session_.open(*a.open);
   if (a.export_to) session_.start_export(*a.export_to);
@@ -291,7 +354,10 @@ OverlayState PlayerWindow::state() {
   const video::SourceInfo& info = session_.info();
   s.source = keep_numbers_with_units(info.description + "; decoded by " + info.decoder);
   s.format = keep_numbers_with_units(info.format.describe() + ", " + color_name(FrameUploader::color(info.color, info.format.height)));
-  s.equalizer = keep_numbers_with_units(describe_equalizer(session_.equalizer()));
+  // What made the frame on screen: its kernel and settings (not those the equalizer started with).
+  pipeline::EqualizerInfo shown = session_.equalizer();
+  if (!s.kernel_shown.empty()) shown.kernel = s.kernel_shown;
+  s.equalizer = keep_numbers_with_units(describe_equalizer(shown, s.quality_shown));
   s.audio = keep_numbers_with_units(s.audio);
   // The renderer's short name ("llvmpipe", "NVIDIA H200"): its full description is the tooltip.
   std::string gpu = window_->gl_description();
@@ -304,8 +370,19 @@ OverlayState PlayerWindow::state() {
   s.video_w = video_rect_.w / ppp;
   s.video_h = video_rect_.h / ppp;
   s.overlay_visible = overlay_visible_;
+  s.stats_visible = stats_visible_;
   s.show_help = show_help_;
+  if (show_help_)
+    for (const Binding* b : controller_.bindings().list()) s.keys.emplace_back(describe_key(b->key, false), b->help.empty() ? b->text : b->help);
   return s;
+}
+
+nlohmann::json PlayerWindow::layout() const {
+  const float ppp = window_->pixels_per_point();
+  nlohmann::json panels = nlohmann::json::array();
+  for (const PanelRect& p : overlay_->panels())
+    panels.push_back({{"name", p.name}, {"x", p.x * ppp}, {"y", p.y * ppp}, {"w", p.w * ppp}, {"h", p.h * ppp}});
+  return {{"width", window_->fb_width()}, {"height", window_->fb_height()}, {"panels", panels}};
 }
 
 }  // namespace
@@ -323,7 +400,7 @@ Result<std::unique_ptr<Window>> open_window(const PlayOptions& o, const video::S
 
 int run_window(const PlayOptions& o, const std::vector<std::string>& argv, std::unique_ptr<video::Source> source,
                std::unique_ptr<Window> window, const std::atomic<bool>& stop) {
-  auto script = parse_key_script(o.keys);
+  auto script = parse_scripted_keys(o);
   if (!script) return fail(script.status().to_string(), 2);
   PlayerWindow p(o, std::move(window), std::move(script.value()), stop);
   return p.run(std::move(source), argv);

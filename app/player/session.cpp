@@ -98,6 +98,8 @@ void Session::commit(Media m) {
   luma_ = {};
   rows_.clear();
   ended_ = false;
+  audio_choice_ = -1;  // another file: its default track
+  audio_tracks_ = 0;
   open_audio();
 }
 
@@ -134,54 +136,119 @@ void Session::command(Command c) {
   if (sound_command(c) || quality_command(c)) return;
   const double pos = after_ == After::seek ? seek_target_ : current_ ? current_->time_s : 0.0;
   switch (c) {
-    case Command::pause:
-      paused_ = !paused_;
-      // After frame steps (or a seek while paused) the sound starts again with the next frame; so
-      // too when a step is still pending (asked for, its frame not yet come: a busy machine), or
-      // the sound would resume where it stopped while the picture moves on.
-      if (audio_ && !need_audio_start_ && !step_) audio_->set_paused(paused_);
-      break;
+    case Command::pause: set_paused(!paused_); break;
     case Command::step:
-      paused_ = true;
-      step_ = true;
+      set_paused(true);
+      step_ = !ended_;  // past the last frame there is none to step to
       if (audio_) audio_->set_paused(true);
       break;
+    case Command::step_back: step_back(); break;
     case Command::seek_back: seek(pos - kSeekStepS); break;
     case Command::seek_forward: seek(pos + kSeekStepS); break;
     case Command::next_kernel: set_kernel(cycle(usable_, target_kernel(), 1)); break;
     case Command::prev_kernel: set_kernel(cycle(usable_, target_kernel(), -1)); break;
-    case Command::split: split_ = !split_; break;
+    case Command::split: split_ = !split_; break;  // both sides are made for every frame: nothing to remake
     case Command::compare: set_compare(!compare_look_, look_b_); break;
     case Command::swap: swap_looks(); break;
     case Command::quit: quit(); break;
-    default: break;  // the window's own commands, and the scripted ones with a path
+    default: break;
   }
 }
 
 bool Session::sound_command(Command c) {
   if (c == Command::mute) {
-    muted_ = !muted_;
-    if (audio_) audio_->set_muted(muted_);
-    say(audio_ ? (muted_ ? "sound muted" : "sound on") : "no sound: " + audio_note_);
+    set_muted(!muted_);
     return true;
   }
   if (c != Command::volume_down && c != Command::volume_up) return false;
-  const double step = c == Command::volume_up ? kVolumeStep : -kVolumeStep;
-  volume_ = std::clamp(std::round((volume_ + step) * 100) / 100, 0.0, kMaxVolume);
+  set_volume(volume_ + (c == Command::volume_up ? kVolumeStep : -kVolumeStep));
+  return true;
+}
+
+void Session::set_muted(bool m) {
+  muted_ = m;
+  if (audio_) audio_->set_muted(muted_);
+  say(audio_ ? (muted_ ? "sound muted" : "sound on") : "no sound: " + audio_note_);
+}
+
+void Session::set_volume(double v) {
+  volume_ = std::clamp(std::round(v * 100) / 100, 0.0, kMaxVolume);
   if (audio_) audio_->set_volume(volume_);
   char b[48];
   std::snprintf(b, sizeof(b), "volume %.0f%%%s", volume_ * 100, muted_ ? " (muted)" : "");
   say(audio_ ? b : "no sound: " + audio_note_);
+}
+
+// Plain and back; the control table's keys go to toggle_control().
+bool Session::quality_command(Command c) {
+  if (c != Command::plain) return false;
+  toggle_plain();
   return true;
 }
 
-// p (plain and back); the control table's keys go to toggle_control().
-bool Session::quality_command(Command c) {
-  switch (c) {
-    case Command::control: return true;  // with its control's name: toggle_control()
-    case Command::plain: toggle_plain(); return true;
-    default: return false;
+void Session::set_paused(bool paused) {
+  if (paused == paused_) return;
+  paused_ = paused;
+  const int64_t now = now_ns();
+  if (paused_) pause_log_.pause(now);
+  else pause_log_.play(now);
+  event(paused_ ? "pause" : "unpause");
+  // After frame steps (or a seek while paused) the sound starts again with the next frame; so
+  // too when a step is still pending (asked for, its frame not yet come: a busy machine), or
+  // the sound would resume where it stopped while the picture moves on.
+  if (audio_ && !need_audio_start_ && !step_) audio_->set_paused(paused_);
+}
+
+void Session::step_back() {
+  if (!current_) return;
+  if (!source_->can_seek()) {
+    say(info_.name + ": this source cannot seek (no step back)", true);
+    return;
   }
+  set_paused(true);
+  if (audio_) audio_->set_paused(true);
+  // The frame before: the first at or after 1.5 intervals back (a constant rate's previous frame,
+  // whatever the rounding of its time).
+  const double from = showing_.value_or(current_->time_s);
+  seek_exact(std::max(0.0, from - 1.5 * interval_s_), false);
+  event("seek");
+}
+
+Status Session::set_speed(double speed) {
+  if (!(speed >= kMinSpeed && speed <= kMaxSpeed))
+    return HISTEQ_ERROR(Code::invalid_argument, "speed must be " + eq::control_number(kMinSpeed) + ".." + eq::control_number(kMaxSpeed));
+  if (speed == speed_) return Status::ok();
+  speed_ = speed;
+  pacer_.reset();  // the wall clock restarts at the next frame, at the new pace
+  // The sound starts again at the next frame, stretched to the new speed (or without, muted).
+  if (audio_) {
+    audio_->halt();
+    need_audio_start_ = true;
+  }
+  return Status::ok();
+}
+
+bool Session::audio_follows() const { return audio_ && !o_.max_speed && (speed_ == 1.0 || audio_->can_stretch()); }
+
+// While the picture stands, a change is shown at once (see the header): the frame on screen is
+// made again from its source, or (live) the next one made after the change shows.
+void Session::changed() {
+  if (!current_ || !(paused_ || ended_) || after_ == After::open || after_ == After::quit) return;
+  if (after_ == After::seek || after_ == After::refresh) return;  // the frame on its way is made with the new settings
+  if (!source_->can_seek()) {
+    stale_before_ns_ = now_ns();
+    step_ = true;
+    return;
+  }
+  seek_exact(showing_.value_or(current_->time_s), true);
+}
+
+void Session::seek_exact(double t, bool refresh) {
+  seek_target_ = t;
+  showing_ = t;
+  after_ = refresh ? After::refresh : After::seek;
+  run_stop_ = true;
+  step_ = true;  // shows the frame there; paused, it stays
 }
 
 void Session::toggle_control(const std::string& name) {
@@ -216,24 +283,33 @@ void Session::set_kernel(const std::string& name) {
     return;
   }
   kernel_requested_ = name == kernel_shown_ ? "" : name;
+  changed();
 }
 
 void Session::set_strength(float strength) {
-  if (Status s = pipe_->set_strength(strength); s) strength_ = strength;
-  else say(s.to_string(), true);
+  if (strength == strength_) return;
+  if (Status s = pipe_->set_strength(strength); !s) {
+    say(s.to_string(), true);
+    return;
+  }
+  strength_ = strength;
+  changed();
 }
 
 void Session::set_quality(const eq::Quality& q) {
+  if (q == quality_) return;
   if (Status s = pipe_->set_quality(q); !s) {
     say(s.to_string(), true);
     return;
   }
   if (!q.plain()) before_plain_.reset();
   quality_ = q;
-  say("settings: " + eq::describe(q) + " (from the next frame)");
+  say("settings: " + eq::describe(q) + (paused_ || ended_ ? "" : " (from the next frame)"));
+  changed();
 }
 
 void Session::set_compare(bool look, const pipeline::Look& b) {
+  if (look == compare_look_ && (!look || b == look_b_)) return;
   if (Status s = pipe_->set_compare({true, look ? std::optional<pipeline::Look>(b) : std::nullopt}); !s) {
     say(s.to_string(), true);
     return;
@@ -241,6 +317,7 @@ void Session::set_compare(bool look, const pipeline::Look& b) {
   compare_look_ = look;
   look_b_ = b;
   if (look && !split_) split_ = true;  // asking for settings B means wanting to see them
+  changed();
 }
 
 void Session::seek(double t) {
@@ -255,7 +332,10 @@ void Session::seek(double t) {
   seek_target_ = end > 0 ? std::min(t, std::max(0.0, end - interval_s_)) : t;
   after_ = After::seek;
   run_stop_ = true;
-  if (paused_) step_ = true;  // show where the seek landed, and stay paused
+  showing_ = seek_target_;
+  stale_before_ns_ = 0;
+  if (paused_ || ended_) step_ = true;  // show where the seek landed, and stay paused
+  event("seek");
 }
 
 void Session::open(const std::string& path) {
@@ -281,6 +361,7 @@ void Session::open(const std::string& path) {
 }
 
 void Session::quit() {
+  if (!quit_) event("shutdown");
   quit_ = true;
   after_ = After::quit;
   run_stop_ = true;
@@ -290,6 +371,36 @@ void Session::say(const std::string& msg, bool error) {
   message_ = msg;
   message_error_ = error;
   message_until_ns_ = now_ns() + (error ? 12'000'000'000LL : 5'000'000'000LL);
+  if (error) osd(msg, 4.0, true);
+}
+
+void Session::osd(const std::string& text, double seconds, bool error) {
+  osd_ = text;
+  osd_error_ = error;
+  osd_until_ns_ = now_ns() + static_cast<int64_t>(seconds * 1e9);
+}
+
+std::vector<std::string> Session::take_events() {
+  std::vector<std::string> out;
+  out.swap(events_);
+  return out;
+}
+
+void Session::PauseLog::pause(int64_t now) {
+  if (since < 0) since = now;
+}
+
+void Session::PauseLog::play(int64_t now) {
+  if (since < 0) return;
+  spans[count++ % spans.size()] = {since, now};
+  since = -1;
+}
+
+int64_t Session::PauseLog::overlap(int64_t from, int64_t to) const {
+  auto part = [&](int64_t a, int64_t b) { return std::max<int64_t>(0, std::min(b, to) - std::max(a, from)); };
+  int64_t sum = since >= 0 ? part(since, to) : 0;
+  for (size_t i = 0; i < std::min(count, spans.size()); ++i) sum += part(spans[i].first, spans[i].second);
+  return sum;
 }
 
 void Session::start_export(const std::string& output) {
@@ -335,6 +446,8 @@ SessionState Session::state() {
   s.paused = paused_;
   s.ended = ended_;
   s.can_seek = source_->can_seek();
+  s.speed = speed_;
+  s.refreshing = !picture_current();
   s.position_s = current_ ? current_->time_s : 0;
   s.duration_s = info_.duration_s;
   fill_timing(s, now);
@@ -352,6 +465,10 @@ SessionState Session::state() {
   if (now < message_until_ns_) {
     s.message = message_;
     s.message_is_error = message_error_;
+  }
+  if (now < osd_until_ns_) {
+    s.osd = osd_;
+    s.osd_is_error = osd_error_;
   }
   return s;
 }

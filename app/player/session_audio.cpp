@@ -1,4 +1,5 @@
 // The session's sound (a file's track, through the AudioOpener) and the run's summary.
+#include <algorithm>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -12,9 +13,14 @@ namespace histeq::app::player {
 void Session::keep_audio_log() {
   if (!audio_ || o_.stats_json.empty()) return;
   for (auto c : audio_->callback_log()) {
+    if (audio_log_.size() >= kMaxAudioLog) {  // bounded, as the device's own log
+      ++audio_log_lost_;
+      continue;
+    }
     c.start_s -= origin_s_;
     audio_log_.push_back(c);
   }
+  audio_log_lost_ += audio_->callbacks_not_logged();
 }
 
 void Session::open_audio() {
@@ -27,13 +33,16 @@ void Session::open_audio() {
   else if (!file) audio_note_ = "none (not a file)";
   else if (o_.max_speed) audio_note_ = "off (--max-speed plays as fast as it can)";
   else if (!audio_opener_) audio_note_ = "none (no sound output)";
-  if (o_.no_audio || !file || o_.max_speed || !audio_opener_) return;
+  else if (audio_choice_ == 0) audio_note_ = "off (audio track: none)";
+  if (o_.no_audio || !file || o_.max_speed || !audio_opener_ || audio_choice_ == 0) return;
   AudioOutOptions ao;
   ao.volume = volume_;
   ao.muted = muted_;
   ao.log_callbacks = !o_.stats_json.empty();
+  ao.track = std::max(0, audio_choice_);
   auto a = audio_opener_(info_.name, ao);
   if (!a) {
+    audio_tracks_ = 0;
     if (a.status().code() == Code::not_found) {
       audio_note_ = "none (no audio track)";
     } else {
@@ -43,9 +52,17 @@ void Session::open_audio() {
     return;
   }
   audio_ = std::move(a.value());
+  audio_tracks_ = audio_->tracks();
   audio_note_.clear();
   std::printf("histeq play: sound %s\n", audio_->description().c_str());
   std::fflush(stdout);
+}
+
+void Session::set_audio_track(int track) {
+  if (track == audio_choice_ || (track > 0 && audio_ && track == audio_->track())) return;
+  audio_choice_ = track;
+  open_audio();  // the sound starts again with the next frame shown
+  pacer_.reset();
 }
 
 void Session::drop_audio(const std::string& why) {
@@ -62,10 +79,14 @@ double Session::audio_now() const { return audio_ ? audio_->clock_s() - origin_s
 int Session::finish(double wall, const std::vector<std::string>& argv) {
   const auto sc = source_->counters();
   const auto pc = pipe_->counters();
-  std::printf("histeq play: window closed after %.2f s: %s\n%s", wall, counters_line(stats_->frames(), wall, *stats_, pc.dropped_source, sc).c_str(),
+  std::printf("histeq play: %s %.2f s: %s\n%s", signalled_ ? "interrupted after" : frontend_->ended_word().c_str(), wall,
+              counters_line(stats_->frames(), wall, *stats_, pc.dropped_source, sc).c_str(),
               format_stage_table(stats_->total(), pipe_->stages(), false).c_str());
   std::fflush(stdout);
-  if (o_.stats_json.empty()) return exit_code_;
+  // Stopped by a signal: 128 + its number (SIGINT 130, SIGTERM 143, SIGHUP 129), as export, so
+  // that a supervisor does not read a killed player as a success.
+  const int code = exit_code_ != 0 ? exit_code_ : signalled_ ? stop_exit_code() : 0;
+  if (o_.stats_json.empty()) return code;
   // The sound: every device callback (when, which samples, their media time), so that the sync
   // can be measured against what the device played (SDL's disk driver writes it to a file).
   auto audio_section = [&](nlohmann::json& j) {
@@ -85,6 +106,7 @@ int Session::finish(double wall, const std::vector<std::string>& argv) {
     for (const auto& c : audio_log_) cbs.push_back({c.ns, c.first_sample, c.frames, c.timed, c.start_s});
     a["callbacks_columns"] = {"steady_ns", "first_sample", "frames", "timed_frames", "media_s"};
     a["callbacks"] = std::move(cbs);
+    if (audio_log_lost_ > 0) a["callbacks_lost"] = audio_log_lost_;  // past the log's bound (an endless input)
     a["held_frames"] = view_.held_frames();
     j["audio"] = std::move(a);
   };
@@ -95,7 +117,7 @@ int Session::finish(double wall, const std::vector<std::string>& argv) {
                                 {"repaired_timestamps", sc.repaired_timestamps}},
                                audio_section);
   if (!js) return fail(js.to_string());
-  return exit_code_;
+  return code;
 }
 
 }  // namespace histeq::app::player

@@ -65,6 +65,10 @@ Status Session::play_run() {
   } else if (s.is_ok()) {
     ended_ = true;
   }
+  if (ended_) {
+    event("end-file");
+    step_ = false;  // no frame comes to a step asked for at the end (a screenshot would wait for it)
+  }
   if (ended_ && o_.exit_at_end) {
     // As mpv: the sound plays to its end (or the end of the range) too.
     while (!quit_ && audio_ && audio_->started() && !audio_->drained()) HISTEQ_TRY(ui_tick());
@@ -76,10 +80,12 @@ Status Session::play_run() {
 // when the next run cannot start (a failed seek: the last frame stays).
 bool Session::after_run() {
   bool again = true;
-  if (after_ == After::seek) {
+  if (after_ == After::seek || after_ == After::refresh) {
     if (Status s = pipe_->seek(*source_, seek_target_); !s) {
       say(s.to_string(), true);
       again = false;
+      step_ = false;
+      showing_.reset();
     }
   } else if (after_ == After::open && pending_) {
     commit(std::move(*pending_));
@@ -94,6 +100,19 @@ bool Session::after_run() {
 
 Status Session::consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) {
   if (run_stop_) return Status::ok();  // stopping: the frame is not shown
+  const Status s = consume_frame(pf, rec);
+  // Latency leaves out the time playback stood paused within the frame's life, but not the work
+  // done on it meanwhile (a frame made again for a paused change was decoded while paused).
+  const int64_t now = now_ns();
+  double work_ms = 0;
+  for (video::StageId id = 0; id < video::kMaxStages; ++id)
+    if (rec.timing.has(id) && id != video::stage::glass) work_ms += rec.timing.get(id);
+  const int64_t idle_ns = std::max<int64_t>(0, now - rec.timing.start_ns - static_cast<int64_t>(work_ms * 1e6));
+  rec.paused_ns = std::min(pause_log_.overlap(rec.timing.start_ns, now), idle_ns);
+  return s;
+}
+
+Status Session::consume_frame(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec) {
   // Paused: the frame on screen stays (and the UI lives) until play or step; this one waits.
   bool waited = false;
   while (!run_stop_ && paused_ && !step_) {
@@ -101,23 +120,35 @@ Status Session::consume(pipeline::PipelineFrame pf, pipeline::FrameRecord& rec) 
     waited = true;
   }
   if (run_stop_) return Status::ok();
+  if (stale(pf)) return Status::ok();  // made before a paused change (live): the next one shows
+  stale_before_ns_ = 0;
   const bool stepping = step_;
   step_ = false;
-  if (audio_ && !o_.max_speed && !stepping) return consume_synced(pf, rec);
+  if (audio_follows() && !stepping) return consume_synced(pf, rec);
   if (stepping) need_audio_start_ = true;  // the sound resumes with the frame after the steps
   return consume_paced(pf, rec, waited, stepping);
 }
+
+bool Session::stale(const pipeline::PipelineFrame& pf) const {
+  return stale_before_ns_ > 0 && pf.frame->timing.start_ns > 0 && pf.frame->timing.start_ns < stale_before_ns_;
+}
+
+// ffplay's rule: a late frame goes only when a newer one is ready to take its place; otherwise it
+// is shown late (a slow machine shows a slower picture, not a still one).
+bool Session::drop_late() { return pipe_->ready() > 0; }
 
 // Without sound: the frames keep to the wall clock (Pacer) from the first one shown.
 Status Session::consume_paced(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec, bool restart, bool stepping) {
   video::FramePtr& f = pf.frame;
   const bool realtime = !o_.max_speed && !stepping;
-  if (restart || stepping || !pacer_) pacer_.emplace(interval_s_);  // the media clock restarts here
+  // The media clock restarts here; at a speed other than 1x it runs that much faster.
   const int64_t capture = f->timing.capture_ns;  // live sources: shown when they come, a backlog dropped
-  pipeline::Pacer::Plan plan = capture > 0 ? pacer_->plan_live(capture, now_ns()) : pacer_->plan(f->time_s, now_ns());
+  if (restart || stepping || !pacer_) pacer_.emplace(interval_s_ / speed_);
+  pipeline::Pacer::Plan plan = capture > 0 ? pacer_->plan_live(capture, now_ns()) : pacer_->plan(f->time_s / speed_, now_ns());
   if (realtime) {
-    if (plan.drop) {  // more than a frame interval behind: showing it would only add delay
+    if (plan.drop && drop_late()) {  // more than a frame interval behind, and a newer frame is ready
       rec.dropped = true;
+      behind_ = true;
       view_.add(rec, budget_ms_);
       return Status::ok();
     }
@@ -129,6 +160,7 @@ Status Session::consume_paced(pipeline::PipelineFrame& pf, pipeline::FrameRecord
   const int64_t t0 = now_ns();
   HISTEQ_TRY(show(pf, rec));
   if (realtime) rec.late = pacer_->late(plan.due_ns, t0);
+  behind_ = rec.late;
   view_.add(rec, budget_ms_);
   return Status::ok();
 }
@@ -153,9 +185,11 @@ Status Session::consume_synced(pipeline::PipelineFrame& pf, pipeline::FrameRecor
     }
     HISTEQ_TRY(ui_tick());
   }
-  // Dropped when it would reach the screen more than a frame interval after the sound.
-  if (sync_action(t, audio_now() + present_s_, interval_s_, 0) == SyncAction::drop) {
+  // Dropped when it would reach the screen more than a frame interval after the sound, and a
+  // newer frame is ready to take its place.
+  if (sync_action(t, audio_now() + present_s_, interval_s_, 0, drop_late()) == SyncAction::drop) {
     rec.dropped = true;
+    behind_ = true;
     view_.add(rec, budget_ms_, true);
     return Status::ok();
   }
@@ -175,7 +209,7 @@ Status Session::start_audio_with(pipeline::PipelineFrame& pf, pipeline::FrameRec
   need_audio_start_ = false;
   if (const auto* file = dynamic_cast<const video::FileSource*>(source_.get())) origin_s_ = file->time_origin_s();
   const double until = o_.range.end_s > 0 ? origin_s_ + o_.range.end_s : 0;
-  if (Status s = audio_->start(origin_s_ + pf.frame->time_s, until, true); !s) {
+  if (Status s = audio_->start(origin_s_ + pf.frame->time_s, until, true, speed_); !s) {
     drop_audio(s.to_string());
     dropped_audio = true;
     return Status::ok();
@@ -221,6 +255,7 @@ void Session::note_presented(pipeline::FrameRecord& rec, double t, int64_t arriv
   rec.av_offset_ms = static_cast<float>(offset * 1e3);
   av_offset_ms_ = offset * 1e3;
   rec.late = offset > interval_s_ / 2;
+  behind_ = rec.late;
   // A frame that was ready in time but waited for the sound past 1.5 intervals: the one before it
   // was held on screen.
   const int64_t interval_ns = static_cast<int64_t>(interval_s_ * 1e9);
@@ -248,6 +283,10 @@ Status Session::show(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec) {
   }
   if (kernel_requested_ == kernel_shown_) kernel_requested_.clear();
   luma_ = luma_plots(pf.side.histogram, pf.side.lut);
+  if (showing_ && after_ == After::none) {  // the frame a seek (or a paused change) asked for
+    event("playback-restart");
+    showing_.reset();
+  }
   current_ = std::move(f);
   ++frames_presented_;
   video_rate_.tick(t0);
@@ -262,8 +301,15 @@ Status Session::show(pipeline::PipelineFrame& pf, pipeline::FrameRecord& rec) {
   return Status::ok();
 }
 
+// The pipeline is starved: the window keeps drawing, at the display's rate, or (the video behind
+// its clock: a machine that cannot keep up) at ten frames a second, so that redraws do not take the
+// time the frames need.
 Status Session::idle() {
   if (run_stop_) return Status::ok();
+  if (behind_ && now_ns() - frontend_->rendered_ns() < 100'000'000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return Status::ok();
+  }
   return ui_tick();
 }
 
@@ -279,7 +325,10 @@ Status Session::ui_tick() {
 }
 
 Status Session::draw() {
-  if (signal_stop_.load()) quit();
+  if (signal_stop_.load() && !quit_) {
+    signalled_ = true;
+    quit();
+  }
   poll_export();
   HISTEQ_TRY(frontend_->draw());
   display_rate_.tick(frontend_->rendered_ns());

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 namespace histeq::app::player {
@@ -230,9 +231,51 @@ Result<Image> Window::read_back() const {
   return img;
 }
 
+bool Window::fullscreen() const { return (SDL_GetWindowFlags(win_) & SDL_WINDOW_FULLSCREEN_DESKTOP) != 0; }
+
+Result<Image> Window::render_offscreen(int w, int h, const std::function<Status()>& draw) const {
+  if (w <= 0 || h <= 0 || w > 16384 || h > 16384) return HISTEQ_ERROR(Code::invalid_argument, "no picture to capture");
+  GLuint fbo = 0, rb = 0;
+  glGenFramebuffers(1, &fbo);
+  glGenRenderbuffers(1, &rb);
+  glBindRenderbuffer(GL_RENDERBUFFER, rb);
+  glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, w, h);
+  glBindFramebuffer(GL_FRAMEBUFFER, fbo);
+  glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, rb);
+  Result<Image> out = HISTEQ_ERROR(Code::internal, "the offscreen framebuffer is incomplete");
+  if (glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE) {
+    Status s = draw();
+    if (!s) {
+      out = s;
+    } else {
+      Image img;
+      img.width = w;
+      img.height = h;
+      const size_t row = static_cast<size_t>(w) * 3;
+      std::vector<uint8_t> bottom_up(row * h);
+      glReadBuffer(GL_COLOR_ATTACHMENT0);
+      glPixelStorei(GL_PACK_ALIGNMENT, 1);
+      glReadPixels(0, 0, w, h, GL_RGB, GL_UNSIGNED_BYTE, bottom_up.data());
+      img.rgb.resize(bottom_up.size());
+      for (int y = 0; y < h; ++y)
+        std::copy_n(bottom_up.data() + static_cast<size_t>(h - 1 - y) * row, row, img.rgb.data() + static_cast<size_t>(y) * row);
+      out = std::move(img);
+    }
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glDeleteRenderbuffers(1, &rb);
+  glDeleteFramebuffers(1, &fbo);
+  glReadBuffer(GL_BACK);
+  return out;
+}
+
 Status write_png(const std::string& path, const Image& img) {
-  if (stbi_write_png(path.c_str(), img.width, img.height, 3, img.rgb.data(), img.width * 3) == 0)
+  const std::string part = path + ".part";
+  if (stbi_write_png(part.c_str(), img.width, img.height, 3, img.rgb.data(), img.width * 3) == 0 ||
+      std::rename(part.c_str(), path.c_str()) != 0) {
+    std::remove(part.c_str());
     return HISTEQ_ERROR(Code::io_error, path + ": cannot write the PNG");
+  }
   return Status::ok();
 }
 

@@ -50,6 +50,9 @@ class Window {
   void render_ui();   // ImGui: draws the UI built since new_frame() into the back buffer
   void swap();
   Result<Image> read_back() const;  // the back buffer as it is now (call before swap)
+  // What `draw` draws into a framebuffer of its own, w x h pixels (not the window's), read back.
+  Result<Image> render_offscreen(int w, int h, const std::function<Status()>& draw) const;
+  bool fullscreen() const;
 
   int fb_width() const;   // drawable size in pixels
   int fb_height() const;
@@ -72,7 +75,8 @@ class Window {
   std::string gl_desc_;
 };
 
-// Writes an image as PNG (stb_image_write). Errors name the file.
+// Writes an image as PNG (stb_image_write), through a temporary file renamed when complete. Errors
+// name the file.
 Status write_png(const std::string& path, const Image& img);
 
 }  // namespace histeq::app::player

@@ -480,7 +480,7 @@ OperationInfo lut_operation() {
   clip.slider_max = 8;
   clip.step = 0.25;
   clip.format = "%.2f x mean";
-  clip.player_key = "l";
+  clip.player_key = "C";  // mpv binds l (A-B loop)
   clip.key_help = "clip limit on / off";
   Control range = choice_control("range", {"auto", "limited", "full"});
   range.get = [](const Quality& q) { return static_cast<double>(static_cast<int>(q.range)); };

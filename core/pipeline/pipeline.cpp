@@ -25,6 +25,7 @@ struct Pipeline::Impl {
   std::atomic<int64_t> frames_in{0}, frames_out{0}, dropped_source{0};
   const video::Source* last_source = nullptr;  // the source of the last run
   bool continuous = true;                       // the next frame follows the last one the equalizer took
+  const BoundedQueue<PipelineFrame>* out_queue = nullptr;  // during run(): the equalized frames (ready())
 
   std::mutex err_mu;
   Status first_error;
@@ -72,6 +73,11 @@ Status Pipeline::set_strength(double strength) { return impl_->eq->set_strength(
 Status Pipeline::set_quality(const eq::Quality& quality) { return impl_->eq->set_quality(quality); }
 Status Pipeline::set_compare(const Compare& compare) { return impl_->eq->set_compare(compare); }
 
+size_t Pipeline::ready() const {
+  const BoundedQueue<PipelineFrame>* q = impl_->out_queue;
+  return q != nullptr ? q->size() : 0;
+}
+
 PipelineCounters Pipeline::counters() const {
   PipelineCounters c;
   c.frames_in = impl_->frames_in.load();
@@ -93,6 +99,7 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
   m.continuous = false;  // until this run ends at the end of its input
   BoundedQueue<FramePtr> decoded(static_cast<size_t>(m.opts.queue_frames));
   BoundedQueue<PipelineFrame> equalized(static_cast<size_t>(m.opts.queue_frames));
+  m.out_queue = &equalized;
   const bool live = source.info().live;
   auto abort_all = [&] {
     decoded.abort();
@@ -190,7 +197,7 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
       abort_all();
       break;
     }
-    const int64_t end = now_ns();
+    const int64_t end = now_ns() - rec.paused_ns;  // a pause is the viewer's, not the pipeline's delay
     rec.timing.latency_ms = static_cast<float>((end - start) / 1e6);
     if (rec.timing.capture_ns > 0) rec.timing.set(video::stage::glass, (end - rec.timing.capture_ns) / 1e6);
     ++m.frames_out;
@@ -198,13 +205,11 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
   }
   decode_thread.join();
   equalize_thread.join();
+  m.out_queue = nullptr;
   {
     std::lock_guard<std::mutex> l(m.err_mu);
     // The whole input went through: a run after this one continues from where it ended.
     if (!cancelled && m.first_error.is_ok()) m.continuous = true;
-  }
-  {
-    std::lock_guard<std::mutex> l(m.err_mu);
     // A source interrupted by our own abort reports "cancelled": the first real error wins.
     if (!m.first_error.is_ok() && !(cancelled && m.first_error.code() == Code::cancelled)) return m.first_error;
   }

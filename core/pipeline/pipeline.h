@@ -71,6 +71,9 @@ class Pipeline {
   // earlier frames left (temporal state) before the next run.
   Status seek(video::Source& source, double time_s);
   PipelineCounters counters() const;  // any thread, also while running
+  // Frames equalized and waiting for the sink, now (0 outside run()). The sink's thread only, from
+  // consume() or idle(): a player drops a late frame only when a newer one is ready (ffplay's rule).
+  size_t ready() const;
 
   // Live controls (any thread, also while running): Equalizer::set_kernel, set_strength,
   // set_quality and set_compare.

@@ -20,6 +20,25 @@ constexpr double kSeekPreroll = 0.2;
 // Timestamps within this of the running timeline are taken as following it (rounding in
 // containers); further off is a gap (filled with silence) or an overlap (dropped).
 constexpr double kJitter = 0.03;
+
+// The file's audio streams, in its order: the player's track numbers (1..).
+std::vector<int> audio_streams(const AVFormatContext* fmt) {
+  std::vector<int> audio;
+  for (unsigned i = 0; i < fmt->nb_streams; ++i)
+    if (fmt->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) audio.push_back(static_cast<int>(i));
+  return audio;
+}
+
+// The stream of audio track `track` (1..), or with 0 FFmpeg's choice of the default one (the one
+// related to the default video stream, its disposition, then the first); AVERROR_* when none.
+int pick_audio_stream(AVFormatContext* fmt, int track) {
+  if (track > 0) {
+    const std::vector<int> audio = audio_streams(fmt);
+    return track <= static_cast<int>(audio.size()) ? audio[static_cast<size_t>(track - 1)] : AVERROR_STREAM_NOT_FOUND;
+  }
+  const int video = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+  return av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, video >= 0 ? video : -1, nullptr, 0);
+}
 }  // namespace
 
 struct AudioSource::Impl {
@@ -112,7 +131,7 @@ void AudioSource::Impl::place() {
 AudioSource::AudioSource() : impl_(std::make_unique<Impl>()) {}
 AudioSource::~AudioSource() = default;
 
-Result<std::unique_ptr<AudioSource>> AudioSource::open(const std::string& path, const AudioFormat& out) {
+Result<std::unique_ptr<AudioSource>> AudioSource::open(const std::string& path, const AudioFormat& out, int track) {
   std::unique_ptr<AudioSource> a(new AudioSource());
   Impl& m = *a->impl_;
   m.path = path;
@@ -127,8 +146,7 @@ Result<std::unique_ptr<AudioSource>> AudioSource::open(const std::string& path, 
   const LogScope::Active active(m.log);
   if (int e = avformat_open_input(&m.fmt, path.c_str(), nullptr, nullptr); e < 0) return m.fail("cannot open: " + m.log.describe_failure(e));
   if (int e = avformat_find_stream_info(m.fmt, nullptr); e < 0) return m.fail("cannot read the stream layout: " + m.log.describe_failure(e));
-  const int video = av_find_best_stream(m.fmt, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
-  m.index = av_find_best_stream(m.fmt, AVMEDIA_TYPE_AUDIO, -1, video >= 0 ? video : -1, nullptr, 0);
+  m.index = pick_audio_stream(m.fmt, track);
   if (m.index == AVERROR_STREAM_NOT_FOUND || m.index < 0) {
     if (m.index == AVERROR_DECODER_NOT_FOUND) return m.fail("no decoder for its audio", Code::unsupported);
     return m.fail("no audio stream", Code::not_found);
@@ -149,6 +167,9 @@ Result<std::unique_ptr<AudioSource>> AudioSource::open(const std::string& path, 
   m.pkt.reset(av_packet_alloc());
   if (!m.pkt) return m.fail("out of memory", Code::out_of_memory);
   m.info.stream_index = m.index;
+  const std::vector<int> audio = audio_streams(m.fmt);
+  m.info.tracks = static_cast<int>(audio.size());
+  m.info.track = static_cast<int>(std::find(audio.begin(), audio.end(), m.index) - audio.begin()) + 1;
   m.info.description = describe_audio(as->codecpar) + " (stream #" + std::to_string(m.index) + ")";
   m.info.start_s = as->start_time != AV_NOPTS_VALUE ? static_cast<double>(as->start_time) * av_q2d(as->time_base) : 0;
   if (as->duration > 0) m.info.duration_s = static_cast<double>(as->duration) * av_q2d(as->time_base);

@@ -36,6 +36,7 @@ struct AudioFormat {
 struct AudioInfo {
   std::string description;   // "aac 44.1 kHz stereo (stream #1)"
   int stream_index = -1;
+  int track = 0, tracks = 0;  // this track's number among the file's audio tracks (1..tracks)
   double start_s = 0;        // stream time of the track's first sample
   double duration_s = 0;     // 0: unknown
 };
@@ -43,9 +44,10 @@ struct AudioInfo {
 class AudioSource {
  public:
   // The file's default audio track (FFmpeg's choice: the one related to the default video
-  // stream, its disposition, then the first). not_found: the file has none; unsupported: no
+  // stream, its disposition, then the first), or with `track` > 0 its track-th audio stream (in
+  // the file's order; not_found past the last). not_found: the file has none; unsupported: no
   // decoder for it.
-  static Result<std::unique_ptr<AudioSource>> open(const std::string& path, const AudioFormat& out);
+  static Result<std::unique_ptr<AudioSource>> open(const std::string& path, const AudioFormat& out, int track = 0);
   ~AudioSource();
 
   const AudioInfo& info() const;

@@ -290,11 +290,24 @@ TEST(AudioClock, TheVideoFollowsTheSound) {
   using app::player::SyncAction;
   using app::player::sync_action;
   const double frame = 1 / 30.0;
-  EXPECT_EQ(sync_action(1.0, 1.0, frame, 0), SyncAction::show);
-  EXPECT_EQ(sync_action(1.0, 0.99, frame, 0), SyncAction::wait);       // ahead of the sound: wait
-  EXPECT_EQ(sync_action(1.0, 0.99, frame, 0.02), SyncAction::show);    // within the slack
-  EXPECT_EQ(sync_action(1.0, 1.03, frame, 0), SyncAction::show);       // late by less than a frame
-  EXPECT_EQ(sync_action(1.0, 1.04, frame, 0), SyncAction::drop);       // the sound passed it by more
+  EXPECT_EQ(sync_action(1.0, 1.0, frame, 0, true), SyncAction::show);
+  EXPECT_EQ(sync_action(1.0, 0.99, frame, 0, true), SyncAction::wait);       // ahead of the sound: wait
+  EXPECT_EQ(sync_action(1.0, 0.99, frame, 0.02, true), SyncAction::show);    // within the slack
+  EXPECT_EQ(sync_action(1.0, 1.03, frame, 0, true), SyncAction::show);       // late by less than a frame
+  EXPECT_EQ(sync_action(1.0, 1.04, frame, 0, true), SyncAction::drop);       // the sound passed it by more
+  // ffplay's rule: a late frame goes only when a newer one is ready to take its place; else it
+  // is shown late (a slow machine shows a slower picture, not a still one).
+  EXPECT_EQ(sync_action(1.0, 1.04, frame, 0, false), SyncAction::show);
+  EXPECT_EQ(sync_action(1.0, 9.0, frame, 0, false), SyncAction::show);
+}
+
+TEST(AudioClock, AtAnotherSpeedASampleStandsForThatMuchMediaTime) {
+  using app::player::AudioClock;
+  AudioClock c(48000, 0.010);
+  c.on_callback(1'000'000'000, 2.0, 480, 1.5);  // 10 ms of stretched sound: 15 ms of media
+  EXPECT_NEAR(c.at(1'000'000'000), 2.0 - 0.015, 1e-9);  // the latency, in media time
+  EXPECT_NEAR(c.at(1'004'000'000), 2.0 - 0.015 + 0.006, 1e-9);
+  EXPECT_NEAR(c.at(1'050'000'000), 2.0, 1e-9);  // never past what was handed over
 }
 
 // --- batches -----------------------------------------------------------------------------------

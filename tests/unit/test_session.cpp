@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <thread>
 
+#include "app/player/controller.h"
 #include "app/player/session.h"
 #include "core/video/file_source.h"
 #include "tests/common/session_frontend.h"
@@ -215,6 +217,234 @@ TEST(PlayerSession, ExportsInTheBackgroundWhilePlaying) {
   EXPECT_EQ(written->size(), 60u);
   std::filesystem::remove(clip);
   std::filesystem::remove(out);
+}
+
+// A change made while paused is on screen at once: the frame on screen is made again with the new
+// settings (the same frame: its index and time do not move), the "on screen" settings and kernel
+// follow, and a step after it shows the next frame with them. The same after a seek while paused.
+TEST(PlayerSession, PausedChangesAreShownAtOnce) {
+  const std::atomic<bool> stop{false};
+  app::PlayOptions o = cpu_play_options();
+  o.max_speed = true;
+  Session session(o, stop);
+  ScriptedFrontend fe(session);
+  size_t at = 0;
+  int64_t paused_index = -1;
+  std::string other;
+  auto& sc = fe.script;
+  auto shown_more = [&] { return fe.shown.size() > at && session.picture_current(); };
+  sc.push_back({[&] { return fe.shown.size() == 10; }, [&] { session.command(Command::pause); }});
+  sc.push_back({[&] { return fe.draws > 0 && session.state().paused; }, [&] {
+                  paused_index = session.frame_index();
+                  at = fe.shown.size();
+                  session.command(Command::plain);  // plain on, paused
+                  EXPECT_FALSE(session.picture_current());
+                }});
+  sc.push_back({shown_more, [&] {
+                  EXPECT_EQ(fe.shown.back().index, paused_index) << "the same frame, made again";
+                  EXPECT_EQ(fe.shown.back().quality, eq::describe(session.quality()));
+                  EXPECT_TRUE(session.quality().plain());
+                  EXPECT_EQ(session.state().quality_shown, eq::describe(session.quality())) << "the on-screen line follows";
+                  EXPECT_TRUE(session.state().paused);
+                  for (const auto& k : session.kernels())
+                    if (k != session.kernel()) other = k;
+                  at = fe.shown.size();
+                  session.set_kernel(other);
+                }});
+  sc.push_back({shown_more, [&] {
+                  EXPECT_EQ(fe.shown.back().index, paused_index);
+                  EXPECT_EQ(fe.shown.back().kernel, other);
+                  EXPECT_EQ(session.state().kernel_shown, other);
+                  EXPECT_TRUE(session.state().kernel_requested.empty());
+                  at = fe.shown.size();
+                  session.command(Command::step);
+                }});
+  sc.push_back({shown_more, [&] {
+                  EXPECT_EQ(fe.shown.back().index, paused_index + 1) << "a step after the change: the next frame";
+                  EXPECT_EQ(fe.shown.back().kernel, other) << "made with the new kernel, not a queued old frame";
+                  EXPECT_EQ(fe.shown.back().quality, eq::describe(session.quality()));
+                  at = fe.shown.size();
+                  session.seek(2.0);
+                }});
+  sc.push_back({shown_more, [&] {
+                  EXPECT_EQ(fe.shown.back().index, 60) << "a paused seek shows where it landed";
+                  at = fe.shown.size();
+                  session.command(Command::plain);  // plain off again, paused at the sought frame
+                }});
+  sc.push_back({shown_more, [&] {
+                  EXPECT_EQ(fe.shown.back().index, 60);
+                  EXPECT_FALSE(session.quality().plain());
+                  EXPECT_EQ(fe.shown.back().quality, eq::describe(session.quality()));
+                  session.quit();
+                }});
+  auto src = video::open_synthetic(small_synthetic(30, 10));
+  ASSERT_TRUE(src.is_ok()) << src.status().to_string();
+  EXPECT_EQ(session.run(std::move(src.value()), fe, kArgv), 0);
+  EXPECT_EQ(fe.steps_done(), sc.size());
+  // A refresh is not a seek: no "seek" event for it, one for the real seek.
+  int seeks = 0;
+  for (const auto& e : session.take_events()) seeks += e == "seek";
+  EXPECT_LE(seeks, 1);
+}
+
+// A source slower than its frame rate (a loaded machine): ffplay's rule keeps a moving picture.
+// A late frame goes only when a newer one is ready; here none ever is, so every frame is shown,
+// late, and the picture moves slower than real time instead of standing still.
+class SlowSource final : public video::Source {
+ public:
+  SlowSource(std::unique_ptr<video::Source> inner, int ms) : inner_(std::move(inner)), ms_(ms) {}
+  const video::SourceInfo& info() const override { return inner_->info(); }
+  Result<video::FramePtr> next(video::FramePool& pool) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    return inner_->next(pool);
+  }
+  video::SourceCounters counters() const override { return inner_->counters(); }
+
+ private:
+  std::unique_ptr<video::Source> inner_;
+  int ms_;
+};
+
+TEST(PlayerSession, ASlowMachineShowsASlowerPictureNotAStillOne) {
+  const std::atomic<bool> stop{false};
+  app::PlayOptions o = cpu_play_options();
+  Session session(o, stop);
+  ScriptedFrontend fe(session);
+  fe.script.push_back({[&] { return session.ended(); }, [&] { session.quit(); }});
+  auto src = video::open_synthetic(small_synthetic(60, 1));  // 60 frames at 60 fps, made at about 25 fps
+  ASSERT_TRUE(src.is_ok());
+  EXPECT_EQ(session.run(std::make_unique<SlowSource>(std::move(src.value()), 40), fe, kArgv), 0);
+  // Every frame came late by more than an interval; with no newer one ready, each was shown.
+  EXPECT_GE(fe.shown.size(), 45u) << "a still picture: late frames were dropped with nothing newer to show";
+  int64_t late = 0;
+  for (int64_t l : session.state().late) late += l;
+  EXPECT_GT(late, 20) << "the late frames are counted";
+  for (size_t i = 1; i < fe.shown.size(); ++i) EXPECT_LE(fe.shown[i].index - fe.shown[i - 1].index, 3) << i;
+}
+
+// The latency row leaves out the time playback stood paused (a frame decoded before a pause and
+// shown after it did not wait for the pipeline).
+TEST(PlayerSession, LatencyLeavesOutPausedTime) {
+  const std::atomic<bool> stop{false};
+  app::PlayOptions o = cpu_play_options();
+  o.max_speed = true;
+  Session session(o, stop);
+  ScriptedFrontend fe(session);
+  Clock::time_point paused_at;
+  fe.script.push_back({[&] { return fe.shown.size() == 5; }, [&] {
+                         session.command(Command::pause);
+                         paused_at = Clock::now();
+                       }});
+  fe.script.push_back({[&] { return Clock::now() - paused_at > std::chrono::milliseconds(800); }, [&] { session.command(Command::pause); }});
+  fe.script.push_back({[&] { return fe.shown.size() == 30; }, [&] { session.quit(); }});
+  auto src = video::open_synthetic(small_synthetic(30, 10));
+  ASSERT_TRUE(src.is_ok());
+  EXPECT_EQ(session.run(std::move(src.value()), fe, kArgv), 0);
+  const auto total = session.stats().total();
+  ASSERT_GT(total[pipeline::kLatency].count, 20);
+  EXPECT_LT(total[pipeline::kLatency].max, 400.0) << "an 800 ms pause counted as latency";
+}
+
+// Runs `body` once three frames are on screen, with a controller on the session (headless: no
+// window), then quits.
+void with_controller(const std::function<void(Session&, app::player::Controller&)>& body) {
+  const std::atomic<bool> stop{false};
+  app::PlayOptions o = cpu_play_options();
+  o.max_speed = true;
+  Session session(o, stop);
+  ScriptedFrontend fe(session);
+  app::player::Controller ctl(session, nullptr, o);
+  ASSERT_TRUE(ctl.start("", "").is_ok());
+  fe.script.push_back({[&] { return fe.shown.size() == 3; }, [&] {
+                         body(session, ctl);
+                         session.quit();
+                       }});
+  auto src = video::open_synthetic(small_synthetic(30, 10));
+  ASSERT_TRUE(src.is_ok());
+  EXPECT_EQ(session.run(std::move(src.value()), fe, kArgv), 0);
+  EXPECT_EQ(fe.steps_done(), 1u);
+}
+
+// The commands and properties (mpv's) that keys, --input-conf and the IPC run: values as the
+// command line takes them, mpv's error strings, nothing changed by a failed command, and the OSD
+// line after each key action (headless: no window, so the window's properties are unavailable).
+TEST(PlayerController, PropertiesCommandsAndTheOsd) {
+  with_controller([](Session& session, app::player::Controller& ctl) {
+    auto run = [&](std::vector<std::string> args, bool osd = true) { return ctl.run_now(args, osd); };
+    using app::player::Reply;
+    EXPECT_EQ(run({"cycle", "pause"}).error, "success");
+    EXPECT_EQ(session.state().osd, "Paused");
+    EXPECT_EQ(ctl.get("pause").data, true);
+    // A control of the table, with the command line's values.
+    EXPECT_EQ(run({"set_property", "mode", "clahe"}, false).error, "success");
+    EXPECT_EQ(session.quality().mode, eq::Mode::clahe);
+    EXPECT_EQ(ctl.get("mode").data, "clahe");
+    EXPECT_EQ(session.state().osd, "Paused") << "set_property shows nothing";
+    EXPECT_EQ(run({"set", "tiles", "4x2"}).error, "success");
+    EXPECT_EQ(ctl.get("tiles").data, "4x2");
+    EXPECT_EQ(run({"cycle", "mode"}).error, "success");
+    EXPECT_EQ(session.state().osd, "Mode: global");
+    EXPECT_EQ(run({"cycle", "mode"}).error, "success");
+    EXPECT_EQ(session.state().osd, "Mode: clahe 4x2");
+    EXPECT_EQ(run({"set", "clip-limit", "2.5"}).error, "success");
+    EXPECT_EQ(ctl.get("clip-limit").data, 2.5);
+    EXPECT_EQ(session.state().osd, "Clip limit: 2.5");
+    EXPECT_EQ(run({"cycle", "clip-limit"}).error, "success");
+    EXPECT_EQ(session.state().osd, "Clip limit: off");
+    // Bad values change nothing, with mpv's words.
+    const eq::Quality before = session.quality();
+    EXPECT_EQ(run({"set", "mode", "sideways"}).error, "invalid parameter");
+    EXPECT_EQ(run({"set", "clip-limit", "0.5"}).error, "invalid parameter");
+    EXPECT_EQ(run({"set", "tiles", "999x1"}).error, "invalid parameter");
+    EXPECT_EQ(run({"set", "no-such-thing", "1"}).error, "property not found");
+    EXPECT_EQ(run({"no-such-command"}).error, "invalid parameter");
+    EXPECT_EQ(run({"set", "kernel", "method2"}).error, "invalid parameter") << "a GPU kernel on the CPU";
+    EXPECT_EQ(run({"set", "speed", "1000"}).error, "invalid parameter");
+    EXPECT_EQ(session.quality(), before);
+  });
+}
+
+// The rest of the properties: plain, kernels, speed, strength, the split, the read-only and the
+// window's ones, and the keys' OSD lines.
+TEST(PlayerController, PlainKernelsSpeedAndTheSplit) {
+  with_controller([](Session& session, app::player::Controller& ctl) {
+    auto run = [&](std::vector<std::string> args, bool osd = true) { return ctl.run_now(args, osd); };
+    EXPECT_EQ(run({"cycle", "pause"}).error, "success");
+    EXPECT_EQ(run({"cycle", "plain"}).error, "success");
+    EXPECT_EQ(session.state().osd, "Plain: on");
+    EXPECT_EQ(ctl.get("plain").data, true);
+    EXPECT_EQ(run({"cycle", "kernel"}).error, "success");
+    EXPECT_EQ(session.state().osd, "Kernel: " + session.kernel());
+    EXPECT_EQ(run({"multiply", "speed", "1.5"}).error, "success");
+    EXPECT_EQ(session.state().osd, "Speed: 1.5x");
+    EXPECT_EQ(run({"multiply", "speed", "1/1.5"}).error, "success");
+    EXPECT_NEAR(session.speed(), 1.0, 1e-12);
+    EXPECT_EQ(run({"multiply", "speed", "1000"}).error, "success") << "add and multiply stop at the range's end";
+    EXPECT_NEAR(session.speed(), app::player::kMaxSpeed, 1e-12);
+    EXPECT_EQ(run({"set", "speed", "1"}).error, "success");
+    EXPECT_EQ(run({"add", "strength", "-0.25"}).error, "success");
+    EXPECT_NEAR(session.strength(), 0.75, 1e-6);
+    EXPECT_EQ(run({"cycle", "split"}).error, "success");
+    EXPECT_EQ(session.state().osd, "Split: input | output");
+    EXPECT_EQ(run({"set", "compare", "plain"}).error, "success");
+    EXPECT_EQ(session.state().osd, "Left side: settings B (plain)");
+    EXPECT_EQ(ctl.get("compare").data, "plain");
+    // Read-only and window properties.
+    EXPECT_EQ(run({"set", "duration", "3"}).error, "property unavailable");
+    EXPECT_EQ(ctl.get("fullscreen").error, "property unavailable");
+    EXPECT_EQ(run({"screenshot-to-file", "/tmp/x.png"}).error, "error running command");
+    const auto t = ctl.get("histeq-timings");
+    ASSERT_EQ(t.error, "success");
+    EXPECT_TRUE(t.data["stages"].is_array());
+    EXPECT_GT(t.data["budget_ms"].get<double>(), 0);
+    EXPECT_EQ(ctl.get("estimated-frame-number").data, session.frame_index());
+    // Keys run their bindings.
+    EXPECT_TRUE(ctl.key("a"));
+    EXPECT_EQ(session.state().osd, "Plain: off");
+    EXPECT_FALSE(ctl.key("x")) << "unbound";
+    EXPECT_TRUE(ctl.key("SPACE"));
+    EXPECT_EQ(session.state().osd, "Playing");
+  });
 }
 
 }  // namespace
