@@ -34,7 +34,7 @@ if(NOT HISTEQ_HELP2MAN)
   message(STATUS "histeq: help2man not found: no man page (scripts/setup.sh installs it)")
 endif()
 set(_histeq_cli_docs ${PROJECT_BINARY_DIR}/cli_docs)
-set(_histeq_cli_outputs ${_histeq_cli_docs}/histeq.bash)
+set(_histeq_cli_outputs ${_histeq_cli_docs}/histeq.bash ${_histeq_cli_docs}/_histeq ${_histeq_cli_docs}/histeq.fish)
 if(HISTEQ_HELP2MAN)
   list(APPEND _histeq_cli_outputs ${_histeq_cli_docs}/histeq.1)
 endif()
@@ -42,11 +42,16 @@ add_custom_command(OUTPUT ${_histeq_cli_outputs}
                    COMMAND ${CMAKE_COMMAND} -E make_directory ${_histeq_cli_docs}
                    COMMAND ${CMAKE_COMMAND} -DHISTEQ=$<TARGET_FILE:histeq> -DOUT_DIR=${_histeq_cli_docs}
                            -DHELP2MAN=${HISTEQ_HELP2MAN} -P ${PROJECT_SOURCE_DIR}/cmake/cli_docs.cmake
-                   DEPENDS histeq ${PROJECT_SOURCE_DIR}/cmake/cli_docs.cmake
-                   COMMENT "histeq: the man page and the bash completion from the CLI" VERBATIM)
+                   DEPENDS histeq ${PROJECT_SOURCE_DIR}/cmake/cli_docs.cmake ${PROJECT_SOURCE_DIR}/cmake/man_sections.h2m
+                   COMMENT "histeq: the man page and the shell completions from the CLI" VERBATIM)
 add_custom_target(histeq_cli_docs ALL DEPENDS ${_histeq_cli_outputs})
 install(FILES ${_histeq_cli_docs}/histeq.bash DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions
         RENAME histeq)
+# zsh: Debian's folder for packages' completions (on zsh's $fpath there); fish: its vendor folder,
+# found under every XDG data folder ($XDG_DATA_DIRS: /usr/local/share, /usr/share).
+set(HISTEQ_ZSH_COMPLETION_DIR ${CMAKE_INSTALL_DATADIR}/zsh/vendor-completions CACHE STRING "Where zsh's completion _histeq goes")
+install(FILES ${_histeq_cli_docs}/_histeq DESTINATION ${HISTEQ_ZSH_COMPLETION_DIR})
+install(FILES ${_histeq_cli_docs}/histeq.fish DESTINATION ${CMAKE_INSTALL_DATADIR}/fish/vendor_completions.d)
 if(HISTEQ_HELP2MAN)
   install(FILES ${_histeq_cli_docs}/histeq.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 endif()

@@ -31,8 +31,8 @@ namespace histeq::app {
 std::string shipped_data_dir();
 std::string find_shipped_script(const std::string& name);
 
-// histeq completion bash (hidden from --help): prints the bash completion script, made from `app`'s
-// commands, options and choices (call after every command was added).
+// histeq completion bash|zsh|fish (hidden from --help): prints that shell's completion script, made
+// from `app`'s commands, options, help and choices (call after every command was added).
 void add_completion_command(CLI::App& app, std::string& shell);
 int run_completion(const CLI::App& app, const std::string& shell);
 
