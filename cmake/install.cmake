@@ -1,26 +1,36 @@
-# What `cmake --install build --prefix P` installs (issue 16), relocatable (P may be moved):
-#   P/bin/histeq                                 the command line; RPATH $ORIGIN/../lib
-#   P/lib/libhisteq.so.VERSION                   the public API (target histeq_lib), SONAME with the version
-#   P/include/histeq/                            its headers (histeq.hpp: C++, histeq.h: C)
-#   P/lib/cmake/histeq/                          find_package(histeq) -> histeq::histeq
-#   P/lib/pkgconfig/histeq.pc                    pkg-config --cflags --libs histeq
-#   P/share/histeq/                              the scripts the commands run (quality.py, plot_paper.py),
-#                                                found relative to the binary (app/commands/data_files.cpp)
-#   P/share/man/man1/histeq.1                    from the CLI's own help (help2man), at build time
-#   P/share/bash-completion/completions/histeq   from the CLI (`histeq completion bash`), at build time
+# What `cmake --install build --prefix P` installs, relocatable (P may be moved). LIBDIR is
+# lib/<triplet> on Debian (lib/x86_64-linux-gnu; the top CMakeLists.txt), lib elsewhere.
+#   P/bin/histeq                                   the command line; RUNPATH $ORIGIN/../LIBDIR/histeq
+#   P/LIBDIR/libhisteq.so.VERSION                  the public API (target histeq_lib), SONAME with the
+#                                                  major.minor version; RUNPATH $ORIGIN/histeq
+#   P/LIBDIR/histeq/libhisteq-core.so.VERSION      the core, private: the one copy the CLI and
+#                                                  libhisteq share (HISTEQ_SHARED_CORE); RUNPATH $ORIGIN
+#   P/LIBDIR/histeq/libcudart.so.MAJOR             the CUDA runtime they share, NVIDIA's file unmodified
+#   P/LIBDIR/gstreamer-1.0/libgsthisteq.so         the GStreamer element (app/gstreamer/)
+#   P/include/histeq/                              the public headers (histeq.hpp: C++, histeq.h: C)
+#   P/LIBDIR/cmake/histeq/                         find_package(histeq) -> histeq::histeq
+#   P/LIBDIR/pkgconfig/histeq.pc                   pkg-config --cflags --libs histeq
+#   P/share/histeq/                                the scripts the commands run (quality.py, plot_paper.py),
+#                                                  found relative to the binary (app/commands/data_files.cpp)
+#   P/share/man/man1/histeq.1                      from the CLI's own help (help2man), at build time
+#   P/share/bash-completion/completions/histeq     completion from the CLI (`histeq completion bash`),
+#   P/share/zsh/vendor-completions/_histeq         zsh's and fish's likewise, at build time
+#   P/share/fish/vendor_completions.d/histeq.fish
+#   P/share/doc/histeq/copyright                   the licences, in Debian's format (cmake/copyright.in)
 # Included from the top CMakeLists.txt after every target exists. tests/install/ installs into a
-# temporary prefix and builds examples/ against it.
+# temporary prefix and builds examples/ against it; cmake/package.cmake makes the .deb of the same.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(HISTEQ_INSTALL_DATA_DIR ${CMAKE_INSTALL_DATADIR}/histeq)
 set(HISTEQ_INSTALL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/histeq)
+set(HISTEQ_INSTALL_PRIVATE_DIR ${CMAKE_INSTALL_LIBDIR}/histeq)
 
 # ---- the command line and its data files -------------------------------------------------------
 # The binary finds share/histeq relative to itself; the build tree's binary falls back to the
 # source tree (it has no share/ beside it).
 file(RELATIVE_PATH _histeq_data_rel ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_DATADIR}/histeq)
-file(RELATIVE_PATH _histeq_lib_rel ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+file(RELATIVE_PATH _histeq_lib_rel ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_PREFIX}/${HISTEQ_INSTALL_PRIVATE_DIR})
 target_compile_definitions(histeq PRIVATE HISTEQ_DATA_RELDIR="${_histeq_data_rel}" HISTEQ_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
                            HISTEQ_BUILD_EXE_DIR="$<TARGET_FILE_DIR:histeq>")
 set_target_properties(histeq PROPERTIES INSTALL_RPATH "$ORIGIN/${_histeq_lib_rel}")
@@ -28,7 +38,23 @@ install(TARGETS histeq RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/bench/quality.py ${PROJECT_SOURCE_DIR}/bench/plot_paper.py
         DESTINATION ${HISTEQ_INSTALL_DATA_DIR})
 
-# ---- the man page and the bash completion, written by the binary at build time ------------------
+# ---- the shared core and the CUDA runtime, private to histeq ------------------------------------
+if(HISTEQ_SHARED_CORE)
+  set_target_properties(histeq_core_shared PROPERTIES INSTALL_RPATH "$ORIGIN")
+  install(TARGETS histeq_core_shared LIBRARY DESTINATION ${HISTEQ_INSTALL_PRIVATE_DIR} NAMELINK_SKIP)
+  # The toolkit's runtime under its SONAME, unmodified (its licence allows redistribution only so:
+  # never stripped, as install(FILES) never is). Debian has no package of CUDA 13's runtime.
+  get_target_property(_histeq_cudart CUDA::cudart IMPORTED_LOCATION)
+  file(REAL_PATH "${_histeq_cudart}" _histeq_cudart)
+  execute_process(COMMAND ${CMAKE_OBJDUMP} -p "${_histeq_cudart}" OUTPUT_VARIABLE _histeq_cudart_soname)
+  if(NOT _histeq_cudart_soname MATCHES "SONAME +(libcudart[^\n ]+)")
+    message(FATAL_ERROR "histeq: no SONAME in ${_histeq_cudart} (${CMAKE_OBJDUMP} -p)")
+  endif()
+  set(_histeq_cudart_soname ${CMAKE_MATCH_1})
+  install(FILES "${_histeq_cudart}" DESTINATION ${HISTEQ_INSTALL_PRIVATE_DIR} RENAME ${_histeq_cudart_soname})
+endif()
+
+# ---- the man page and the shell completions, written by the binary at build time ----------------
 find_program(HISTEQ_HELP2MAN help2man)
 if(NOT HISTEQ_HELP2MAN)
   message(STATUS "histeq: help2man not found: no man page (scripts/setup.sh installs it)")
@@ -62,7 +88,11 @@ if(TARGET histeq_lib)
   if(NOT _histeq_soversion)
     set_target_properties(histeq_lib PROPERTIES VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION})
   endif()
-  set_target_properties(histeq_lib PROPERTIES OUTPUT_NAME histeq EXPORT_NAME histeq INSTALL_RPATH "$ORIGIN")
+  set(_histeq_lib_rpath "$ORIGIN")
+  if(HISTEQ_SHARED_CORE)
+    set(_histeq_lib_rpath "$ORIGIN/histeq")  # libhisteq-core and the CUDA runtime
+  endif()
+  set_target_properties(histeq_lib PROPERTIES OUTPUT_NAME histeq EXPORT_NAME histeq INSTALL_RPATH "${_histeq_lib_rpath}")
   install(TARGETS histeq_lib EXPORT histeqTargets
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -79,18 +109,17 @@ if(TARGET histeq_lib)
   install(FILES ${PROJECT_BINARY_DIR}/histeqConfig.cmake ${PROJECT_BINARY_DIR}/histeqConfigVersion.cmake
           DESTINATION ${HISTEQ_INSTALL_CMAKE_DIR})
 
-  # pkg-config. Libs: libhisteq alone (a shared library brings its own dependencies). The private
-  # fields say what a static link would add: FFmpeg (unless HISTEQ_STATIC linked it in) and what the
-  # static CUDA runtime and the C++ code need; the public headers include neither.
+  # pkg-config. Libs: libhisteq alone. It is a shared library only (no libhisteq.a), which brings
+  # its own dependencies (NEEDED, RUNPATH): so no Requires.private, which would make every
+  # `pkg-config --cflags` need FFmpeg's .pc files; Libs.private names what libhisteq.so itself
+  # links from the system, for the record. No public header includes FFmpeg or CUDA.
   file(RELATIVE_PATH HISTEQ_PC_PREFIX_FROM_PCDIR ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig ${CMAKE_INSTALL_PREFIX})
-  string(REGEX REPLACE "/$" "" HISTEQ_PC_PREFIX_FROM_PCDIR "${HISTEQ_PC_PREFIX_FROM_PCDIR}")  # "../..", not "../../"
-  set(HISTEQ_PC_REQUIRES_PRIVATE "")
-  if(NOT HISTEQ_STATIC)
-    # The modules of the top CMakeLists' pkg_check_modules(FFMPEG ...): avformat -> libavformat.
-    list(TRANSFORM FFMPEG_LIBRARIES PREPEND lib OUTPUT_VARIABLE _histeq_pc_ffmpeg)
-    list(JOIN _histeq_pc_ffmpeg ", " HISTEQ_PC_REQUIRES_PRIVATE)
+  string(REGEX REPLACE "/$" "" HISTEQ_PC_PREFIX_FROM_PCDIR "${HISTEQ_PC_PREFIX_FROM_PCDIR}")  # "../../..", not "../../../"
+  if(HISTEQ_SHARED_CORE)
+    set(HISTEQ_PC_LIBS_PRIVATE "-lstdc++ -lm")  # and its private libhisteq-core and CUDA runtime
+  else()
+    set(HISTEQ_PC_LIBS_PRIVATE "-lstdc++ -lm -lpthread -ldl -lrt")  # the static CUDA runtime's too
   endif()
-  set(HISTEQ_PC_LIBS_PRIVATE "-lstdc++ -lm -lpthread -ldl -lrt")
   configure_file(${PROJECT_SOURCE_DIR}/cmake/histeq.pc.in ${PROJECT_BINARY_DIR}/histeq.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/histeq.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 else()

@@ -22,10 +22,12 @@ if [[ ${1:-} == prepare ]]; then
   rm -rf "$bundle"
   mkdir -p "$bundle/lib"
   /usr/bin/python3 tests/install/test_install.py --work "$work/t" --device-bundle "$bundle/clips"
-  make -s -C examples OUT="$work" PKG_CONFIG_PATH="$work/t/prefix/lib/pkgconfig" device
+  # LIBDIR: lib/<triplet> on Debian (the top CMakeLists.txt), lib elsewhere.
+  pc=$(find "$work/t/prefix" -name histeq.pc -path "*/pkgconfig/*" | head -1)
+  make -s -C examples OUT="$work" PKG_CONFIG_PATH="$(dirname "$pc")" device
   strip -o "$bundle/equalize_device" "$work/equalize_device"
   # Under its SONAME, the name the program asks for (a plain file: a carry may drop symbolic links).
-  lib=$(readlink -f "$work/t/prefix/lib/libhisteq.so")
+  lib=$(readlink -f "$(dirname "$(dirname "$pc")")/libhisteq.so")
   soname=$(objdump -p "$lib" | awk '$1 == "SONAME" {print $2}')
   strip -o "$bundle/lib/$soname" "$lib"
   du -sh "$bundle"

@@ -64,6 +64,21 @@ def histeq_bin():
     return prefix("bin", "histeq")
 
 
+def cache_value(name):
+    """A variable of the build's CMakeCache.txt ("" when absent)."""
+    m = re.search(rf"^{name}:[A-Z]+=(.*)$", open(os.path.join(A.build, "CMakeCache.txt")).read(), re.M)
+    return m.group(1) if m else ""
+
+
+def libdir():
+    """LIBDIR relative to the prefix: lib/<triplet> on Debian (the top CMakeLists.txt), lib elsewhere."""
+    return cache_value("CMAKE_INSTALL_LIBDIR") or "lib"
+
+
+def shared_core():
+    return cache_value("HISTEQ_SHARED_CORE").upper() in ("ON", "1", "TRUE", "YES")
+
+
 def clean_env():
     """No LD_LIBRARY_PATH and no CMake or pkg-config search paths from outside: only what the test names."""
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "CMAKE_PREFIX_PATH", "PKG_CONFIG_PATH")}
@@ -140,18 +155,31 @@ def case_prefix():
     staged = work("staged")
     run(["cmake", "--install", A.build, "--prefix", staged])
     os.rename(staged, prefix())  # relocated: nothing may remember where it was installed
-    version = run([histeq_bin(), "--version"], env=clean_env()).stdout.split()[-1]
-    for f in ["bin/histeq", "include/histeq/histeq.hpp", "include/histeq/histeq.h", "lib/cmake/histeq/histeqConfig.cmake",
-              "lib/cmake/histeq/histeqConfigVersion.cmake", "lib/cmake/histeq/histeqTargets.cmake", "lib/pkgconfig/histeq.pc",
-              "share/histeq/quality.py", "share/histeq/plot_paper.py", "share/man/man1/histeq.1",
-              "share/bash-completion/completions/histeq", "lib/libhisteq.so", "lib/libhisteq.so." + version]:
+    version = run([histeq_bin(), "--version"], env=clean_env()).stdout.split()[1]  # "histeq 0.1.0\n..."
+    lib = libdir()
+    files = ["bin/histeq", "include/histeq/histeq.hpp", "include/histeq/histeq.h", f"{lib}/cmake/histeq/histeqConfig.cmake",
+             f"{lib}/cmake/histeq/histeqConfigVersion.cmake", f"{lib}/cmake/histeq/histeqTargets.cmake", f"{lib}/pkgconfig/histeq.pc",
+             "share/histeq/quality.py", "share/histeq/plot_paper.py", "share/man/man1/histeq.1",
+             "share/bash-completion/completions/histeq", "share/zsh/vendor-completions/_histeq",
+             "share/fish/vendor_completions.d/histeq.fish", "share/doc/histeq/copyright",
+             f"{lib}/libhisteq.so", f"{lib}/libhisteq.so." + version]
+    if shared_core():  # the one copy of the core, and the CUDA runtime the programs share
+        files += [f"{lib}/histeq/libhisteq-core.so." + version, "share/doc/histeq/cuda-runtime-licence.txt"]
+    for f in files:
         assert os.path.exists(prefix(f)), f"not installed: {f}"
-    soname = re.search(r"SONAME\s+(\S+)", run(["objdump", "-p", prefix("lib", "libhisteq.so")]).stdout)
+    soname = re.search(r"SONAME\s+(\S+)", run(["objdump", "-p", prefix(lib, "libhisteq.so")]).stdout)
     major_minor = ".".join(version.split(".")[:2])
     assert soname and soname.group(1).startswith("libhisteq.so." + major_minor), soname
     runpath = re.search(r"(?:RUNPATH|RPATH)\s+(\S+)", run(["objdump", "-p", histeq_bin()]).stdout)
-    assert runpath and runpath.group(1) == "$ORIGIN/../lib", runpath
-    for f in glob.glob(prefix("lib", "cmake", "histeq", "*.cmake")) + [prefix("lib", "pkgconfig", "histeq.pc")]:
+    want = f"$ORIGIN/../{lib}/histeq" if shared_core() else f"$ORIGIN/../{lib}"
+    assert runpath and runpath.group(1) == want, runpath
+    if shared_core():  # the CLI and libhisteq load the same core, from the prefix
+        for f in (histeq_bin(), prefix(lib, "libhisteq.so")):
+            needed = run(["ldd", f], env=clean_env()).stdout
+            core = re.findall(r"libhisteq-core\S* => (\S+)", needed)
+            assert core and os.path.realpath(core[0]).startswith(prefix(lib, "histeq") + os.sep), f"{f}: {core}"
+            assert "not found" not in needed, needed
+    for f in glob.glob(prefix(lib, "cmake", "histeq", "*.cmake")) + [prefix(lib, "pkgconfig", "histeq.pc")]:
         text = open(f).read()
         for tree in (A.source, A.build, staged):
             assert os.path.abspath(tree) not in text, f"{f} names {tree}: not relocatable"
@@ -183,7 +211,7 @@ def build_with_cmake():
              "-DCMAKE_PREFIX_PATH=" + prefix()] + gen, env=clean_env())
         run(["cmake", "--build", b], env=clean_env())
         cache = open(os.path.join(b, "CMakeCache.txt")).read()
-        assert "histeq_DIR:PATH=" + prefix("lib", "cmake", "histeq") in cache, "find_package(histeq) found another histeq"
+        assert "histeq_DIR:PATH=" + prefix(libdir(), "cmake", "histeq") in cache, "find_package(histeq) found another histeq"
     return b
 
 
@@ -195,7 +223,7 @@ def case_examples_cmake():
 def case_examples_pkgconfig():
     b = work("examples-pkgconfig")
     os.makedirs(b, exist_ok=True)
-    env = dict(clean_env(), PKG_CONFIG_PATH=prefix("lib", "pkgconfig"))
+    env = dict(clean_env(), PKG_CONFIG_PATH=prefix(libdir(), "pkgconfig"))
     run(["make", "-s", "-C", os.path.join(A.source, "examples"), "OUT=" + b, "all"], env=env)  # PKG_CONFIG_PATH from the environment
     for exe in ("equalize_host", "equalize_host_c"):
         needed = run(["objdump", "-p", os.path.join(b, exe)]).stdout
