@@ -82,6 +82,43 @@ if(HISTEQ_HELP2MAN)
   install(FILES ${_histeq_cli_docs}/histeq.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 endif()
 
+# ---- the licences ---------------------------------------------------------------------------------
+# share/doc/histeq/copyright: Debian's machine-readable format, MIT for histeq, and what else the
+# binaries carry (cmake/copyright.in).
+set(HISTEQ_COPYRIGHT_GUI_HOLDERS "")
+set(HISTEQ_COPYRIGHT_GUI "")
+if(HISTEQ_GUI)
+  set(HISTEQ_COPYRIGHT_GUI_HOLDERS "\n 2014-2021 Omar Cornut\n 2014-2022 Sean Barrett")
+  set(HISTEQ_COPYRIGHT_GUI "; Dear ImGui with its SDL2 and\n OpenGL 3 backends (MIT), linked statically; stb (public domain or MIT: MIT here), compiled in")
+endif()
+set(HISTEQ_COPYRIGHT_CUDART "")
+if(HISTEQ_SHARED_CORE)
+  set(HISTEQ_COPYRIGHT_CORE_FILES "usr/${HISTEQ_INSTALL_PRIVATE_DIR}/libhisteq-core.so.*")
+  # NVIDIA's licence of the runtime, shipped beside the copyright file: the toolkit's own copy.
+  file(GLOB _histeq_cuda_licence "${CUDAToolkit_LIBRARY_ROOT}/EULA.txt"
+       "${CUDAToolkit_LIBRARY_ROOT}/dist-info/nvidia_cuda_runtime*/licenses/License.txt")
+  list(GET _histeq_cuda_licence 0 _histeq_cuda_licence)
+  if(NOT _histeq_cuda_licence)
+    message(FATAL_ERROR "histeq: the CUDA toolkit's licence text (EULA.txt) was not found under ${CUDAToolkit_LIBRARY_ROOT}: "
+                        "the installed CUDA runtime must come with it")
+  endif()
+  install(FILES "${_histeq_cuda_licence}" DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME cuda-runtime-licence.txt)
+  set(HISTEQ_COPYRIGHT_CUDART "Files: usr/${HISTEQ_INSTALL_PRIVATE_DIR}/${_histeq_cudart_soname}
+Copyright: NVIDIA Corporation
+License: NVIDIA-CUDA-EULA
+Comment: The CUDA runtime, which histeq, libhisteq-core and libhisteq share, redistributed unmodified
+ as its licence allows (its Attachment A lists it as distributable).
+
+License: NVIDIA-CUDA-EULA
+ NVIDIA's End User License Agreement of the CUDA Toolkit; its full text is in
+ /usr/${CMAKE_INSTALL_DOCDIR}/cuda-runtime-licence.txt.
+")
+else()
+  set(HISTEQ_COPYRIGHT_CORE_FILES "usr/bin/histeq usr/${CMAKE_INSTALL_LIBDIR}/libhisteq.so.*")
+endif()
+configure_file(${PROJECT_SOURCE_DIR}/cmake/copyright.in ${PROJECT_BINARY_DIR}/copyright @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
+
 # ---- the library: libhisteq, its headers, the CMake package and pkg-config ----------------------
 if(TARGET histeq_lib)
   get_target_property(_histeq_soversion histeq_lib SOVERSION)
@@ -125,3 +162,6 @@ if(TARGET histeq_lib)
 else()
   message(STATUS "histeq: no histeq_lib target yet: the library, its headers and packages are not installed")
 endif()
+
+# The Debian package of all the above (cpack -G DEB --config build/CPackConfig.cmake).
+include(${PROJECT_SOURCE_DIR}/cmake/package.cmake)
