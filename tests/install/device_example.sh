@@ -30,6 +30,12 @@ if [[ ${1:-} == prepare ]]; then
   lib=$(readlink -f "$(dirname "$(dirname "$pc")")/libhisteq.so")
   soname=$(objdump -p "$lib" | awk '$1 == "SONAME" {print $2}')
   strip -o "$bundle/lib/$soname" "$lib"
+  # Over a shared core (HISTEQ_SHARED_CORE) libhisteq needs LIBDIR/histeq/: the core, stripped, and
+  # NVIDIA's runtime as it is.
+  for f in "$(dirname "$lib")"/histeq/*.so.*; do
+    [[ -e $f ]] || continue
+    case $(basename "$f") in libcudart*) cp -L "$f" "$bundle/lib/" ;; *) strip -o "$bundle/lib/$(basename "$f")" "$f" ;; esac
+  done
   du -sh "$bundle"
   exit 0
 fi
