@@ -94,13 +94,18 @@ endif()
 set(HISTEQ_COPYRIGHT_CUDART "")
 if(HISTEQ_SHARED_CORE)
   set(HISTEQ_COPYRIGHT_CORE_FILES "usr/${HISTEQ_INSTALL_PRIVATE_DIR}/libhisteq-core.so.*")
-  # NVIDIA's licence of the runtime, shipped beside the copyright file: the toolkit's own copy.
-  file(GLOB _histeq_cuda_licence "${CUDAToolkit_LIBRARY_ROOT}/EULA.txt"
+  # NVIDIA's licence of the runtime, shipped beside the copyright file: the toolkit's own copy (a
+  # runfile or .deb toolkit has EULA.txt, a pip one its wheel's licence), else where it is published.
+  file(GLOB _histeq_cuda_licence "${CUDAToolkit_LIBRARY_ROOT}/EULA.txt" "${CUDAToolkit_BIN_DIR}/../EULA.txt"
        "${CUDAToolkit_LIBRARY_ROOT}/dist-info/nvidia_cuda_runtime*/licenses/License.txt")
-  list(GET _histeq_cuda_licence 0 _histeq_cuda_licence)
-  if(NOT _histeq_cuda_licence)
-    message(FATAL_ERROR "histeq: the CUDA toolkit's licence text (EULA.txt) was not found under ${CUDAToolkit_LIBRARY_ROOT}: "
-                        "the installed CUDA runtime must come with it")
+  if(_histeq_cuda_licence)
+    list(GET _histeq_cuda_licence 0 _histeq_cuda_licence)
+  else()
+    message(WARNING "histeq: no licence text of the CUDA toolkit (EULA.txt) under ${CUDAToolkit_LIBRARY_ROOT}: "
+                    "share/doc/histeq/cuda-runtime-licence.txt names where NVIDIA publishes it")
+    set(_histeq_cuda_licence ${PROJECT_BINARY_DIR}/cuda-runtime-licence.txt)
+    file(WRITE ${_histeq_cuda_licence} "The CUDA runtime (libcudart) is redistributed under NVIDIA's CUDA Toolkit End User License\n"
+               "Agreement, https://docs.nvidia.com/cuda/eula/index.html (its Attachment A lists it as distributable).\n")
   endif()
   install(FILES "${_histeq_cuda_licence}" DESTINATION ${CMAKE_INSTALL_DOCDIR} RENAME cuda-runtime-licence.txt)
   set(HISTEQ_COPYRIGHT_CUDART "Files: usr/${HISTEQ_INSTALL_PRIVATE_DIR}/${_histeq_cudart_soname}
