@@ -4,6 +4,7 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <functional>
 #include <string>
 
 #include "app/commands/commands.h"
@@ -56,7 +57,7 @@ int main(int argc, char** argv) try {
   ignore_file_size_signal();
   CLI::App app{"histeq: real-time GPU video histogram equalization and a laboratory of histogram kernels"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "histeq 0.1.0");
+  app.set_version_flag("--version", std::function<std::string()>(version_text), "print the version, the git commit, the FFmpeg and CUDA versions and what was built, then exit");
 
   bool info_markdown = false;
   app.add_subcommand("info", "GPU, driver and runtime versions, and the table of histogram kernels")

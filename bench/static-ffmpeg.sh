@@ -8,8 +8,13 @@
 # then configure with  PKG_CONFIG_PATH=PREFIX/lib/pkgconfig  and link with `pkg-config --static`:
 # the result needs only libc/libm at run time (libx264 is linked in). Strip it before carrying it.
 # Idempotent: a finished PREFIX is reused. Takes about 6 minutes on 2 cores.
+# HISTEQ_FFMPEG_LGPL=1: without libx264 (and so without --enable-gpl; default PREFIX
+# $HOME/.cache/static-ffmpeg-histeq-lgpl): every archive then is position-independent code, which a
+# shared library may link (Debian's libx264.a is not): bench/shared_core_device.sh links it into
+# libhisteq-core.so. Exports then encode with mpeg4, ffv1 or NVENC.
 set -euo pipefail
-prefix=${1:-$HOME/.cache/static-ffmpeg-histeq}
+lgpl=${HISTEQ_FFMPEG_LGPL:-0}
+if [[ $lgpl == 1 ]]; then prefix=${1:-$HOME/.cache/static-ffmpeg-histeq-lgpl}; else prefix=${1:-$HOME/.cache/static-ffmpeg-histeq}; fi
 if [[ -f $prefix/.done ]]; then echo "$prefix"; exit 0; fi
 export DEBIAN_FRONTEND=noninteractive
 need=(build-essential nasm pkg-config libx264-dev libffmpeg-nvenc-dev xz-utils dpkg-dev)
@@ -31,13 +36,16 @@ apt-get "${apt_src[@]}" update -qq 2>/dev/null
 (cd "$work" && apt-get "${apt_src[@]}" source --download-only ffmpeg >/dev/null 2>&1)
 tar -C "$work" -xf "$work"/ffmpeg_*.orig.tar.xz
 cd "$work"/ffmpeg-*/
+gpl=(--enable-gpl --enable-libx264)
+x264=libx264,
+if [[ $lgpl == 1 ]]; then gpl=(); x264=; fi
 ./configure --prefix="$prefix" --pkg-config-flags=--static \
   --disable-everything --disable-programs --disable-doc --disable-autodetect \
-  --enable-static --disable-shared --enable-pic --enable-gpl --enable-libx264 \
+  --enable-static --disable-shared --enable-pic "${gpl[@]}" \
   --enable-ffnvcodec --enable-nvdec --enable-cuvid --enable-nvenc \
   --enable-hwaccel=h264_nvdec,hevc_nvdec,vp9_nvdec,av1_nvdec,mpeg2_nvdec,mpeg4_nvdec \
   --enable-decoder=h264,hevc,vp8,vp9,mpeg4,msmpeg4v3,mpeg2video,mjpeg,cinepak,rawvideo,png,prores,ffv1,aac,mp3,pcm_s16le,h264_cuvid,hevc_cuvid \
-  --enable-encoder=libx264,mpeg4,ffv1,rawvideo,aac,png,h264_nvenc,hevc_nvenc \
+  --enable-encoder=${x264}mpeg4,ffv1,rawvideo,aac,png,h264_nvenc,hevc_nvenc \
   --enable-demuxer=mov,matroska,avi,mpegts,yuv4mpegpipe,rawvideo,image2,h264,hevc,mp3,aac,wav,hls,rtsp,sdp,rtp \
   --enable-muxer=mp4,mov,matroska,avi,yuv4mpegpipe,rawvideo,null,image2,mpegts \
   --enable-parser=h264,hevc,vp8,vp9,mpeg4video,mpegvideo,mjpeg,aac,mpegaudio,png \
@@ -47,6 +55,6 @@ cd "$work"/ffmpeg-*/
 make -j"$(nproc)" >"$work/make.log" 2>&1 || { tail -40 "$work/make.log"; exit 1; }
 make install >/dev/null 2>&1
 # libx264.a beside the FFmpeg archives: -L$prefix/lib then finds it before the system libx264.so
-cp /usr/lib/x86_64-linux-gnu/libx264.a "$prefix/lib/"
+[[ $lgpl == 1 ]] || cp /usr/lib/x86_64-linux-gnu/libx264.a "$prefix/lib/"
 touch "$prefix/.done"
 echo "$prefix"

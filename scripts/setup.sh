@@ -13,7 +13,7 @@ packages=(
   libcli11-dev nlohmann-json3-dev libgtest-dev libbenchmark-dev
   python3-skimage python3-matplotlib python3-opencv xvfb xauth
   slurm-wlm munge valgrind
-  help2man
+  help2man man-db zsh fish dpkg-dev file
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libgstreamer-plugins-bad1.0-dev gstreamer1.0-tools
   gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
   gstreamer1.0-libav python3-gi gir1.2-gst-plugins-base-1.0

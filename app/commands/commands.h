@@ -31,13 +31,18 @@ namespace histeq::app {
 std::string shipped_data_dir();
 std::string find_shipped_script(const std::string& name);
 
-// histeq completion bash (hidden from --help): prints the bash completion script, made from `app`'s
-// commands, options and choices (call after every command was added).
+// histeq completion bash|zsh|fish (hidden from --help): prints that shell's completion script, made
+// from `app`'s commands, options, help and choices (call after every command was added).
 void add_completion_command(CLI::App& app, std::string& shell);
 int run_completion(const CLI::App& app, const std::string& shell);
 
-// histeq info [--markdown]: the device and every kernel of the registry (those that need a GPU
-// marked so on a machine without one); --markdown prints the README's kernel table.
+// histeq --version, and the top of histeq info: the version, the git commit, the FFmpeg libraries
+// (compiled against, running), the CUDA runtime and driver ("none" without one), what the build made
+// (window, GStreamer element, Python module) and how the core is linked. Lines without the last newline.
+std::string version_text();
+
+// histeq info [--markdown]: version_text(), then the device and every kernel of the registry (those
+// that need a GPU marked so on a machine without one); --markdown prints the README's kernel table.
 int run_info(bool markdown = false);
 // histeq controls: the control table (core/equalize/controls.h); --markdown: docs/controls.md's.
 int run_controls(bool markdown);

@@ -45,6 +45,7 @@ int run_info(bool markdown) {
     print_markdown();
     return 0;
   }
+  std::printf("%s\n\n", version_text().c_str());
   const bool gpu = cuda::have_device();
   if (gpu) {
     auto d = cuda::device_info();
@@ -55,13 +56,8 @@ int run_info(bool markdown) {
                 d->shared_mem_per_block_optin / 1024);
     std::printf("L2               %zu MiB\n", d->l2_bytes >> 20);
     std::printf("memory           %.1f GiB\n", d->global_mem_bytes / double(1ull << 30));
-    std::printf("CUDA driver      %s\n", cuda::version_string(d->driver_version).c_str());
-    std::printf("CUDA runtime     %s\n", cuda::version_string(d->runtime_version).c_str());
   } else {
-    int rt = 0;
-    (void)cudaRuntimeGetVersion(&rt);
     std::printf("GPU              none: no usable CUDA device; the GPU kernels below need one (marked \"needs GPU\")\n");
-    std::printf("CUDA runtime     %s\n", cuda::version_string(rt).c_str());
   }
   std::printf("default kernel   %s (GPU; plain settings: one fused histogram+LUT+apply launch), %s (CPU): thread-private counters, time independent of the picture\n",
               pipeline::default_kernel(Backend::gpu), pipeline::default_kernel(Backend::cpu));

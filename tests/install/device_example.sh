@@ -15,19 +15,28 @@ bundle=.carry/example
 if [[ ${1:-} == prepare ]]; then
   set -e
   build=${2:-build-static}
-  ninja -C "$build" histeq histeq_lib histeq_cli_docs
+  # What `cmake --install` installs (the GStreamer element too, where the build has it).
+  ninja -C "$build" histeq histeq_lib histeq_cli_docs $(ninja -C "$build" -t targets all | grep -o '^gsthisteq:' | tr -d :)
   work=$(mktemp -d)
   trap 'rm -rf "$work"' EXIT
   /usr/bin/python3 tests/install/test_install.py --build "$build" --source . --work "$work/t" prefix
   rm -rf "$bundle"
   mkdir -p "$bundle/lib"
   /usr/bin/python3 tests/install/test_install.py --work "$work/t" --device-bundle "$bundle/clips"
-  make -s -C examples OUT="$work" PKG_CONFIG_PATH="$work/t/prefix/lib/pkgconfig" device
+  # LIBDIR: lib/<triplet> on Debian (the top CMakeLists.txt), lib elsewhere.
+  pc=$(find "$work/t/prefix" -name histeq.pc -path "*/pkgconfig/*" | head -1)
+  make -s -C examples OUT="$work" PKG_CONFIG_PATH="$(dirname "$pc")" device
   strip -o "$bundle/equalize_device" "$work/equalize_device"
   # Under its SONAME, the name the program asks for (a plain file: a carry may drop symbolic links).
-  lib=$(readlink -f "$work/t/prefix/lib/libhisteq.so")
+  lib=$(readlink -f "$(dirname "$(dirname "$pc")")/libhisteq.so")
   soname=$(objdump -p "$lib" | awk '$1 == "SONAME" {print $2}')
   strip -o "$bundle/lib/$soname" "$lib"
+  # Over a shared core (HISTEQ_SHARED_CORE) libhisteq needs LIBDIR/histeq/: the core, stripped, and
+  # NVIDIA's runtime as it is.
+  for f in "$(dirname "$lib")"/histeq/*.so.*; do
+    [[ -e $f ]] || continue
+    case $(basename "$f") in libcudart*) cp -L "$f" "$bundle/lib/" ;; *) strip -o "$bundle/lib/$(basename "$f")" "$f" ;; esac
+  done
   du -sh "$bundle"
   exit 0
 fi

@@ -13,9 +13,12 @@ its layout, and makes the clips with the ffmpeg CLI and their references with th
   quality_uses_share    the installed `histeq quality` from a folder outside the source tree runs
                         share/histeq/quality.py, and fails (naming that folder) once it is gone,
                         although the source tree still has bench/quality.py
-  completion            the installed bash completion offers commands, options and choices, and is
-                        what `histeq completion bash` prints (every option of `histeq CMD --help`)
-  man_page              share/man/man1/histeq.1 has a section per command of `histeq --help`
+  completion            the installed bash, zsh and fish completions offer commands, options and
+                        choices (zsh in a pseudo-terminal, fish's `complete -C`), and are what
+                        `histeq completion SHELL` prints (every option of `histeq CMD --help`)
+  man_page              share/man/man1/histeq.1 has a section per command of `histeq --help`, EXIT
+                        STATUS and EXAMPLES (whose options the commands have), no line over 80
+                        columns as `man` shows it at 80
   pip_install           `pip install SRC` into a fresh venv (an isolated build: scikit-build-core and
                         nanobind from PyPI), then the module's CPU tests (tests/python/test_api.py, test_frames.py,
                         test_export_match.py) on that installed module, with the prefix's `histeq
@@ -29,6 +32,7 @@ import argparse
 import glob
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -58,6 +62,21 @@ def prefix(*parts):
 
 def histeq_bin():
     return prefix("bin", "histeq")
+
+
+def cache_value(name):
+    """A variable of the build's CMakeCache.txt ("" when absent)."""
+    m = re.search(rf"^{name}:[A-Z]+=(.*)$", open(os.path.join(A.build, "CMakeCache.txt")).read(), re.M)
+    return m.group(1) if m else ""
+
+
+def libdir():
+    """LIBDIR relative to the prefix: lib/<triplet> on Debian (the top CMakeLists.txt), lib elsewhere."""
+    return cache_value("CMAKE_INSTALL_LIBDIR") or "lib"
+
+
+def shared_core():
+    return cache_value("HISTEQ_SHARED_CORE").upper() in ("ON", "1", "TRUE", "YES")
 
 
 def clean_env():
@@ -136,18 +155,31 @@ def case_prefix():
     staged = work("staged")
     run(["cmake", "--install", A.build, "--prefix", staged])
     os.rename(staged, prefix())  # relocated: nothing may remember where it was installed
-    version = run([histeq_bin(), "--version"], env=clean_env()).stdout.split()[-1]
-    for f in ["bin/histeq", "include/histeq/histeq.hpp", "include/histeq/histeq.h", "lib/cmake/histeq/histeqConfig.cmake",
-              "lib/cmake/histeq/histeqConfigVersion.cmake", "lib/cmake/histeq/histeqTargets.cmake", "lib/pkgconfig/histeq.pc",
-              "share/histeq/quality.py", "share/histeq/plot_paper.py", "share/man/man1/histeq.1",
-              "share/bash-completion/completions/histeq", "lib/libhisteq.so", "lib/libhisteq.so." + version]:
+    version = run([histeq_bin(), "--version"], env=clean_env()).stdout.split()[1]  # "histeq 0.1.0\n..."
+    lib = libdir()
+    files = ["bin/histeq", "include/histeq/histeq.hpp", "include/histeq/histeq.h", f"{lib}/cmake/histeq/histeqConfig.cmake",
+             f"{lib}/cmake/histeq/histeqConfigVersion.cmake", f"{lib}/cmake/histeq/histeqTargets.cmake", f"{lib}/pkgconfig/histeq.pc",
+             "share/histeq/quality.py", "share/histeq/plot_paper.py", "share/man/man1/histeq.1",
+             "share/bash-completion/completions/histeq", "share/zsh/vendor-completions/_histeq",
+             "share/fish/vendor_completions.d/histeq.fish", "share/doc/histeq/copyright",
+             f"{lib}/libhisteq.so", f"{lib}/libhisteq.so." + version]
+    if shared_core():  # the one copy of the core, and the CUDA runtime the programs share
+        files += [f"{lib}/histeq/libhisteq-core.so." + version, "share/doc/histeq/cuda-runtime-licence.txt"]
+    for f in files:
         assert os.path.exists(prefix(f)), f"not installed: {f}"
-    soname = re.search(r"SONAME\s+(\S+)", run(["objdump", "-p", prefix("lib", "libhisteq.so")]).stdout)
+    soname = re.search(r"SONAME\s+(\S+)", run(["objdump", "-p", prefix(lib, "libhisteq.so")]).stdout)
     major_minor = ".".join(version.split(".")[:2])
     assert soname and soname.group(1).startswith("libhisteq.so." + major_minor), soname
     runpath = re.search(r"(?:RUNPATH|RPATH)\s+(\S+)", run(["objdump", "-p", histeq_bin()]).stdout)
-    assert runpath and runpath.group(1) == "$ORIGIN/../lib", runpath
-    for f in glob.glob(prefix("lib", "cmake", "histeq", "*.cmake")) + [prefix("lib", "pkgconfig", "histeq.pc")]:
+    want = f"$ORIGIN/../{lib}/histeq" if shared_core() else f"$ORIGIN/../{lib}"
+    assert runpath and runpath.group(1) == want, runpath
+    if shared_core():  # the CLI and libhisteq load the same core, from the prefix
+        for f in (histeq_bin(), prefix(lib, "libhisteq.so")):
+            needed = run(["ldd", f], env=clean_env()).stdout
+            core = re.findall(r"libhisteq-core\S* => (\S+)", needed)
+            assert core and os.path.realpath(core[0]).startswith(prefix(lib, "histeq") + os.sep), f"{f}: {core}"
+            assert "not found" not in needed, needed
+    for f in glob.glob(prefix(lib, "cmake", "histeq", "*.cmake")) + [prefix(lib, "pkgconfig", "histeq.pc")]:
         text = open(f).read()
         for tree in (A.source, A.build, staged):
             assert os.path.abspath(tree) not in text, f"{f} names {tree}: not relocatable"
@@ -179,7 +211,7 @@ def build_with_cmake():
              "-DCMAKE_PREFIX_PATH=" + prefix()] + gen, env=clean_env())
         run(["cmake", "--build", b], env=clean_env())
         cache = open(os.path.join(b, "CMakeCache.txt")).read()
-        assert "histeq_DIR:PATH=" + prefix("lib", "cmake", "histeq") in cache, "find_package(histeq) found another histeq"
+        assert "histeq_DIR:PATH=" + prefix(libdir(), "cmake", "histeq") in cache, "find_package(histeq) found another histeq"
     return b
 
 
@@ -191,7 +223,7 @@ def case_examples_cmake():
 def case_examples_pkgconfig():
     b = work("examples-pkgconfig")
     os.makedirs(b, exist_ok=True)
-    env = dict(clean_env(), PKG_CONFIG_PATH=prefix("lib", "pkgconfig"))
+    env = dict(clean_env(), PKG_CONFIG_PATH=prefix(libdir(), "pkgconfig"))
     run(["make", "-s", "-C", os.path.join(A.source, "examples"), "OUT=" + b, "all"], env=env)  # PKG_CONFIG_PATH from the environment
     for exe in ("equalize_host", "equalize_host_c"):
         needed = run(["objdump", "-p", os.path.join(b, exe)]).stdout
@@ -227,28 +259,72 @@ def case_quality_uses_share():
     print("quality: ran share/histeq/quality.py; without it:", r.stderr.strip())
 
 
-def complete(words):
-    """What the installed completion offers for the command line `words` (the last one being typed)."""
-    script = prefix("share", "bash-completion", "completions", "histeq")
-    quoted = " ".join("'" + w + "'" for w in words)
-    r = run(["bash", "-c", f"source '{script}'; COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}; _histeq; "
-                           "printf '%s\\n' \"${COMPREPLY[@]}\""])
-    return r.stdout.split()
+COMPLETIONS = {  # shell: the installed script
+    "bash": ("share", "bash-completion", "completions", "histeq"),
+    "zsh": ("share", "zsh", "vendor-completions", "_histeq"),
+    "fish": ("share", "fish", "vendor_completions.d", "histeq.fish"),
+}
+
+
+def complete(words, shell="bash"):
+    """What the installed completion of `shell` offers for the command line `words` (the last one
+    being typed): bash's function called as bash calls it; zsh in a pseudo-terminal, Tab pressed
+    (tests/install/zsh_complete.zsh); fish's own `complete -C`."""
+    script = prefix(*COMPLETIONS[shell])
+    if shell == "bash":
+        quoted = " ".join("'" + w + "'" for w in words)
+        r = run(["bash", "-c", f"source '{script}'; COMP_WORDS=({quoted}); COMP_CWORD={len(words) - 1}; _histeq; "
+                               "printf '%s\\n' \"${COMPREPLY[@]}\""])
+        return r.stdout.split()
+    if shell == "zsh":
+        harness = os.path.join(A.source, "tests", "install", "zsh_complete.zsh")
+        r = run(["zsh", "-f", harness, os.path.dirname(script)] + words, timeout=60)
+        return r.stdout.split()
+    line = " ".join(words)
+    r = run(["fish", "--no-config", "-c", f"source {script}; complete -C {shlex.quote(line)}"], timeout=60)
+    return [l.split("\t")[0] for l in r.stdout.splitlines()]
+
+
+def check_completion(shell):
+    c = lambda words: complete(words, shell)  # noqa: E731
+    assert "export" in c(["histeq", "ex"]) and "quality" in c(["histeq", ""]), (shell, c(["histeq", ""]))
+    assert c(["histeq", "export", "--clip-l"]) == ["--clip-limit"], (shell, c(["histeq", "export", "--clip-l"]))
+    assert sorted(c(["histeq", "export", "--mode", ""])) == ["clahe", "global"], (shell, c(["histeq", "export", "--mode", ""]))
+    assert "cpu_parallel" in c(["histeq", "export", "-k", "cpu_"]), (shell, c(["histeq", "export", "-k", "cpu_"]))
+    assert "--clip-limit" not in c(["histeq", "info", "--"]), shell
+    installed = open(prefix(*COMPLETIONS[shell])).read()
+    assert installed == run([histeq_bin(), "completion", shell], env=clean_env()).stdout, f"the {shell} completion is stale"
+    for cmd in ("export", "play", "quality", "bench"):
+        helptext = run([histeq_bin(), cmd, "--help"], env=clean_env()).stdout
+        offered = set(c(["histeq", cmd, "--"]))
+        for opt in set(re.findall(r"^\s+(?:-\w,)?(--[a-z0-9-]+)", helptext, re.M)):
+            assert opt in offered, f"{shell}: histeq {cmd} {opt} is not completed"
+    print(f"{shell}: commands, options, choices and kernels completed")
 
 
 def case_completion():
-    assert "export" in complete(["histeq", "ex"]) and "quality" in complete(["histeq", ""])
-    assert complete(["histeq", "export", "--clip-l"]) == ["--clip-limit"], complete(["histeq", "export", "--clip-l"])
-    assert sorted(complete(["histeq", "export", "--mode", ""])) == ["clahe", "global"]
-    assert "cpu_parallel" in complete(["histeq", "export", "-k", "cpu_"]), complete(["histeq", "export", "-k", "cpu_"])
-    assert "--clip-limit" not in complete(["histeq", "info", "--"])
-    installed = open(prefix("share", "bash-completion", "completions", "histeq")).read()
-    assert installed == run([histeq_bin(), "completion", "bash"], env=clean_env()).stdout, "the completion is stale"
-    for cmd in ("export", "play", "quality", "bench"):
-        helptext = run([histeq_bin(), cmd, "--help"], env=clean_env()).stdout
-        offered = set(complete(["histeq", cmd, "-"]))
-        for opt in set(re.findall(r"^\s+(?:-\w,)?(--[a-z0-9-]+)", helptext, re.M)):
-            assert opt in offered, f"histeq {cmd} {opt} is not completed"
+    missing = [s for s in COMPLETIONS if shutil.which(s) is None]
+    assert not missing, f"no {missing} to try the completions with (scripts/setup.sh installs them)"
+    for shell in COMPLETIONS:
+        check_completion(shell)
+
+
+def man_text(width):
+    env = dict(clean_env(), MANWIDTH=str(width), MANPAGER="cat", PAGER="cat", MAN_KEEP_FORMATTING="")
+    return run(["man", "-l", prefix("share", "man", "man1", "histeq.1")], env=env).stdout
+
+
+def check_man_examples(text):
+    """Every `histeq CMD ...` line of EXAMPLES uses options that `histeq CMD --help` names."""
+    examples = text.split("\nEXAMPLES\n")[1].split("\n\n\n")[0]
+    lines = [l.strip() for l in examples.splitlines() if l.strip().startswith("histeq ")]
+    assert len(lines) >= 6, examples
+    for line in lines:
+        words = line.split()
+        helptext = run([histeq_bin(), words[1], "--help"], env=clean_env()).stdout
+        for w in words[2:]:
+            if w.startswith("-") and w != "-":
+                assert re.search(rf"(^|[\s,]){re.escape(w)}([\s=,]|$)", helptext, re.M), f"EXAMPLES: {line}: no {w} in histeq {words[1]} --help"
 
 
 def case_man_page():
@@ -258,10 +334,15 @@ def case_man_page():
     assert "export" in commands
     for c in commands:
         assert f'.SH "HISTEQ {c.upper()}"' in page, f"no section for histeq {c}"
+    for section in ("EXIT STATUS", "EXAMPLES"):
+        assert re.search(rf'^\.SH "?{section}"?$', page, re.M), f"no {section} section"
     assert "\\-\\-clip\\-limit" in page
-    if shutil.which("man"):
-        text = run(["man", "-l", prefix("share", "man", "man1", "histeq.1")], env=dict(clean_env(), MANWIDTH="100")).stdout
-        assert "HISTEQ EXPORT" in text and "--clip-limit" in text
+    assert shutil.which("man"), "no man to read the page with (man-db)"
+    text = man_text(80)
+    assert "HISTEQ EXPORT" in text and "--clip-limit" in text and "EXIT STATUS" in text
+    long = [l for l in text.splitlines() if len(l) > 80]
+    assert not long, f"{len(long)} lines over 80 columns, e.g.:\n" + "\n".join(long[:5])
+    check_man_examples(text)
 
 
 def pip_settings():
