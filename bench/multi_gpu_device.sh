@@ -5,6 +5,7 @@
 #       device: export with NVDEC (frames == device 0's, by MD5 of the y4m), a batch over every GPU
 #       (== one GPU's, file for file), play --headless --device N; the binary before the fix
 #       (histeq_old, when carried) on the same commands
+#   PART=gpus OUT=$OUT bash bench/multi_gpu_device.sh    the defaults over 1, 2, ... every GPU, long files
 #   PART=scale OUT=$OUT bash bench/multi_gpu_device.sh   batch throughput over 1, 2, ... GPUs: NVDEC's
 #       limit (--passthrough -f null: decode only), decode + equalize (-f null: the defaults, nothing
 #       encoded, frames never leave the GPU), and a real encoder (libx264 ultrafast: the host's
@@ -92,7 +93,7 @@ batch_of() {
   FRAMES=$(($2 * $3))
 }
 
-if [ "$PART" = scale ] || [ "$PART" = probe ]; then
+if [ "$PART" = scale ] || [ "$PART" = probe ] || [ "$PART" = gpus ]; then
   nvidia-smi dmon -s u -o T > "$OUT/dmon.txt" 2>&1 &
   dmon=$!
 fi
@@ -121,6 +122,18 @@ if [ "$PART" = probe ]; then
   TOP=2 run_case "long: decode+equalize, $G GPU" -f null --device "$ALL"
   run_case "long: decode+equalize, 1 GPU, 14 jobs" -f null --device 0 --jobs 14
   run_case "long: decode+equalize, $G GPU, 28 jobs" -f null --device "$ALL" --jobs 28
+fi
+# PART=gpus: the defaults (two jobs an NVDEC engine, every GPU warmed at once) over 1, 2, ... G GPUs
+# on long files (LONG_FILES copies of .carry/long.mp4, default 8 a GPU): the scaling table of
+# docs/performance.md, decode only beside it at 1 and G GPUs.
+if [ "$PART" = gpus ]; then
+  batch_of .carry/long.mp4 "${LONG_FILES:-$((8 * G))}" 3000
+  RUNS=1
+  for n in $(seq 1 "$G"); do
+    run_case "long: decode+equalize, $n GPU" -f null --device "$(seq -s, 0 $((n - 1)))"
+  done
+  run_case "long: decode only, 1 GPU" --passthrough -f null --device 0
+  run_case "long: decode only, $G GPU" --passthrough -f null --device "$ALL"
 fi
 if [ -n "${dmon:-}" ]; then kill "$dmon" 2>/dev/null; fi
 tar czf "$FINAL/multi_gpu_$PART.tgz" -C "$OUT" .

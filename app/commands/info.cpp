@@ -6,6 +6,7 @@
 #include "core/equalize/controls.h"
 #include "core/histogram/histogram.h"
 #include "core/pipeline/equalizer.h"
+#include "core/video/hw_decode.h"
 
 namespace histeq::app {
 namespace {
@@ -38,6 +39,18 @@ void print_markdown() {
   }
 }
 
+// Every GPU with its NVDEC engines: what a batch spreads over (--device) and how many jobs each gets.
+void print_devices() {
+  const int n = cuda::device_count();
+  for (int i = 0; i < n; ++i) {
+    const int engines = video::nvdec_engines(i);
+    const std::string nvdec = engines > 0 ? std::to_string(engines) + " NVDEC engine" + (engines > 1 ? "s" : "")
+                                          : std::string("NVDEC engines unknown");
+    const auto info = cuda::device_info(i);
+    std::printf("%-17sGPU %d, %s: %s\n", i == 0 ? "devices" : "", i, info ? info->name.c_str() : "?", nvdec.c_str());
+  }
+}
+
 }  // namespace
 
 int run_info(bool markdown) {
@@ -56,6 +69,7 @@ int run_info(bool markdown) {
                 d->shared_mem_per_block_optin / 1024);
     std::printf("L2               %zu MiB\n", d->l2_bytes >> 20);
     std::printf("memory           %.1f GiB\n", d->global_mem_bytes / double(1ull << 30));
+    print_devices();
   } else {
     std::printf("GPU              none: no usable CUDA device; the GPU kernels below need one (marked \"needs GPU\")\n");
   }
