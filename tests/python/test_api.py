@@ -235,11 +235,21 @@ def test_numbers_are_the_c_locales_under_de_DE():
     try:
         subprocess.run(["localedef", "-i", "de_DE", "-f", "UTF-8", os.path.join(d, "de_DE.UTF-8")], capture_output=True)
         old_path = os.environ.get("LOCPATH")
-        os.environ["LOCPATH"] = d
+
+        def restore_locpath():
+            # First: under LOCPATH glibc looks nowhere else (not in locale-archive), so the locale
+            # the test began in (en_US.UTF-8, say) can be set again only once it is gone.
+            if old_path is None:
+                os.environ.pop("LOCPATH", None)
+            else:
+                os.environ["LOCPATH"] = old_path
+
         before = locale.setlocale(locale.LC_ALL)
+        os.environ["LOCPATH"] = d
         try:
             locale.setlocale(locale.LC_ALL, "de_DE.UTF-8")
         except locale.Error as e:
+            restore_locpath()
             pytest.skip(f"no de_DE.UTF-8 locale could be made ({e}; the locales package is needed)")
         try:
             assert locale.localeconv()["decimal_point"] == ","
@@ -257,11 +267,8 @@ def test_numbers_are_the_c_locales_under_de_DE():
                 histeq.equalize(np.array([[0, 1.5]], np.float32))
             assert histeq.equalize(y.astype(np.float32) / 255).dtype == np.float32
         finally:
+            restore_locpath()
             locale.setlocale(locale.LC_ALL, before)
-            if old_path is None:
-                os.environ.pop("LOCPATH", None)
-            else:
-                os.environ["LOCPATH"] = old_path
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
