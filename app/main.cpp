@@ -80,7 +80,7 @@ int main(int argc, char** argv) try {
   add_completion_command(app, completion_shell);
 
   try {
-    std::vector<std::string> args = ffmpeg_spellings(argc, argv);  // -an, -sn, -map (issue 17)
+    std::vector<std::string> args = ffmpeg_spellings(argc, argv);  // -an, -sn, -map
     std::vector<char*> args_c;
     for (std::string& a : args) args_c.push_back(a.data());
     app.parse(argc, args_c.data());

@@ -1,4 +1,4 @@
-// The public API's per-call time on a 1080p yuv420p frame (issue 16's speed figures), built against
+// The public API's per-call time on a 1080p yuv420p frame (the library's speed figures), built against
 // libhisteq.so and its public header only, as a consumer program is. JSON on stdout:
 //   device: Equalizer::process on device frames (backend gpu) on a stream of ours, each call
 //           bracketed by CUDA events on that stream (the time the call occupies the stream: its

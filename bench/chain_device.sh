@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The fold's serial chain (the last block's curve: clipped LUT, figures, states, brightness hold)
-# on the device: is it bound by cold instruction fetch? (issue 19, target 3)
+# on the device: is it bound by cold instruction fetch? (target 3 of the performance work)
 #   PART=bench OUT=$OUT bash bench/chain_device.sh    quality --bench of every carried histeq*,
 #                                                     three rounds in turn, in one call
 #   PART=profile OUT=$OUT bash bench/chain_device.sh  Nsight Compute's warp states on the one-block

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU side of the picture-quality work (issue 8) in one call, under 9 minutes: every GPU test
+# The GPU side of the picture-quality work in one call, under 9 minutes: every GPU test
 # (the quality operations first, the kernel matrix last), the cost bench, the documented clips
 # through the GPU path, and headless plays with the defaults (NVDEC 8-bit and P010 included).
 # Expects the static binaries in .carry/bin and the clips in .carry/ (bench/prepare_device.sh makes

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# One device call for issues 16 and 17 after the merges: the GPU tests (the public API's among them),
-# memcheck on the API's device path, the CPU quality bench, the GStreamer element (bench/gst_device.sh)
-# and the Python module's GPU tests with a crash trace. Carry: .carry/bin.tgz, .carry/py, .carry/gst.tar.xz.
+# One device call for the library and the GStreamer element after their merges: the GPU tests (the
+# public API's among them), memcheck on the API's device path, the CPU quality bench, the GStreamer
+# element (bench/gst_device.sh) and the Python module's GPU tests with a crash trace.
+# Carry: .carry/bin.tgz, .carry/py, .carry/gst.tar.xz.
 #   OUT=$OUT bash bench/device_round.sh      (everything lands in $OUT/round.tgz)
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -3,8 +3,8 @@
 # test suites, then the full `histeq bench` matrix. Expects the static binaries in .carry/bin and the
 # real clips in .carry/ (bench/prepare_device.sh makes them); writes everything under $OUT.
 #   bash bench/device_run.sh [tests|sweep|paper|kernels|bench|all]   kernels: tests, sweep, paper, bench
-#   bash bench/device_run.sh gpuvideo                  the GPU video path (issue 10) and the stage list
-#       (issue 12): GPU tests but the kernel matrix (NVDEC, GPU synthetic source, P010, stages, device
+#   bash bench/device_run.sh gpuvideo                  the GPU video path and the stage list:
+#       GPU tests but the kernel matrix (NVDEC, GPU synthetic source, P010, stages, device
 #       frames, NVENC refusal, pipeline), play --headless on NVDEC and on the GPU source (1080p, 4K,
 #       8K), export timings GPU/CPU/passthrough with and without NVDEC, and concurrent streams
 #   bash bench/device_run.sh playeripc                 the player window driven through mpv's JSON IPC

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GStreamer element histeq on the GPU machine (issue 17, item 5): its frames on CUDA memory after
+# The GStreamer element histeq on the GPU machine: its frames on CUDA memory after
 # nvh264dec and in system memory are histeq export's, and its frame rates beside `histeq play
 # --hwdec nvdec --max-speed` on the same 1080p H.264 clip. Run there with .carry carried (made here
 # by bench/prepare_gst.sh; carry .carry/gst.tar.xz, about 20 MB):

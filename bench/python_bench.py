@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The Python module's speed (issue 16; docs/performance.md). A program, not a test.
+"""The Python module's speed (docs/performance.md). A program, not a test.
 
   python3 bench/python_bench.py host   [--calls 200] [--json FILE]
       numpy 1080p luma on the CPU, side by side in one run: histeq plain against

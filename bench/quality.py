@@ -49,7 +49,7 @@ equalizeHist is 8-bit only), scaled back << 2 for the 10-bit measures.
 
 Writes DIR/quality.csv, DIR/quality.json, DIR/quality_table.md (the table of docs/quality.md),
 DIR/crush_table.md (crushed, shadow detail and lifted black, a row a clip and a column a method),
-DIR/floors_table.md (issue 20's floors of every histeq configuration with the temporal filter),
+DIR/floors_table.md (the floors of every histeq configuration with the temporal filter),
 DIR/mean_luma.png (mean luma per frame, input and outputs) and with --stills DIR/stills/CLIP.png (input, plain, default, clahe and OpenCV CLAHE side by
 side). Needs numpy, matplotlib and the ffmpeg CLI.
 """
@@ -101,7 +101,7 @@ def decode(path, w, h, vf=None, depth=8):
     pix = "yuv420p" if depth == 8 else "yuv420p10le"
     # Every decoded frame once: rawvideo output is constant-rate by default, and ffmpeg would repeat
     # a frame to fill a gap (an output whose video starts 23 ms in, behind AAC's priming samples,
-    # came out a frame longer than its input: issue 18's KeyError on a 3-second clip).
+    # came out a frame longer than its input: the KeyError on a 3-second clip).
     return frames(cmd + ["-fps_mode", "passthrough", "-pix_fmt", pix, "-f", "rawvideo", "-"], w, h, depth)
 
 
@@ -201,7 +201,7 @@ def rgb709(y, u, v, full=False):
     upsampled by repetition), per the clip's range: limited (16..235 luma, 16..240 chroma) expanded
     to 0..255, full range (0..255) as it is. Reading full-range samples as limited ones put every
     shadow below 16 at negative RGB, clipped to black with its colour, and scaled the chroma by 255 /
-    224: the full-range clips' colourfulness ratios came out x1.11-1.14 too high (issue 20)."""
+    224: the full-range clips' colourfulness ratios came out x1.11-1.14 too high."""
     ys, cs = (1.0, 1.0) if full else (255 / 219, 255 / 224)
     Y = (y.astype(np.float32) - (0 if full else 16)) * ys
     U = np.repeat(np.repeat((u.astype(np.float32) - 128) * cs, 2, 0), 2, 1)[:y.shape[0], :y.shape[1]]
@@ -578,7 +578,7 @@ def write_crush_markdown(rows, path):
 
 
 def write_floors_markdown(rows, path):
-    """Issue 20's floors, a row a clip and histeq configuration with a cut-lag reference (the
+    """The floors, a row a clip and histeq configuration with a cut-lag reference (the
     temporal filter on): flicker p99, cut lag, colourfulness, noise, crushed, shadow detail, lifted
     black."""
     f = lambda v, fmt: "-" if v is None or (isinstance(v, float) and math.isnan(v)) else fmt.format(v)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# How many real-time 1080p60 streams one GPU holds (issue 19, target 6), and what one process serving
-# them all gains over one process per stream. Run on the GPU machine with .carry/gst.tar.xz (made
-# here by bench/prepare_gst.sh: histeq with the static FFmpeg, the GStreamer element and the
-# GStreamer it needs) and a 1080p60 H.264 clip (.carry/real600.mp4: `ffmpeg -stream_loop 4 -i
+# How many real-time 1080p60 streams one GPU holds (target 6 of the performance work), and what one
+# process serving them all gains over one process per stream. Run on the GPU machine with
+# .carry/gst.tar.xz (made here by bench/prepare_gst.sh: histeq with the static FFmpeg, the GStreamer
+# element and the GStreamer it needs) and a 1080p60 H.264 clip (.carry/real600.mp4: `ffmpeg -stream_loop 4 -i
 # .carry/real.mp4 -c copy .carry/real600.mp4`, 600 frames) carried:
 #   OUT=$OUT [STREAMS=48,64,72,80] [GST_STREAMS=64,72,80,96] bash bench/streams_device.sh
 # Writes $OUT/streams.log and $OUT/streams_{processes,gst}{,_max}.json (bench/streams.py's).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 19's six targets, each figure of today in one call (the closing measurement), with the
+# The six performance targets, each figure of today in one call (the closing measurement), with the
 # profiles that explain the ones missed:
 #   PART=bench OUT=$OUT bash bench/targets_device.sh    target 1: the kernels (method2_tuned, method2,
 #       cub, block_atomic, the read ceiling) at 1080p, 4K and 1 GiB on every content; target 2: the

@@ -108,7 +108,7 @@ struct ExportCliOptions {
   int index = -1;                    // --index I: only the I-th file of the batch (a job array's task)
   std::string shard;                 // --shard K/N: files K, K+N, K+2N, ... (a node's share of a job array)
   bool list = false;                 // --list: print the batch's files and outputs, export nothing
-  // Streams and encoder control (issue 17), as given; parse_encode_args() checks them.
+  // Streams and encoder control, as given; parse_encode_args() checks them.
   std::vector<std::string> maps;     // -map, ffmpeg's subset
   bool no_audio = false, no_subtitles = false;  // -an, -sn
   std::string audio_codec;           // --audio-codec: "" (copy where the container holds it), copy, an encoder
@@ -117,7 +117,7 @@ struct ExportCliOptions {
   std::string pix_fmt;               // --pix-fmt
   int gop = 0;                       // --gop
   std::string tag;                   // --tag hvc1
-  // Pipes (issue 17): -f, the container; --live, the input read as a live stream; -c as given, to
+  // Pipes: -f, the container; --live, the input read as a live stream; -c as given, to
   // tell a codec the user named from the default (a raw container's own encoder replaces the default).
   std::string format;
   bool live = false;

@@ -56,7 +56,7 @@ bool is_folder(const std::string& p) {
 
 namespace {
 
-// Issue 17: the streams written and the encoder's settings, in ffmpeg's spelling where it has one
+// The streams written and the encoder's settings, in ffmpeg's spelling where it has one
 // (-an, -sn and -map are rewritten to --an, --sn, --map before parsing: ffmpeg_spellings()).
 void add_encode_options(CLI::App* e, ExportCliOptions& o) {
   e->add_option("--map", o.maps, "-map: the input's streams to write, ffmpeg's subset: 0 (all), 0:a, 0:s, 0:a:1 (the second audio), "

@@ -10,7 +10,7 @@
 //   course_colours   the course report's atomics baselines on 1, 2, 5 and 256 distinct colours
 //   predictability   time per content per kernel (the default method2_tuned, method2, cub,
 //                    block_atomic) at 1080p and 4K: uniform, degenerate, natural, Gaussian
-//                    (sigma 8) and every real frame given (issue 9: max/min across contents)
+//                    (sigma 8) and every real frame given (predictability: max/min across contents)
 //
 // Inputs follow each paper: Nugteren's are 2048x2048 8-bit "real images" (here: frames from the
 // videos given, each its own input), uniform random and degenerate; the course used 640x426 and

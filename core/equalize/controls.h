@@ -1,4 +1,4 @@
-// The controls, declared once (issue 15). Each operation of the equalizer (operation.h) declares
+// The controls, declared once. Each operation of the equalizer (operation.h) declares
 // the controls it reads; the table of every control is the concatenation of those declarations in
 // the order of the operation list (operations.def, then operations registered at run time). The
 // front ends derive everything from it: the command-line options of play, export and quality, the

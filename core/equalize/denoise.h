@@ -1,4 +1,4 @@
-// The temporal denoiser (issue 20, part 5): a motion-adaptive recursive filter on the luma, run
+// The temporal denoiser: a motion-adaptive recursive filter on the luma, run
 // before the curve (denoise -> histogram -> lut -> temporal -> apply), so that a dark scene's
 // noise is not stretched with its detail. The same integer formula on the CPU and the GPU
 // (HISTEQ_HD), so that both give bit-identical frames.

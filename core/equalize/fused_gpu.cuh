@@ -11,7 +11,7 @@
 // the block right after the call; a builder that reads what other threads wrote synchronizes
 // itself, e.g. through block_inclusive_scan). Entries must be < a.bins. A builder may keep state
 // across frames in device memory that it points to: only this one block runs it, and frames on one
-// stream are ordered (issue 8's temporal smoothing and clip limits plug in here). It must not call
+// stream are ordered (the temporal smoothing and clip limits plug in here). It must not call
 // grid-wide synchronization or wait on other blocks. PlainLutBuilder below is the model: lut.h's
 // formula within the frame's levels, the same as build_lut_gpu.
 //

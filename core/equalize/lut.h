@@ -7,7 +7,7 @@
 // the host, nominal_levels()):
 //   limited range (video's usual, and untagged video's): lo = 16 << (d - 8), hi = 235 << (d - 8);
 //   full range: lo = 0, hi = maxval; both with the guard on;
-//   textbook (cv2.equalizeHist's formula, histeq's before issue 20): lo = 0, hi = maxval, no guard.
+//   textbook (cv2.equalizeHist's formula, histeq's before range-aware levels): lo = 0, hi = maxval, no guard.
 //   N        = the number of counted samples (sum of all bins)
 //   cdf(v)   = h(0) + ... + h(v)
 //   x        = clamp(v, lo, hi): samples below black and above white count, and map to the ends

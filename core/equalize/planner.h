@@ -1,4 +1,4 @@
-// The planner (issue 15): which operations of the list work on a frame. The operation list is made
+// The planner: which operations of the list work on a frame. The operation list is made
 // once (operations.def's order, every operation prepared for the slots, the fused path's buffers
 // included), and the plan of each frame is taken from the frame's settings, so a live change of the
 // settings is planned at the next frame and allocates nothing.

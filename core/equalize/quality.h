@@ -1,4 +1,4 @@
-// The picture-quality controls of the equalizer (issue 8): what a user sets with --mode, --tiles,
+// The picture-quality controls of the equalizer: what a user sets with --mode, --tiles,
 // --clip-limit, --temporal, --scene-cut, --chroma and --chroma-limit, and the player's overlay.
 //
 //   mode        global: one LUT for the frame (lut.h's formula: today's equalization);
@@ -21,13 +21,13 @@
 //               darkened one keeps its chroma. Saturation is chroma over luma, so scaling chroma
 //               with the luma keeps it; the limit keeps chroma noise in the darkest areas (gains of
 //               5 and more) from becoming colour blotches.
-//   range       how the input's levels are read (issue 20): auto (the frame's tag; untagged video
+//   range       how the input's levels are read: auto (the frame's tag; untagged video
 //               is limited range, as ffmpeg and players assume), limited or full. Every mode's
 //               curves map within the nominal range: luma [16, 235] << (depth - 8) in limited
 //               range, [0, max] in full range; samples outside it (sub-black, super-white) are
 //               counted and map to its ends; a level above black never becomes black, nor one
 //               below white white (lut.h's guard); chroma follow stays within [16, 240] likewise.
-//   textbook    the classic formula (cv2.equalizeHist's, histeq's before issue 20): levels
+//   textbook    the classic formula (cv2.equalizeHist's, histeq's before the range-aware curves): levels
 //               stretched onto 0..max whatever the range, no guard; for comparisons.
 //   denoise     the temporal denoiser (denoise.h), before the curve: the luma's noise sigma in
 //               levels of 255 (scaled for 10-bit), which sets its motion test; 0 = off (default:

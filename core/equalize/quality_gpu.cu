@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(BLOCK) clipped_lut_kernel(const uint32_t* __re
 // out[v] = sum over tiles (uint32 counts), or the rounded mean (uint16 LUTs). A block takes
 // kReduceBins bins and spreads the tiles over kReduceSlices slices of threads, then sums the
 // slices in shared memory: one thread a bin walking every tile took 4.3-5.1 us for 64 tiles at
-// 1080p, 2.8-3.1 us this way (Nsight Compute, H200; docs/results/issue19/tiles/).
+// 1080p, 2.8-3.1 us this way (Nsight Compute, H200; docs/performance.md, "method2_tuned's tiled form").
 constexpr int kReduceBins = 32, kReduceSlices = 16;
 
 template <class In, class Out, bool kMean>
@@ -210,7 +210,7 @@ Status tiles_reduce(const In* in, int tiles, int bins, Out* out, cudaStream_t st
 // tiles, summing through distributed shared memory. One block took 2.5 us a walk over 64 x 256
 // entries at 16 a thread (issue-bound in one SM), and a frame takes seven to nine walks. Swept on
 // an H200 (quality --bench, clahe 8x8 + every control, its temporal stage at 1080p;
-// docs/results/issue19/cluster/cluster_size_sweep.txt): 2 blocks 39.9 us, 4 30.8, 8 29.1, 16 40.1
+// docs/results/hold-cluster/cluster_size_sweep.txt): 2 blocks 39.9 us, 4 30.8, 8 29.1, 16 40.1
 // (more blocks, dearer barriers and remote reads than the walk they share).
 constexpr int kClusterBlocks = 8;
 
@@ -806,7 +806,7 @@ struct UnitWalk {
 // loaded before the LUT is known, then the samples the units leave (the columns past the last
 // whole unit, an odd last luma row) one by one. The same steps and values as colour_kernel in
 // global mode. kAhead swept on an H200 (quality --bench, global + every control, median us;
-// docs/results/issue19/fold_apply/bench/qb_histeq*): 2 units 34.6 at 1080p and 50.5-50.9 at 4K,
+// docs/results/fused-apply/qb_histeq*): 2 units 34.6 at 1080p and 50.5-50.9 at 4K,
 // 3 units 34.8-35.0 and 52.5-52.6, 4 units 35.6-35.7 and 56.0-56.8 (registers spilled).
 struct FusedColour {
   using T = uint8_t;

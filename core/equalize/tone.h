@@ -57,7 +57,7 @@
 //     weighted by that tile's histogram, entry_terms), and lut.h's guard on bins v with
 //     lo < v < hi. So the curve stays anchored at black and white and its slope never falls below
 //     1 - |c| / R >= 1/2: the hold can slow a change of brightness but never merge the shadows into
-//     black (issue 20: a shift by up to 64 levels with R = 64 pushed a dim scene's darkest mass below
+//     black (a shift by up to 64 levels with R = 64 pushed a dim scene's darkest mass below
 //     black). A bright object entering a dim shot cannot pump its background, a fade is followed
 //     no faster than it happens, and where the input's mean moves fast (a change of light) so may
 //     the output.
@@ -125,7 +125,7 @@ HISTEQ_HD uint32_t clipped_bin(uint32_t kept, uint32_t v, uint32_t excess, uint3
 // With the clip limit on and range-aware levels (l.guard; never with the textbook levels), the
 // clipped histogram's level groups in the shadows that the frame holds are raised to a floor, so
 // that the curve's slope there is at least 1: a level step in the input's darkest part never maps
-// to a smaller step in the output (issue 20: the clip bounds the slope from above; in a bright
+// to a smaller step in the output (the clip bounds the slope from above; in a bright
 // picture the sparse dark half got a slope of 0.6-0.75 and its texture was flattened). At 8-bit
 // resolution, as the clip: G = clip_group(bins) bins a group, g(j) = group j's clipped count.
 //   region   = the groups j the frame holds (a count before the clip) with lo < j G and (j + 1) G <=
@@ -205,7 +205,7 @@ HISTEQ_HD uint32_t shadow_floor(Terms&& terms, uint32_t total, const Levels& l) 
 // C(lo)), so x <= lo maps to lo and hi to hi; a tile whose samples all lie at or below black maps
 // every level to x. Zuiderveld's own mapping gives a tile's black its share of the clipped
 // histogram (its samples at or below black and its part of the redistributed excess), which lifted
-// letterbox bars at 16 to about 18 (issue 20). The lift C(lo) (hi - lo) / total is taken off and
+// letterbox bars at 16 to about 18. The lift C(lo) (hi - lo) / total is taken off and
 // given back spread evenly over the levels (the C(lo) (x - lo) term), so the curve keeps
 // Zuiderveld's slope plus C(lo) / total at most: mapping from black (C(lo) off the denominator, as
 // lut.h's cdf_min does) steepened the whole curve by total / (total - C(lo)), and with it the noise
@@ -303,7 +303,7 @@ HISTEQ_HD int32_t temporal_start(uint32_t target) { return static_cast<int32_t>(
 // R = 2 kMaxOffset levels. So the ends stay where the curve put them, and as |offset| <= R / 2 the
 // slope of the bent curve stays within [1/2, 3/2] of the curve's: entries stay in order, and no
 // two levels that the curve kept apart merge for the hold's sake (a shift with R = kMaxOffset, as
-// before issue 20, took the slope to 0 at the ends). Then lut.h's guard for lo < v < hi. The
+// before the range-aware curves, took the slope to 0 at the ends). Then lut.h's guard for lo < v < hi. The
 // rounding threshold moves with v by up to half a level either way (v / bins of a level, less half
 // a level): with an offset of 0 a state that is a whole level (every entry after a cut) rounds to
 // itself, entries stay in order (state and threshold both grow with v), and as the offset moves

@@ -3,7 +3,7 @@
 // memory, occupancy calculator), never from a fixed block count. Each value names what chose it:
 // "bench:" values were picked with `histeq bench --max-blocks ...` sweeps (docs/performance.md,
 // "method2 grid sweep"; raw: docs/results/sweep_h200.csv); "sweep 1/2" values by the harness of
-// bench/sweep/ (docs/performance.md, "method2_tuned sweeps"; raw: docs/results/issue9/sweep*_h100.csv);
+// bench/sweep/ (docs/performance.md, "method2_tuned sweeps"; raw: docs/results/method2-tuned/sweep*_h100.csv);
 // "paper:" values are kept where the kernel must stay faithful to its paper; "not swept" says so.
 //
 // Architectures. Policy900 is sm_90 (H100, H200), the only architecture measured so far and the
@@ -69,7 +69,7 @@ struct Policy900 {
   };
 
   // method2_tuned and the fused equalizer (core/equalize/fused_gpu.cuh). "sweep 1/2": the harness of
-  // bench/sweep/ on an H100 (docs/performance.md "method2_tuned sweeps"; docs/results/issue9/). Every
+  // bench/sweep/ on an H100 (docs/performance.md "method2_tuned sweeps"; docs/results/method2-tuned/). Every
   // instance measured was data-independent (max/min of the medians over contents <= 1.01), so the
   // choice is by speed only.
   struct Method2Tuned {
@@ -91,7 +91,7 @@ struct Policy900 {
     static constexpr int kUnitsPerLane16 = 4;
     // The tiled form (CLAHE; m2t::plan_tiles: the same rule on one tile, the SMs shared out among
     // the tiles). `histeq bench --tiles CxR --units-per-lane 1,2,4,8,16,32 --max-blocks 0,TILES`
-    // (H200, 8-bit, medians over natural and real; docs/results/issue19/tiles/sweep/sweep_*.txt):
+    // (H200, 8-bit, medians over natural and real; docs/results/tiled-method2/sweep_*.csv):
     //   8x8   1080p: 4 units 10.0 us (1: 10.7, 8: 10.2, 16: 11.2; one block a tile 9.7)
     //         4K:    4 units 14.3 (16: 14.1; one block a tile 16.7)
     //   16x16 1080p: 4 units 11.2 (8: 13.4, 16: 16.3); 4K: 17.0, but 16 units 12.4
@@ -324,7 +324,7 @@ struct Cub {
 };
 
 struct CpuParallel {
-  // bench (H100 host, 16 cores, docs/results/issue19/cpu_histogram, `histeq bench --kernel
+  // bench (H100 host, 16 cores, docs/results/cpu-histogram, `histeq bench --kernel
   // cpu_parallel --sizes 1080p,4k`, with the 64-bit byte loop): 64 KiB (16 threads at 1080p)
   // 224 us against 507-519 us at 256 KiB (8 threads); 4K 739-789 against 895-963 us.
   static constexpr long kMinBytesPerThread = 1L << 16;

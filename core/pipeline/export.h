@@ -44,7 +44,7 @@ struct ExportOptions {
   PipelineOptions pipeline;   // kernel, --cpu, strength, passthrough, queue depth, device
   video::EncoderControl encoder_control;  // --bitrate, --encoder-opt, --pix-fmt, --gop, --tag
   video::StreamChoice streams;            // -map, -an, -sn, --audio-codec
-  // Issue 17, pipes: the container (-f: an FFmpeg muxer name or extension; "": from the output's
+  // Pipes: the container (-f: an FFmpeg muxer name or extension; "": from the output's
   // extension, matroska for "-"), and --live (the input read as a live stream: frames dropped
   // rather than waited for, counted in ExportReport::dropped_source).
   std::string format;

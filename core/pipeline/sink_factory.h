@@ -71,7 +71,7 @@ struct EncoderRequest {
   int crf = -1;          // -1: the encoder's default
   std::string preset;    // "": the encoder's default
   int threads = 0;       // 0: the encoder's choice
-  video::EncoderControl control;  // --bitrate, --encoder-opt, --pix-fmt, --gop, --tag (issue 17)
+  video::EncoderControl control;  // --bitrate, --encoder-opt, --pix-fmt, --gop, --tag
 };
 
 // Each delivered frame, on the pipeline's sink thread, in order. The frame is a host frame (the

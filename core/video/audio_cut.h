@@ -26,7 +26,7 @@ class AudioCut {
   // Adds the output stream to `oc` (before its header is written). Times are stream seconds of
   // the input (the container's clock); end_s <= start_s: to the end. `note` says what is done.
   // `codec`: the encoder to use (null: as above). `cut` false: a whole stream encoded again
-  // (issue 17: a container that cannot hold it, --audio-codec), start_s 0, said so in `note`.
+  // (a container that cannot hold it, --audio-codec), start_s 0, said so in `note`.
   static Result<std::unique_ptr<AudioCut>> create(const AVStream* in, AVFormatContext* oc, double start_s, double end_s,
                                                   LogScope& log, const std::string& name, std::string& note,
                                                   const AVCodec* codec = nullptr, bool cut = true);

@@ -1,4 +1,4 @@
-// What the user controls of an export's output beyond the video codec (issue 17): the encoder's
+// What the user controls of an export's output beyond the video codec: the encoder's
 // settings (--bitrate, --encoder-opt, --pix-fmt, --gop, --tag) and which of the input's streams go
 // into the output and how (-map, -an, -sn, --audio-codec), in ffmpeg's spelling.
 //

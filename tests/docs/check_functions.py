@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fails when a C++/CUDA function is new over the house limits, or a listed one grows.
 
-The limits (the developers' guide; issue 15): no function over 80 lines, none over cyclomatic
+The limits (the developers' guide): no function over 80 lines, none over cyclomatic
 complexity 20. Today's offenders are listed in tests/docs/function_baseline.txt, and may only shrink:
 the check fails on a function over a limit that the baseline does not list, or that is longer or more
 complex than its entry. A listed function may move to another file (it is then matched by name).

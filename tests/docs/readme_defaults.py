@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The README's option defaults are what the command line says (issue 18: the README said --temporal
+"""The README's option defaults are what the command line says (the README once said --temporal
 defaulted to 0.5 when it was 0.35). The defaults come from the code (eq::default_quality() and the
 option tables), and `histeq CMD --help` prints them as `--name TYPE=VALUE`; every `(default V` the
 README's command reference gives for an option is checked against that.

@@ -306,7 +306,7 @@ def case_frames_audio_and_flatness():
 
 
 def case_joined_ts_parts():
-    # Issue 17: `cat a.ts a.ts` restarts the timestamps half-way; the copied audio went back in time
+    # A regression: `cat a.ts a.ts` restarts the timestamps half-way; the copied audio went back in time
     # and the muxer refused it ("non monotonically increasing dts"), exit 1.
     part = low_contrast_clip("part.ts", size="320x240", seconds=3, extra=("-g", "30", "-f", "mpegts"))
     joined = path("joined.ts")
@@ -697,7 +697,7 @@ def case_quality_command():
 
 
 def case_quality_short_clip_with_audio():
-    # Issue 18: a 3-second clip with AAC audio crashed bench/quality.py (KeyError: 90). The export
+    # A 3-second clip with AAC audio crashed bench/quality.py (KeyError: 90). The export
     # (as ffmpeg's own remux) starts its video 23 ms in, behind the audio's priming samples, and a
     # constant-rate decode repeated a frame to fill the gap: an output one frame longer than its input.
     try:
@@ -736,7 +736,7 @@ def case_quality_odd_size():
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stdout + r.stderr
 
 
-# --- blacks and shadows (issue 20): bench/quality.py's crushed and shadow detail ------------------
+# --- blacks and shadows: bench/quality.py's crushed and shadow detail ------------------
 
 BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench")
 
@@ -780,7 +780,7 @@ def crush_and_detail(name, modes):
 
 
 def true_blacks(name):
-    # The targets of issue 20: a display shows no more black or white than the input had (to half
+    # The range-aware curves' targets: a display shows no more black or white than the input had (to half
     # a percentage point), black stays black (letterbox bars: no more than 1 % of the input's black
     # samples come out above it), and the shadows keep their detail; in the default and CLAHE
     # modes. The defaults' brightness hold adds no flicker (the mean's steps at the clip's depth).
@@ -791,7 +791,7 @@ def true_blacks(name):
     assert not bad, f"{name}: want crushed <= +0.5 pp, shadow detail >= 1.0, lifted black <= 1 %; " + "; ".join(bad)
     f = res["default"]["flicker_p99_ratio"]
     assert f <= 1.0, f"{name}: default flicker p99 x{f:.3f} the input's, want <= 1.0"
-    # Issue 20's colour floor, in every range: chroma follow restores what the brightening takes
+    # The colour floor, in every range: chroma follow restores what the brightening takes
     # (at most x1.2), so the picture is as colourful as the input or a little more, not garish.
     bad = [f"{label}: x{m['colourfulness_ratio']:.3f}" for label, m in res.items() if not 0.9 <= m["colourfulness_ratio"] <= 1.3]
     assert not bad, f"{name}: colourfulness, want 0.9-1.3x the input's; " + "; ".join(bad)
@@ -814,7 +814,7 @@ def case_true_blacks_full_10bit():
 
 
 def full_range_colour_kept(name):
-    # Issue 20: bench/quality.py read full-range frames as limited range, so the input's shadows
+    # bench/quality.py read full-range frames as limited range, so the input's shadows
     # (0..15) went to negative RGB, clipped to black with their colour: an output whose chroma is the
     # input's (--chroma keep) scored x1.14 the input's colourfulness, and the defaults x1.35. Kept
     # chroma on a brightened picture is as colourful as the input, to the little that brightening
@@ -938,7 +938,7 @@ def case_live_udp_stream():
 
 
 def case_live_udp_join_mid_gop():
-    # Issue 17: joining an MPEG-TS stream between key frames (a 3 s GOP) failed within 1.5 s with
+    # Live input: joining an MPEG-TS stream between key frames (a 3 s GOP) failed within 1.5 s with
     # "the video stream has no frame size"; now play and export wait up to --live-timeout.
     for command in ("play", "export"):
         port = free_udp_port()

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end tests of issue 17's stream choice and encoder control in `histeq export`, run by
+"""End-to-end tests of the stream choice and encoder control in `histeq export`, run by
 CTest (one test per case) with e2e.py's helpers and conventions: each case makes its inputs with the
 ffmpeg CLI in a fresh temporary folder, runs the histeq binary and checks the output with ffprobe.
 

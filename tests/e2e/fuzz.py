@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Mutated inputs in the normal CI (issue 35, item 6): a fixed corpus of 42 inputs, made by the
+"""Mutated inputs in the normal CI: a fixed corpus of 42 inputs, made by the
 sanitizer corpus's generator (tests/sanitize/corpus.py: seeds from the ffmpeg CLI, then truncated,
 bit-flipped, zeroed, repeated; a fixed random seed, so the same bytes on every machine), through
 each of histeq's ways in, one CTest test per way:

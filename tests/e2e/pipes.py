@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end tests of histeq in Unix pipes (issue 17, item 1), run by CTest (one test per case) with
+"""End-to-end tests of histeq in Unix pipes, run by CTest (one test per case) with
 e2e.py's helpers: real shell pipes between the ffmpeg/ffprobe binaries and histeq, every frame
 counted, the frames compared with a file-to-file export (lossless or raw, so that equal means
 bit-identical).
@@ -63,7 +63,7 @@ def histeq_err_lines(err):
 # --- standard input --------------------------------------------------------------------------------
 
 def case_stdin_export_keeps_every_frame():
-    # Issue 17's regression: stdin went through the live path, which drops frames when the pipeline
+    # A regression: stdin went through the live path, which drops frames when the pipeline
     # is full and lost the tail: 55 of 90 frames written, exit 0, "55 frames in, 55 out".
     n = 120
     src = h264_ts("src.ts", n, size="640x360")

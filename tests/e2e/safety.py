@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end regression tests of issue 18 (faults and hostile names) and of batch resume, run by
+"""End-to-end regression tests of faults and hostile names and of batch resume, run by
 CTest (one test per case) with e2e.py's helpers and conventions: each case makes its inputs with the
 ffmpeg CLI in a fresh temporary folder and runs the histeq binary on them.
 

@@ -162,7 +162,7 @@ std::vector<eq::Levels> all_levels(int bins) {
   return {eq::nominal_levels(depth, false, false), eq::nominal_levels(depth, true, false), eq::nominal_levels(depth, false, true)};
 }
 
-// Histograms the shadow floor and the black rule act on (issue 20): bright pictures whose dark half
+// Histograms the shadow floor and the black rule act on: bright pictures whose dark half
 // is sparse (from black, from above black, with samples below black), letterbox bars at black
 // beside a dim picture, and a dark picture (no floor needed).
 std::vector<std::vector<uint32_t>> shadow_histograms(int bins, uint32_t seed) {
@@ -931,7 +931,7 @@ std::vector<EqCase> eq_cases() {
   c.push_back({"default_p010_device", p010, def, "method2_tuned", true, 12});
   c.push_back({"clahe_p010_device", p010, clahe, "method2_tuned", true, 12});
   c.push_back({"plain_p010", p010, eq::plain_quality(), "method2_tuned", false, 6});
-  // The levels (issue 20): full range and the textbook ones in every mode, and plain settings on
+  // The levels: full range and the textbook ones in every mode, and plain settings on
   // the fused path (method2_tuned, samples not in the high bits) with each.
   auto with = [](eq::Quality q, eq::RangeMode r, bool textbook) {
     q.range = r;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The installed histeq (issue 16), run by CTest, one test per case, in a shared work folder.
+"""The installed histeq, run by CTest, one test per case, in a shared work folder.
 
 `prefix` (the fixture of the others) installs the build with `cmake --install` into a staging
 folder and MOVES it to WORK/prefix (so everything after it proves the install relocatable), checks

@@ -1,4 +1,4 @@
-"""histeq's Python results equal `histeq export`'s frames bit for bit (issue 16): a clip made with
+"""histeq's Python results equal `histeq export`'s frames bit for bit: a clip made with
 ffmpeg (lossless rawvideo in NUT, with a fade so the temporal filter has work), exported with
 --codec rawvideo, against an Equalizer fed the same decoded frames with their times, compared
 plane by plane, frame by frame; defaults, plain and CLAHE, 8 and 10 bits. Both run on the CPU here

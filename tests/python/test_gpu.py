@@ -1,4 +1,4 @@
-"""The module on CUDA arrays (issue 16): PyTorch and CuPy tensors in and out through DLPack and
+"""The module on CUDA arrays: PyTorch and CuPy tensors in and out through DLPack and
 __cuda_array_interface__, processed where they are (the result's pointer is the out= array's, an
 in-place call keeps the input's), bit-identical to the CPU path, on the caller's stream; and the
 frames people hold on the device (colour, float, 12/16-bit, NCHW batches, strided views), equal to

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A histeq job array on a real Slurm (issue 18): a single-node cluster on this machine
+"""A histeq job array on a real Slurm: a single-node cluster on this machine
 (start_cluster.sh), the README's job file (export_array.sh) over a folder of 6 clips, one corrupt.
 
   1. sbatch --array=0-5; one task cancelled mid-export by scancel (SIGTERM: it stops cleanly), one

@@ -1,5 +1,5 @@
 // The CPU apply loops (apply_lut, apply_tiles, apply_colour) split over threads and specialised
-// for 4:2:0 (issue 19): against a plain per-sample reference written here, with and without a
+// for 4:2:0: against a plain per-sample reference written here, with and without a
 // pool, on every chroma layout, odd sizes, 8 and 16 bits, P010's high bits, global and tiled maps.
 #include <gtest/gtest.h>
 #include <sched.h>

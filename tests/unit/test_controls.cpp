@@ -1,4 +1,4 @@
-// The picture-quality controls declared once (issue 15): the table, the command line of play,
+// The picture-quality controls declared once: the table, the command line of play,
 // export and quality parsed into settings, `histeq quality`'s keys, the planner, and an operation
 // registered at run time reaching every front end. The expectations of QualityCli were written from the code before
 // the table (hand-written options and QualityArgs::resolve) and passed there.

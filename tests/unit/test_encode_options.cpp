@@ -1,4 +1,4 @@
-// Issue 17: the parsers of the export's stream and encoder options (core/video/encode_options.h).
+// The parsers of the export's stream and encoder options (core/video/encode_options.h).
 #include <gtest/gtest.h>
 
 #include "core/video/encode_options.h"

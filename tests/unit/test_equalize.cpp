@@ -131,7 +131,7 @@ TEST(Lut, RejectsBadArguments) {
   EXPECT_EQ(strength_weight(1.0).value(), kWeightOne);
 }
 
-// --- levels (issue 20): the curve within the video's nominal range ---------------------------------
+// --- levels: the curve within the video's nominal range ---------------------------------
 
 std::vector<uint16_t> lut_in(const std::vector<uint32_t>& h, const Levels& l, uint32_t weight = kWeightOne) {
   std::vector<uint16_t> lut(h.size(), 0xBEEF);

@@ -1,4 +1,4 @@
-// Everyday use (issue 11), on the CPU: times as ffmpeg takes them, trimmed exports (frame-exact),
+// Everyday use, on the CPU: times as ffmpeg takes them, trimmed exports (frame-exact),
 // the player's sound source (decoded, resampled, laid on a timeline, sought to the sample) and
 // its audio clock and sync rule, batch planning (folders, names, jobs) and a batch with a bad file.
 #include <gtest/gtest.h>

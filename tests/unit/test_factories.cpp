@@ -363,7 +363,7 @@ TEST(VideoExtensions, ABatchFolderFindsTheElementaryStreamsTheBrowserShows) {
   EXPECT_EQ((*items)[2].input, dir + "/c.vob");
 }
 
-// Issue 17: standard input is a file read to its end unless live is asked for. The test's own
+// Standard input is a file read to its end unless live is asked for. The test's own
 // standard input is the clip for a while (a file: read through FFmpeg's pipe protocol, not seekable).
 class StandardInput {
  public:

@@ -85,7 +85,7 @@ std::vector<uint32_t> floor_reference(std::vector<uint32_t> h, const std::vector
   return h;
 }
 
-// A bright picture's histogram (issue 20's cut clip): most samples in the bright half, its dark half
+// A bright picture's histogram (the cut clip): most samples in the bright half, its dark half
 // sparse but every level present, a few samples below black.
 std::vector<uint32_t> bright_picture(int bins) {
   std::vector<uint32_t> h(bins);
@@ -496,7 +496,7 @@ TEST(Quality, TileLutsMapWithinTheLevels) {
       }
 }
 
-// The shadow floor (issue 20): with the clip limit and range-aware levels, a level step in the dark
+// The shadow floor: with the clip limit and range-aware levels, a level step in the dark
 // half of the range that the frame holds never maps to a smaller step (at 8-bit resolution: a step
 // of 4 levels at 10 bits never maps to fewer than 4), in the global LUT (above the darkest level
 // the frame holds, which the guard may lift by one) and in the tile LUTs; on a bright picture whose
@@ -554,7 +554,7 @@ TEST(Quality, TheShadowFloorKeepsEveryShadowStep) {
   EXPECT_GT(flat, 20);
 }
 
-// CLAHE keeps black at black (issue 20: its tile LUTs lifted letterbox bars at 16 to about 18): with
+// CLAHE keeps black at black (its tile LUTs once lifted letterbox bars at 16 to about 18): with
 // range-aware levels every tile maps every level at or below black to black, clipped or not, 8 and
 // 10 bits, limited and full range, whatever share of the tile sits at black; the textbook levels
 // keep Zuiderveld's (OpenCV's) lift.
@@ -585,7 +585,7 @@ TEST(Quality, ClaheKeepsBlackAtBlack) {
   EXPECT_GT(lut[16], 200);
 }
 
-// Black at black without steepening the curve (issue 20's noise floor in clahe mode): a tile half
+// Black at black without steepening the curve (the noise floor in clahe mode): a tile half
 // at black and half in a flat area at 100..104. Zuiderveld's slope there is 219 / 1000 x 100 = 21.9
 // levels a level; mapping from black (the curve before) took the tile's black share off the
 // denominator and doubled it (43.8: a flat area's noise twice over). Taking the lift off instead
@@ -607,7 +607,7 @@ TEST(Quality, TileLutsKeepZuiderveldsSlopeWithBlackAtBlack) {
   for (int v = 101; v <= 104; ++v) EXPECT_LE(lut[v] - lut[v - 1], 23u) << "level " << v << ": steeper than Zuiderveld's 21.9 + 0.5";
 }
 
-// The brightness hold bends the curve anchored at black and white (issue 20): at the most offset
+// The brightness hold bends the curve anchored at black and white: at the most offset
 // either way, entries keep the ends, levels inside stay inside (the guard), and the slope stays at
 // least 1/2, so two levels apart stay at least one apart (the shift it replaced took the slope to 0
 // within 64 levels of the ends: a dim scene's shadows merged into black). The output's mean never
@@ -676,7 +676,7 @@ TEST(Quality, TheHoldNeverPushesAShadowToBlack) {
   }
 }
 
-// A fade to black ends at black (issue 20): the hold may slow a brightened shot's fade, but not keep
+// A fade to black ends at black: the hold may slow a brightened shot's fade, but not keep
 // a near-black picture lifted. Before the bend (a shift tapering only within 64 levels of 0) the
 // trailer's last frame, its input at 16.1, came out at 36.3; the bend can lift a level near black by
 // little, so the output reaches black with the input. The price is the catch-up steps at the fade's

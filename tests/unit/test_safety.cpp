@@ -1,4 +1,4 @@
-// Issue 18 on the CPU: names that are not UTF-8 or hold control characters (escaping, JSON), the
+// Safety on the CPU: names that are not UTF-8 or hold control characters (escaping, JSON), the
 // JSON files written through mkstemp (a planted symlink is never followed), --ext, the nearest
 // command for a typo, helper programs without a shell, and batch -n / --resume.
 #include <gtest/gtest.h>
