@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Warp samples and executed instructions of one kernel, by stall reason, by opcode and by the
 part of quality_gpu.cu the code came from: Nsight Compute's SASS page joined to nvdisasm's line
-table (bench/chain_device.sh, PART=source, writes both).
+table (tools/device/chain_device.sh, PART=source, writes both).
 
   python3 bench/ncu_lines.py SASS_LINES.txt SRC_SASS.csv MANGLED_SUBSTRING KERNEL_NAME_SUBSTRING
 

@@ -86,7 +86,7 @@ PLANTED = {
     "docs/prose.md": "The fold (issue 20, part 2) and issues 16, 19.\n",
     "docs/ok.md": "## The fold's serial chain (H200, 2026-11-26)\nAn issue of memory; tissue7 is a name; 19 issues.\n",
     "docs/results/ok/summary.csv": "x" * MAX_BYTES,
-    "bench/device_check.sh": "\n",
+    "tools/device/device_check.sh": "\n",
 }
 WANT = {"docs/results/", "docs/results/big.json", "docs/results/issue19/tiles/qb.csv", "bench/issue9_device.sh",
         "bench/Issue_15_gpu_shape.sh", "docs/heading.md:3", "docs/prose.md:1"}

@@ -324,7 +324,7 @@ TEST(GpuPipeline, EqualizesDeviceFramesWithoutAnUpload) {
 
 // End to end through files: decode, equalize, encode losslessly (ffv1); the CPU and GPU outputs
 // must be the same frames, and as many as went in. On synthetic 8- and 10-bit clips of an odd size,
-// and on the clip named by HISTEQ_TEST_CLIP when set (bench/device_run.sh passes the real clip).
+// and on the clip named by HISTEQ_TEST_CLIP when set (tools/device/device_run.sh passes the real clip).
 void expect_same_exports(const std::string& in, int64_t frames) {
   const std::string out_cpu = temp_path("cpu.mkv"), out_gpu = temp_path("gpu.mkv");
   for (bool gpu : {false, true}) {

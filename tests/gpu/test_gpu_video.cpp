@@ -222,7 +222,7 @@ void expect_same_decode(const std::string& clip, bool expect_gpu) {
 TEST_F(Nvdec, DecodesOnTheGpuTheSoftwareDecodersFrames) {
   expect_same_decode(clip_, true);
   if (const char* real = std::getenv("HISTEQ_TEST_CLIP")) expect_same_decode(real, true);
-  // 10-bit: HEVC Main 10 comes out of NVDEC as P010 (bench/prepare_device.sh makes the clip).
+  // 10-bit: HEVC Main 10 comes out of NVDEC as P010 (tools/device/prepare_device.sh makes the clip).
   if (const char* hevc10 = std::getenv("HISTEQ_TEST_HEVC10")) expect_same_decode(hevc10, true);
 }
 

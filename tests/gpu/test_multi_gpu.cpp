@@ -2,7 +2,7 @@
 // the frames device 0 gives; a batch over several GPUs writes, file for file, what one GPU writes;
 // the GPU synthetic source and the library's equalizer on another device. Skipped with fewer than
 // two CUDA devices (they say how many there are), and the NVDEC cases without NVDEC.
-// tools: bench/multi_gpu_device.sh runs these on a two-GPU machine, under compute-sanitizer too.
+// tools: tools/device/multi_gpu_device.sh runs these on a two-GPU machine, under compute-sanitizer too.
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>

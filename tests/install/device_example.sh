@@ -2,7 +2,7 @@
 # The device example (examples/equalize_device.cpp: frames in pitched CUDA memory, equalized there
 # on the caller's stream) on the GPU machine, which has no FFmpeg and no compilers:
 #   bash tests/install/device_example.sh prepare [BUILD]   here: BUILD (default build-static, as
-#        bench/prepare_device.sh configures it) installed into a prefix, equalize_device built against
+#        tools/device/prepare_device.sh configures it) installed into a prefix, equalize_device built against
 #        it with pkg-config, the install test's clips and their references (histeq export's frames)
 #        -> .carry/example/ (about 13 MiB)
 #   bash tests/install/device_example.sh run               there (carry .carry/example): each clip

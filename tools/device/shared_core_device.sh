@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # The shared core on the GPU machine: libhisteq-core.so with the shared CUDA runtime beside it, as
 # the normal build and the Debian package have them (docs/api.md), where the GPU machine has no
-# FFmpeg: FFmpeg is the static one of bench/static-ffmpeg.sh without libx264 (HISTEQ_FFMPEG_LGPL=1:
+# FFmpeg: FFmpeg is the static one of tools/device/static-ffmpeg.sh without libx264 (HISTEQ_FFMPEG_LGPL=1:
 # Debian's libx264.a cannot go into a shared library), linked into libhisteq-core (HISTEQ_STATIC
 # with HISTEQ_SHARED_CORE).
-#   bash bench/shared_core_device.sh prepare     here: build-shared-static, staged in .carry/shared/
+#   bash tools/device/shared_core_device.sh prepare     here: build-shared-static, staged in .carry/shared/
 #                                                 (the CLI, the GPU tests, libhisteq-core, libcudart)
-#   bash bench/shared_core_device.sh run [ARGS]   there (carry .carry/shared): histeq --version and
+#   bash tools/device/shared_core_device.sh run [ARGS]   there (carry .carry/shared): histeq --version and
 #                                                 info, then the GPU tests (ARGS: gtest's, e.g. a filter)
 # Exit: the GPU tests' status; 1 when a program does not load or a CUDA symbol is its own.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=.carry/shared
 
 if [[ ${1:-} == run ]]; then
@@ -21,7 +21,7 @@ if [[ ${1:-} == run ]]; then
   exec "$out/bin/histeq_gpu_tests" --gtest_brief=1 "$@"
 fi
 [[ ${1:-} == prepare ]] || { echo "usage: $0 prepare | run [gtest arguments]" >&2; exit 2; }
-prefix=$(HISTEQ_FFMPEG_LGPL=1 bash bench/static-ffmpeg.sh)
+prefix=$(HISTEQ_FFMPEG_LGPL=1 bash tools/device/static-ffmpeg.sh)
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S . -B build-shared-static -G Ninja -DHISTEQ_STATIC=ON \
   -DHISTEQ_SHARED_CORE=ON -DHISTEQ_GUI=OFF -DCMAKE_CUDA_ARCHITECTURES="${HISTEQ_DEVICE_ARCH:-90}" >/dev/null
 ninja -C build-shared-static histeq histeq_gpu_tests

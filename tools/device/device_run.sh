@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # The GPU machine's whole job in one call (see docs/performance.md): device facts, the GPU and CPU
 # test suites, then the full `histeq bench` matrix. Expects the static binaries in .carry/bin and the
-# real clips in .carry/ (bench/prepare_device.sh makes them); writes everything under $OUT.
-#   bash bench/device_run.sh [tests|sweep|paper|kernels|bench|all]   kernels: tests, sweep, paper, bench
-#   bash bench/device_run.sh gpuvideo                  the GPU video path and the stage list:
+# real clips in .carry/ (tools/device/prepare_device.sh makes them); writes everything under $OUT.
+#   bash tools/device/device_run.sh [tests|sweep|paper|kernels|bench|all]   kernels: tests, sweep, paper, bench
+#   bash tools/device/device_run.sh gpuvideo                  the GPU video path and the stage list:
 #       GPU tests but the kernel matrix (NVDEC, GPU synthetic source, P010, stages, device
 #       frames, NVENC refusal, pipeline), play --headless on NVDEC and on the GPU source (1080p, 4K,
 #       8K), export timings GPU/CPU/passthrough with and without NVDEC, and concurrent streams
-#   bash bench/device_run.sh playeripc                 the player window driven through mpv's JSON IPC
-#       (bench/player_ipc_device.py; carried as for `window`)
-#   bash bench/device_run.sh pipeline                  the video pipeline: GPU equalizer tests (GPU vs
+#   bash tools/device/device_run.sh playeripc                 the player window driven through mpv's JSON IPC
+#       (tools/device/player_ipc_device.py; carried as for `window`)
+#   bash tools/device/device_run.sh pipeline                  the video pipeline: GPU equalizer tests (GPU vs
 #       CPU bit-identical, on the real clip too), play --headless 1080p60 stage tables (real time and
 #       max speed, GPU and CPU), and the export benchmark's GPU and CPU paths (7 files)
 set -uo pipefail
@@ -152,7 +152,7 @@ if [[ $what == nvdec ]]; then
 fi
 
 # The player window on the GPU: a carried Xvfb (no display here), the NVIDIA GLX vendor library,
-# the CUDA-GL interop; bench/prepare_window.sh makes .carry-gui/window.tar.xz (histeq with the
+# the CUDA-GL interop; tools/device/prepare_window.sh makes .carry-gui/window.tar.xz (histeq with the
 # window, static FFmpeg), beside it the EGL/GL loaders, the clips and the GPU tests.
 unpack_window() {
   c=.carry-gui
@@ -170,11 +170,11 @@ start_xvfb() {
 }
 
 if [[ $what == playeripc ]]; then
-  # The player through mpv's JSON IPC on the GPU (bench/player_ipc_device.py): paused changes shown
+  # The player through mpv's JSON IPC on the GPU (tools/device/player_ipc_device.py): paused changes shown
   # at once (screenshots, time-pos unmoved), every kernel live, 2x speed, headless IPC.
   unpack_window
   start_xvfb
-  timeout 300 python3 bench/player_ipc_device.py --histeq /opt/hq/bin/histeq --clip $c/real600.mp4 --out "$out" 2>&1 |
+  timeout 300 python3 tools/device/player_ipc_device.py --histeq /opt/hq/bin/histeq --clip $c/real600.mp4 --out "$out" 2>&1 |
     tee "$out/player_ipc.txt" || rc=1
   echo "== Xvfb"; tail -5 /tmp/xvfb.txt
 fi

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The player window on the GPU machine, which has no display, no X server and no SDL: builds histeq
-# with the window (SDL2 + OpenGL + Dear ImGui) against the static FFmpeg (bench/static-ffmpeg.sh)
+# with the window (SDL2 + OpenGL + Dear ImGui) against the static FFmpeg (tools/device/static-ffmpeg.sh)
 # and packs it with the shared libraries it and an X server need (SDL2, epoxy, the X libraries,
 # Xvfb with its keyboard maps) into .carry-gui/window.tar.xz, for the
-# device tool's `carry`. bench/device_run.sh window unpacks it there, starts Xvfb and plays with
+# device tool's `carry`. tools/device/device_run.sh window unpacks it there, starts Xvfb and plays with
 # the NVIDIA GLX vendor library (__GLX_VENDOR_LIBRARY_NAME=nvidia), the CUDA-GL interop on.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-prefix=$(bash bench/static-ffmpeg.sh)
+cd "$(dirname "$0")/../.."
+prefix=$(bash tools/device/static-ffmpeg.sh)
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S . -B build-gui -G Ninja -DHISTEQ_STATIC=ON -DHISTEQ_GUI=ON \
   -DHISTEQ_BUILD_TESTS=OFF -DCMAKE_CUDA_ARCHITECTURES="${HISTEQ_DEVICE_ARCH:-90}" >/dev/null
 ninja -C build-gui histeq

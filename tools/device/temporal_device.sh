@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The temporal filter's GPU evidence in one device call:  OUT=$OUT bash bench/temporal_device.sh
+# The temporal filter's GPU evidence in one device call:  OUT=$OUT bash tools/device/temporal_device.sh
 # Carry .carry/bin.tgz (histeq, histeq_before: the binary before the change, histeq_gpu_tests,
-# histeq_unit_tests; static, bench/prepare_device.sh's build), .carry/real.mp4 and optionally
+# histeq_unit_tests; static, tools/device/prepare_device.sh's build), .carry/real.mp4 and optionally
 # .carry/qclips/*.mkv (bench/make_quality_clips.py). Writes, packed
 # into $OUT/temporal_device.tgz (a call brings back few files):
 #   gpu_tests.txt         every GPU test but the kernel matrix (GPU == CPU bit for bit in every mode)
@@ -13,9 +13,9 @@
 #   clips_{new,before}.json  quality --no-metrics on .carry/qclips/*.mkv (when carried): per-frame
 #                         GPU times of the defaults and clahe on real footage, each binary
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROUNDS=${ROUNDS:-2}  # SANITIZE=0 leaves out memcheck and racecheck
-source bench/device_lib.sh
+source tools/device/device_lib.sh
 device_setup /tmp/temporal_device
 step timeout 240 /tmp/hb/histeq_gpu_tests --gtest_brief=1 --gtest_filter='-Matrix/*' > "$OUT/gpu_tests.txt" 2>&1
 tail -4 "$OUT/gpu_tests.txt" >&2

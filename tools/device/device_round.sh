@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # One device call for the library and the GStreamer element after their merges: the GPU tests (the
 # public API's among them), memcheck on the API's device path, the CPU quality bench, the GStreamer
-# element (bench/gst_device.sh) and the Python module's GPU tests with a crash trace.
+# element (tools/device/gst_device.sh) and the Python module's GPU tests with a crash trace.
 # Carry: .carry/bin.tgz, .carry/py, .carry/gst.tar.xz.
-#   OUT=$OUT bash bench/device_round.sh      (everything lands in $OUT/round.tgz)
+#   OUT=$OUT bash tools/device/device_round.sh      (everything lands in $OUT/round.tgz)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 FINAL=${OUT:-/tmp/out}
 D=/tmp/round; rm -rf $D; mkdir -p $D $FINAL /tmp/hb
 tar xzf .carry/bin.tgz -C /tmp/hb
@@ -18,7 +18,7 @@ step timeout 120 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --error-e
 tail -2 $D/memcheck_api.txt >&2
 step timeout 60 /tmp/hb/histeq quality --bench --cpu --sizes 1080p --runs 30 > $D/quality_bench_cpu.txt 2>&1
 cat $D/quality_bench_cpu.txt >&2
-OUT=$D step timeout 200 bash bench/gst_device.sh > $D/gst_run.log 2>&1
+OUT=$D step timeout 200 bash tools/device/gst_device.sh > $D/gst_run.log 2>&1
 tail -12 $D/gst_run.log >&2
 P=/tmp/histeq-py; rm -rf $P; mkdir -p $P; tar xzf .carry/py/py.tgz -C $P
 export PYTHONPATH=$P/site PYTHONFAULTHANDLER=1

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
 # The fold's serial chain (the last block's curve: clipped LUT, figures, states, brightness hold)
 # on the device: is it bound by cold instruction fetch? (target 3 of the performance work)
-#   PART=bench OUT=$OUT bash bench/chain_device.sh    quality --bench of every carried histeq*,
+#   PART=bench OUT=$OUT bash tools/device/chain_device.sh    quality --bench of every carried histeq*,
 #                                                     three rounds in turn, in one call
-#   PART=profile OUT=$OUT bash bench/chain_device.sh  Nsight Compute's warp states on the one-block
+#   PART=profile OUT=$OUT bash tools/device/chain_device.sh  Nsight Compute's warp states on the one-block
 #                                                     temporal kernel (the steps) and the folded
 #                                                     launch, and the code size of each kernel
-#   PART=source OUT=$OUT bash bench/chain_device.sh   Nsight Compute's warp samples line by line on
+#   PART=source OUT=$OUT bash tools/device/chain_device.sh   Nsight Compute's warp samples line by line on
 #                                                     the steps' one-block kernels and the fold
 # Carry .carry/bin.tgz (histeq = the change, histeq_prev = the binary before, other histeq_* =
 # variants), .carry/real.mp4, and for PART=source .carry/q.cubin (below). Writes
 # $OUT/chain_device_$PART.tgz.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PART=${PART:-bench}
 RUNS=${RUNS:-300}
-source bench/device_lib.sh
+source tools/device/device_lib.sh
 device_setup /tmp/chain_device
 
 if [ "$PART" = bench ]; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The CPU path's figures on the GPU machine's host cores, one call:  OUT=$OUT bash bench/cpu_device.sh
+# The CPU path's figures on the GPU machine's host cores, one call:  OUT=$OUT bash tools/device/cpu_device.sh
 # Carry .carry/bin.tgz (histeq, histeq_old: the binary before the change), .carry/py
-# (bench/prepare_python_device.sh) and .carry/real.mp4, .carry/real600.mp4. Writes to $OUT:
+# (tools/device/prepare_python_device.sh) and .carry/real.mp4, .carry/real600.mp4. Writes to $OUT:
 #   cpu.txt                the host's CPU (lscpu, SMT siblings, gather mitigation)
 #   qb_cpu_{new,old}_N.*   quality --bench --cpu, the two binaries alternated (N = 1, 2)
 #   python_bench_host.json bench/python_bench.py host: histeq against OpenCV, side by side
@@ -13,7 +13,7 @@
 #   apply_mb.txt           the tiled apply's row variants (when apply_mb is in bin.tgz: an experiment)
 # Everything is packed into $OUT/cpu_device.tgz (a call brings back few files).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 FINAL=${OUT:-/tmp/out}
 OUT=/tmp/cpu_device
 rm -rf "$OUT"

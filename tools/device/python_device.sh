@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Python module on the GPU machine, one command:  OUT=$OUT bash bench/python_device.sh
-# Needs .carry/py/py.tgz from bench/prepare_python_device.sh (carry: .carry/py), and the machine's
+# The Python module on the GPU machine, one command:  OUT=$OUT bash tools/device/python_device.sh
+# Needs .carry/py/py.tgz from tools/device/prepare_python_device.sh (carry: .carry/py), and the machine's
 # python3 (3.12) with numpy, torch and cupy. Writes to $OUT:
 #   python_device.txt         the GPU, the interpreter, the libraries, the module's equalizer
 #   python_pytest.txt         tests/python/test_gpu.py and test_api.py (-rs: every skip's reason)
@@ -9,7 +9,7 @@
 #   python_bench_host.json    bench/python_bench.py host, where OpenCV is installed
 # The exit status counts the steps that failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 PY=${PYTHON:-python3}

@@ -2,7 +2,7 @@
 # The GPU side of the picture-quality work in one call, under 9 minutes: every GPU test
 # (the quality operations first, the kernel matrix last), the cost bench, the documented clips
 # through the GPU path, and headless plays with the defaults (NVDEC 8-bit and P010 included).
-# Expects the static binaries in .carry/bin and the clips in .carry/ (bench/prepare_device.sh makes
+# Expects the static binaries in .carry/bin and the clips in .carry/ (tools/device/prepare_device.sh makes
 # them: .carry/real.mp4, .carry/hevc10.mp4, .carry/quality/*.mkv). Writes under $OUT:
 #   quality_tests.txt    device facts, then histeq_gpu_tests: the quality operations and every
 #                        other GPU test but the kernel matrix (tiled histograms of every tiled

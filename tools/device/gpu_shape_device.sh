@@ -3,11 +3,11 @@
 # policies): the GPU tests of this tree, and the kernels' time before and after the reorganisation in
 # one run on one device. Two steps:
 #
-#   bash bench/gpu_shape_device.sh prepare [BASE]   here (FFmpeg, 2 cores): static builds of BASE
-#       (default: the branch's base, 7328910) and of this tree against bench/static-ffmpeg.sh's
-#       FFmpeg (-DHISTEQ_STATIC=ON, as bench/prepare_device.sh), stripped and xz-compressed into
+#   bash tools/device/gpu_shape_device.sh prepare [BASE]   here (FFmpeg, 2 cores): static builds of BASE
+#       (default: the branch's base, 7328910) and of this tree against tools/device/static-ffmpeg.sh's
+#       FFmpeg (-DHISTEQ_STATIC=ON, as tools/device/prepare_device.sh), stripped and xz-compressed into
 #       .carry/gpu_shape/ (three binaries of ~24 MB fit the device tool's 64 MiB only compressed)
-#   bash bench/gpu_shape_device.sh run              on the GPU machine (carry .carry/gpu_shape):
+#   bash tools/device/gpu_shape_device.sh run              on the GPU machine (carry .carry/gpu_shape):
 #       histeq_gpu_tests of this tree (the matrix left out, as in the brief), then `histeq bench`
 #       of method2_tuned, cub, block_atomic and global_atomic and `histeq bench --equalize` (the
 #       fused equalizer) at 1080p and 4K, before and after alternately (3 rounds), into $OUT
@@ -15,12 +15,12 @@
 # The device has no FFmpeg and cannot build histeq: every binary comes from `prepare`. The GPU test
 # binary links histeq_core (video included), so it needs the static FFmpeg too.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 what=${1:-run}
 stage=.carry/gpu_shape
 if [[ $what == prepare ]]; then
   base=${2:-7328910}
-  prefix=$(bash bench/static-ffmpeg.sh)
+  prefix=$(bash tools/device/static-ffmpeg.sh)
   configure() {  # configure SRC BUILD
     PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S "$1" -B "$2" -G Ninja -DHISTEQ_STATIC=ON -DHISTEQ_GUI=OFF \
       -DCMAKE_CUDA_ARCHITECTURES="${HISTEQ_DEVICE_ARCH:-90}" -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
@@ -43,7 +43,7 @@ if [[ $what == prepare ]]; then
   du -sh "$stage"
   exit 0
 fi
-[[ $what == run ]] || { echo "usage: bash bench/gpu_shape_device.sh prepare [BASE] | run" >&2; exit 2; }
+[[ $what == run ]] || { echo "usage: bash tools/device/gpu_shape_device.sh prepare [BASE] | run" >&2; exit 2; }
 set +e  # from here on a failure is counted in rc, and the other steps still run
 out=${OUT:-/tmp/gpu-shape-out}
 bin=/tmp/gpu-shape-bin

@@ -2,14 +2,14 @@
 # One device call after a merge: the GPU tests, memcheck on the quality kernels, the kernel and
 # equalization benchmarks, the cost of the quality controls, and the CPU path's frame rate with
 # the defaults against --plain on all cores and on two. Needs the static binaries of
-# bench/prepare_device.sh packed as .carry/bin.tgz (histeq, histeq_gpu_tests). Writes to $OUT.
+# tools/device/prepare_device.sh packed as .carry/bin.tgz (histeq, histeq_gpu_tests). Writes to $OUT.
 # Optional, when carried: histeq_old in .carry/bin.tgz (the binary before a change: its quality bench
-# runs beside the new one's, alternating, twice, GPU and CPU), .carry/py (bench/prepare_python_device.sh:
-# then bench/python_device.sh runs too). PLAY_RUNS=0 skips the CPU play runs (3 by default).
+# runs beside the new one's, alternating, twice, GPU and CPU), .carry/py (tools/device/prepare_python_device.sh:
+# then tools/device/python_device.sh runs too). PLAY_RUNS=0 skips the CPU play runs (3 by default).
 # PART=tests runs only the tests (GPU, GL, memcheck, racecheck, the Python module's), PART=bench only
 # the benchmarks, so that each fits one call; both by default.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 FINAL=${OUT:-/tmp/out}
 OUT=/tmp/device_check  # everything here, packed into $FINAL/device_check.tgz at the end (a call returns few files)
 rm -rf "$OUT"
@@ -45,7 +45,7 @@ step timeout 200 /usr/local/cuda/bin/compute-sanitizer --tool racecheck --error-
   --gtest_filter='GpuQualityFunctions.TemporalFilter*:GpuQualityFunctions.ClippedAndTileLuts*' > "$OUT/racecheck.txt" 2>&1
 tail -3 "$OUT/racecheck.txt" >&2
 if [ -f .carry/py/py.tgz ]; then
-  OUT=$OUT/python step timeout 300 bash bench/python_device.sh > "$OUT/python_device.log" 2>&1
+  OUT=$OUT/python step timeout 300 bash tools/device/python_device.sh > "$OUT/python_device.log" 2>&1
   tail -8 "$OUT/python_device.log" >&2
 fi
 }

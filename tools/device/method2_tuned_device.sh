@@ -4,8 +4,8 @@
 # path's tests, the bench matrix with predictability (method2_tuned, method2, cub, block_atomic at
 # 1080p, 4k, 8k and 1 GiB, every content), the whole-equalization timing (fused vs unfused, 8- and
 # 10-bit), bench --paper's predictability experiment, and the sweep harness (bench/sweep/).
-#   DIR=folder-with-bin/-real.mp4-m2t_sweep bash bench/method2_tuned_device.sh      (outputs under $OUT)
-# DIR holds histeq and histeq_gpu_tests (bench/prepare_device.sh builds them, static FFmpeg), the
+#   DIR=folder-with-bin/-real.mp4-m2t_sweep bash tools/device/method2_tuned_device.sh      (outputs under $OUT)
+# DIR holds histeq and histeq_gpu_tests (tools/device/prepare_device.sh builds them, static FFmpeg), the
 # real clip and the m2t_sweep binary (bench/sweep/build.sh). Each step has a time limit; the
 # outputs of all steps come back in one archive.
 set -uo pipefail

@@ -4,7 +4,7 @@ tests/player checks under Xvfb with Mesa, here with NVIDIA's GL, the CUDA-GL int
 
   player_ipc_device.py --histeq BIN --clip CLIP --out DIR [--window 1600x900]
 
-Needs a display (bench/device_run.sh window starts Xvfb with the NVIDIA GLX vendor library). Steps:
+Needs a display (tools/device/device_run.sh window starts Xvfb with the NVIDIA GLX vendor library). Steps:
   1. paused on the clip, mode, clip-limit, kernel and plain changed one at a time, a video and a
      window screenshot after each: every window shot differs from the one before, every video shot
      too but the kernel's (every kernel computes the same histogram), time-pos does not move; the

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GStreamer element on the GPU machine, which has no GStreamer and no package registry: builds
 # the element (libgsthisteq.so, with libhisteq.so) and histeq against the static FFmpeg
-# (bench/static-ffmpeg.sh), downloads Debian 12's GStreamer debs (apt-get download) and stages the
+# (tools/device/static-ffmpeg.sh), downloads Debian 12's GStreamer debs (apt-get download) and stages the
 # smallest set that runs `filesrc ! parsebin ! nvh264dec ! histeq ! fakesink` there, packed into
 # .carry/gst.tar.xz (about 20 MB), which holds gst/:
 #   .carry/gst/bin        gst-launch-1.0, gst-inspect-1.0 (gstreamer1.0-tools); histeq (static FFmpeg)
@@ -16,10 +16,10 @@
 #   .carry/gst/PACKAGES   the debs (name and version) the files come from
 #   .carry/gst/clip1080.mp4  10 s of 1080p30 H.264 (High, yuv420p); clip1080.frames its frame count
 # The C runtime, libstdc++, libgcc_s and the NVIDIA driver's libraries (libcuda, libnvcuvid) are
-# the device's own. Then, there: OUT=$OUT bash bench/gst_device.sh (carry .carry/gst.tar.xz).
+# the device's own. Then, there: OUT=$OUT bash tools/device/gst_device.sh (carry .carry/gst.tar.xz).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-prefix=$(bash bench/static-ffmpeg.sh)
+cd "$(dirname "$0")/../.."
+prefix=$(bash tools/device/static-ffmpeg.sh)
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S . -B build-static -G Ninja -DHISTEQ_STATIC=ON -DHISTEQ_GSTREAMER=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${HISTEQ_DEVICE_ARCH:-90}" >/dev/null
 ninja -C build-static histeq gsthisteq

@@ -4,13 +4,13 @@
 # GPU-video work needs there: the NVENC encoders (h264_nvenc, hevc_nvenc: refused with one clear line
 # on GPUs without the engine, such as the H100/H200) and the network inputs (udp, rtp, rtsp, tcp,
 # http, HLS, MPEG-TS). Usage:
-#   bench/static-ffmpeg.sh [PREFIX]      (default: $HOME/.cache/static-ffmpeg-histeq)
+#   tools/device/static-ffmpeg.sh [PREFIX]      (default: $HOME/.cache/static-ffmpeg-histeq)
 # then configure with  PKG_CONFIG_PATH=PREFIX/lib/pkgconfig  and link with `pkg-config --static`:
 # the result needs only libc/libm at run time (libx264 is linked in). Strip it before carrying it.
 # Idempotent: a finished PREFIX is reused. Takes about 6 minutes on 2 cores.
 # HISTEQ_FFMPEG_LGPL=1: without libx264 (and so without --enable-gpl; default PREFIX
 # $HOME/.cache/static-ffmpeg-histeq-lgpl): every archive then is position-independent code, which a
-# shared library may link (Debian's libx264.a is not): bench/shared_core_device.sh links it into
+# shared library may link (Debian's libx264.a is not): tools/device/shared_core_device.sh links it into
 # libhisteq-core.so. Exports then encode with mpeg4, ffv1 or NVENC.
 set -euo pipefail
 lgpl=${HISTEQ_FFMPEG_LGPL:-0}

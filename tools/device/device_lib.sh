@@ -1,5 +1,5 @@
 # Shared start of the device scripts that run the carried static binaries (sourced, not run):
-#   source bench/device_lib.sh; device_setup /tmp/NAME
+#   source tools/device/device_lib.sh; device_setup /tmp/NAME
 # Unpacks .carry/bin.tgz into /tmp/hb, makes OUT (emptied) and FINAL (= $OUT of the device call,
 # where the packed results go), records the GPU and the host's cores in OUT/device.txt, sets H (the
 # carried histeq) and CUDA_BIN (the folder of compute-sanitizer and ncu), and gives step(): runs a

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Global mode's curve folded into the histogram's launch (planner.h, temporal_fold_gpu) and the
 # brightness hold's probing search (quality_gpu.cu, ProbeSearch), their evidence on the device:
-#   PART=bench OUT=$OUT bash bench/fold_device.sh    timings, frame identity, the profile
-#   PART=checks OUT=$OUT bash bench/fold_device.sh   GPU tests, memcheck, racecheck
+#   PART=bench OUT=$OUT bash tools/device/fold_device.sh    timings, frame identity, the profile
+#   PART=checks OUT=$OUT bash tools/device/fold_device.sh   GPU tests, memcheck, racecheck
 # Carry .carry/bin.tgz (histeq, histeq_prev: the binary before the fold, histeq_gpu_tests: static,
-# bench/prepare_device.sh's build), .carry/real.mp4 and
+# tools/device/prepare_device.sh's build), .carry/real.mp4 and
 # .carry/qclips/*.mkv (bench/make_quality_clips.py). Writes $OUT/fold_device_$PART.tgz:
 #   qb_{new,prev}_N.{txt,csv,json}  quality --bench on real footage, three runs of each binary in
 #                         turn: "global+all" (folded) beside "global+steps" (the same binary, the
@@ -17,9 +17,9 @@
 #   ncu_fold.txt          Nsight Compute on the folded launch at 1080p (the plain case's 50 launches
 #                         skipped, then global+all's: one a frame)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PART=${PART:-bench}
-source bench/device_lib.sh
+source tools/device/device_lib.sh
 device_setup /tmp/fold_device
 
 if [ "$PART" = bench ]; then

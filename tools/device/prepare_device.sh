@@ -7,8 +7,8 @@
 #   .carry/hevc10.mp4    2 s of 10-bit HEVC (NVDEC's P010 output)
 #   .carry/quality/      the clips of histeq quality (bench/make_quality_clips.py), for device_quality.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-prefix=$(bash bench/static-ffmpeg.sh)  # ../shared/tools' build plus NVENC and the network inputs
+cd "$(dirname "$0")/../.."
+prefix=$(bash tools/device/static-ffmpeg.sh)  # ../shared/tools' build plus NVENC and the network inputs
 PKG_CONFIG_PATH=$prefix/lib/pkgconfig cmake -S . -B build-static -G Ninja -DHISTEQ_STATIC=ON \
   -DCMAKE_CUDA_ARCHITECTURES="${HISTEQ_DEVICE_ARCH:-90}" >/dev/null
 ninja -C build-static histeq histeq_gpu_tests histeq_gl_tests
@@ -40,6 +40,6 @@ if [ ! -f .carry/real600.mp4 ]; then
   if [ -f .cache/real1080p60_600.mp4 ]; then cp .cache/real1080p60_600.mp4 .carry/real600.mp4
   else bench/make_real_clip.sh .carry/real600.mp4 600 1920x1080 60; fi
 fi
-# The clips of `histeq quality` (docs/quality.md), for bench/device_quality.sh (under 1 MB).
+# The clips of `histeq quality` (docs/quality.md), for tools/device/device_quality.sh (under 1 MB).
 [ -f .carry/quality/cut.mkv ] || /usr/bin/python3 bench/make_quality_clips.py .carry/quality
 du -sh .carry

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # method2_tuned's tiled form (CLAHE's tile histograms), its evidence on the device:
-#   PART=bench OUT=$OUT bash bench/tiles_device.sh     timings, frame identity, the profile
-#   PART=checks OUT=$OUT bash bench/tiles_device.sh    GPU tests, memcheck, racecheck
-#   PART=sweep OUT=$OUT bash bench/tiles_device.sh     the tiled plan's sweep (policy::Method2Tuned)
-#   PART=apply OUT=$OUT bash bench/tiles_device.sh     the clahe apply against histeq_prev (carried
+#   PART=bench OUT=$OUT bash tools/device/tiles_device.sh     timings, frame identity, the profile
+#   PART=checks OUT=$OUT bash tools/device/tiles_device.sh    GPU tests, memcheck, racecheck
+#   PART=sweep OUT=$OUT bash tools/device/tiles_device.sh     the tiled plan's sweep (policy::Method2Tuned)
+#   PART=apply OUT=$OUT bash tools/device/tiles_device.sh     the clahe apply against histeq_prev (carried
 #                         too: the binary before the apply's change), frames, tests, profile
-#   PART=profile OUT=$OUT bash bench/tiles_device.sh   Nsight Compute on every kernel of global +
+#   PART=profile OUT=$OUT bash tools/device/tiles_device.sh   Nsight Compute on every kernel of global +
 #                         every control and clahe + every control at 1080p (ncu_global_all.txt,
 #                         ncu_clahe_all.txt: where target 3's time goes)
 # Carry .carry/bin.tgz (histeq, histeq_before: the binary before the change, histeq_gpu_tests,
-# histeq_unit_tests; static, bench/prepare_device.sh's build), .carry/real.mp4 and
+# histeq_unit_tests; static, tools/device/prepare_device.sh's build), .carry/real.mp4 and
 # .carry/qclips/*.mkv (bench/make_quality_clips.py). Writes $OUT/tiles_device_$PART.tgz:
 #   bench_tiles_{8x8,32x32}.{csv,json,txt}  histeq bench --tiles: the tiled kernels side by side,
 #                         every tile checked against cpu_reference before timing
@@ -25,9 +25,9 @@
 #   sweep_{8x8,16x16,32x32}.*  method2_tuned's tiled plan: units per lane x (policy grid, one block
 #                         a tile), 8-bit, 1080p and 4K; ref_*: method2 and block_atomic (PART=sweep)
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PART=${PART:-bench}
-source bench/device_lib.sh
+source tools/device/device_lib.sh
 device_setup /tmp/tiles_device
 B=/tmp/hb/histeq_before
 CONTENTS=uniform,degenerate,natural,real,gaussian8

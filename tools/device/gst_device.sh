@@ -2,18 +2,18 @@
 # The GStreamer element histeq on the GPU machine: its frames on CUDA memory after
 # nvh264dec and in system memory are histeq export's, and its frame rates beside `histeq play
 # --hwdec nvdec --max-speed` on the same 1080p H.264 clip. Run there with .carry carried (made here
-# by bench/prepare_gst.sh; carry .carry/gst.tar.xz, about 20 MB):
-#   OUT=$OUT bash bench/gst_device.sh
+# by tools/device/prepare_gst.sh; carry .carry/gst.tar.xz, about 20 MB):
+#   OUT=$OUT bash tools/device/gst_device.sh
 # Writes $OUT/gst_device.log (everything) and $OUT/gst_device.json (the figures). Exit 1 when a
 # check fails or an element is missing.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/histeq-gst-out}
 mkdir -p "$out"
 log=$out/gst_device.log
 exec > >(tee "$log") 2>&1
-# shellcheck source=bench/gst_env.sh
-source bench/gst_env.sh || exit 1
+# shellcheck source=tools/device/gst_env.sh
+source tools/device/gst_env.sh || exit 1
 clip=$G/clip1080.mp4
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 failed=0

@@ -1,21 +1,21 @@
 #!/usr/bin/env bash
-# Builds what bench/python_device.sh needs on the GPU machine (CPython 3.12, no FFmpeg, no
+# Builds what tools/device/python_device.sh needs on the GPU machine (CPython 3.12, no FFmpeg, no
 # registry) and packs it as .carry/py/py.tgz (about 8 MB; name .carry/py in the device tool's `carry`):
 #   site/histeq/    the package from `pip wheel .` for CPython 3.12, FFmpeg and the C++ runtime
 #                   linked in (HISTEQ_STATIC), machine code for sm_90
 #   bin/histeq_api_bench, lib/libhisteq.so.*, lib/libcudart.so.*   the C++ API's benchmark
 # Needs a CPython 3.12 with its headers (PY312=..., else python3.12 on PATH or pyenv's 3.12) and
-# the static FFmpeg of bench/static-ffmpeg.sh. Compiles the core twice (module, library) for one
+# the static FFmpeg of tools/device/static-ffmpeg.sh. Compiles the core twice (module, library) for one
 # architecture; ccache makes the second a copy.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 arch=${HISTEQ_DEVICE_ARCH:-90}
 py=
 for c in ${PY312:-} python3.12 "$HOME"/.pyenv/versions/3.12*/bin/python3; do  # the first that runs (pyenv's shim may not)
   if "$c" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then py=$c; break; fi
 done
 [ -n "$py" ] || { echo "prepare_python_device.sh: no CPython 3.12 (set PY312=/path/to/python3.12)" >&2; exit 1; }
-prefix=$(bash bench/static-ffmpeg.sh)
+prefix=$(bash tools/device/static-ffmpeg.sh)
 venv=build/py312-venv
 [ -x $venv/bin/python ] || "$py" -m venv $venv
 $venv/bin/python -m pip install --quiet "nanobind==3.1.0" "scikit-build-core>=0.10"

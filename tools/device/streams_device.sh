@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
 # How many real-time 1080p60 streams one GPU holds (target 6 of the performance work), and what one
 # process serving them all gains over one process per stream. Run on the GPU machine with
-# .carry/gst.tar.xz (made here by bench/prepare_gst.sh: histeq with the static FFmpeg, the GStreamer
+# .carry/gst.tar.xz (made here by tools/device/prepare_gst.sh: histeq with the static FFmpeg, the GStreamer
 # element and the GStreamer it needs) and a 1080p60 H.264 clip (.carry/real600.mp4: `ffmpeg -stream_loop 4 -i
 # .carry/real.mp4 -c copy .carry/real600.mp4`, 600 frames) carried:
-#   OUT=$OUT [STREAMS=48,64,72,80] [GST_STREAMS=64,72,80,96] bash bench/streams_device.sh
+#   OUT=$OUT [STREAMS=48,64,72,80] [GST_STREAMS=64,72,80,96] bash tools/device/streams_device.sh
 # Writes $OUT/streams.log and $OUT/streams_{processes,gst}{,_max}.json (bench/streams.py's).
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 out=${OUT:-/tmp/histeq-streams-out}
 mkdir -p "$out"
 exec > >(tee "$out/streams.log") 2>&1
-# shellcheck source=bench/gst_env.sh
-source bench/gst_env.sh || exit 1
+# shellcheck source=tools/device/gst_env.sh
+source tools/device/gst_env.sh || exit 1
 clip=${CLIP:-.carry/real600.mp4}
 [ -f "$clip" ] || { echo "streams_device.sh: $clip is missing"; exit 1; }
 frames=${CLIP_FRAMES:-600}

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Every GPU of the host, on a machine of two or more (the device tool's nvidia-h100-x2 / -x4):
-#   PART=tests OUT=$OUT bash bench/multi_gpu_device.sh   the multi-GPU tests (tests/gpu/test_multi_gpu.cpp)
+#   PART=tests OUT=$OUT bash tools/device/multi_gpu_device.sh   the multi-GPU tests (tests/gpu/test_multi_gpu.cpp)
 #       and the NVDEC ones, memcheck on them (pipelines on the last device), and the CLI on the last
 #       device: export with NVDEC (frames == device 0's, by MD5 of the y4m), a batch over every GPU
 #       (== one GPU's, file for file), play --headless --device N; the binary before the fix
 #       (histeq_old, when carried) on the same commands
-#   PART=gpus OUT=$OUT bash bench/multi_gpu_device.sh    the defaults over 1, 2, ... every GPU, long files
-#   PART=scale OUT=$OUT bash bench/multi_gpu_device.sh   batch throughput over 1, 2, ... GPUs: NVDEC's
+#   PART=gpus OUT=$OUT bash tools/device/multi_gpu_device.sh    the defaults over 1, 2, ... every GPU, long files
+#   PART=scale OUT=$OUT bash tools/device/multi_gpu_device.sh   batch throughput over 1, 2, ... GPUs: NVDEC's
 #       limit (--passthrough -f null: decode only), decode + equalize (-f null: the defaults, nothing
 #       encoded, frames never leave the GPU), and a real encoder (libx264 ultrafast: the host's
 #       bound); each case RUNS times, nvidia-smi's decoder and SM use sampled beside it
@@ -14,11 +14,11 @@
 # frames of 1080p60 H.264, bench/make_real_clip.sh). FILES copies of it make the batch (default 56).
 # Writes $OUT/multi_gpu_$PART.tgz and prints the tables.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PART=${PART:-tests}
 FILES=${FILES:-56}
 RUNS=${RUNS:-3}
-source bench/device_lib.sh
+source tools/device/device_lib.sh
 device_setup /tmp/multi_gpu
 G=$(nvidia-smi --list-gpus | wc -l)
 LAST=$((G - 1))

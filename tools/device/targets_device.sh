@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # The six performance targets, each figure of today in one call (the closing measurement), with the
 # profiles that explain the ones missed:
-#   PART=bench OUT=$OUT bash bench/targets_device.sh    target 1: the kernels (method2_tuned, method2,
+#   PART=bench OUT=$OUT bash tools/device/targets_device.sh    target 1: the kernels (method2_tuned, method2,
 #       cub, block_atomic, the read ceiling) at 1080p, 4K and 1 GiB on every content; target 2: the
 #       whole equalization per frame (fused vs cub + LUT + apply, 8- and 10-bit); target 3: the
 #       quality controls (quality --bench on real footage); Nsight Compute on method2_tuned and cub,
 #       on the fused plain launch and on the folded launch (the defaults)
-#   PART=profile OUT=$OUT bash bench/targets_device.sh  the kernels' profiles alone
-#   PART=checks OUT=$OUT bash bench/targets_device.sh   every GPU test, memcheck and racecheck on the
+#   PART=profile OUT=$OUT bash tools/device/targets_device.sh  the kernels' profiles alone
+#   PART=checks OUT=$OUT bash tools/device/targets_device.sh   every GPU test, memcheck and racecheck on the
 #       fused, folded and temporal kernels, and the exports' MD5 on the GPU (folded, the steps) and
 #       the CPU: the same sums mean the same pictures
-# Carry .carry/bin.tgz (histeq, histeq_gpu_tests: bench/prepare_device.sh's static build),
+# Carry .carry/bin.tgz (histeq, histeq_gpu_tests: tools/device/prepare_device.sh's static build),
 # .carry/real.mp4 (bench/make_real_clip.sh) and .carry/qclips/*.mkv (bench/make_quality_clips.py).
 # Writes $OUT/targets_device_$PART.tgz.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PART=${PART:-bench}
-source bench/device_lib.sh
+source tools/device/device_lib.sh
 device_setup /tmp/targets_device
 R=.carry/real.mp4
 S=(--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section SchedulerStats)
