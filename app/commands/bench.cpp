@@ -1,5 +1,5 @@
 // histeq bench: every histogram kernel on a matrix of sizes, pitches and contents, each checked
-// against cpu_reference before it is timed (bench/lab/matrix.h; bench/lab/engine.h gives the
+// against cpu_reference before it is timed (lab/matrix.h; lab/engine.h gives the
 // method), `histeq bench --paper DIR` (bench_paper.cpp), which reproduces the papers' comparisons,
 // and `--equalize` (bench_equalize.cpp). The lab measures; this file parses, calls and prints.
 #include <CLI/CLI.hpp>
@@ -9,7 +9,7 @@
 
 #include "app/commands/bench_print.h"
 #include "app/commands/commands.h"
-#include "bench/lab/matrix.h"
+#include "lab/matrix.h"
 #include "core/equalize/quality.h"
 #include "core/pipeline/source_factory.h"
 

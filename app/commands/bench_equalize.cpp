@@ -1,10 +1,10 @@
 // histeq bench --equalize: the whole equalization per frame, fused against unfused
-// (bench/lab/equalize.h measures; this file parses, calls and prints).
+// (lab/equalize.h measures; this file parses, calls and prints).
 #include <cstdio>
 
 #include "app/commands/bench_print.h"
 #include "app/commands/commands.h"
-#include "bench/lab/equalize.h"
+#include "lab/equalize.h"
 
 namespace histeq::app {
 

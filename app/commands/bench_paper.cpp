@@ -1,4 +1,4 @@
-// histeq bench --paper DIR [videos...]: the papers' comparisons (bench/lab/paper.h lists them) into
+// histeq bench --paper DIR [videos...]: the papers' comparisons (lab/paper.h lists them) into
 // DIR: one CSV per experiment, summary.csv, and PNG plots drawn by bench/plot_paper.py
 // (python3-matplotlib). The lab measures and writes the CSVs; this file parses, calls, prints and
 // plots.
@@ -7,7 +7,7 @@
 
 #include "app/commands/bench_print.h"
 #include "app/commands/commands.h"
-#include "bench/lab/paper.h"
+#include "lab/paper.h"
 
 namespace histeq::app {
 namespace {

@@ -1,11 +1,11 @@
 // What `histeq bench` (and its --paper and --equalize runs) show on the terminal: the lab's rows
-// (bench/lab/results.h) as aligned tables, and the --inputs list parsed with its notes.
+// (lab/results.h) as aligned tables, and the --inputs list parsed with its notes.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "bench/lab/results.h"
+#include "lab/results.h"
 
 namespace histeq::app {
 

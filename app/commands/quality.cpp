@@ -18,7 +18,7 @@
 #include <filesystem>
 
 #include "app/commands/commands.h"
-#include "bench/lab/results.h"
+#include "lab/results.h"
 #include "core/pipeline/export.h"
 #include "core/pipeline/source_factory.h"
 

@@ -1,10 +1,10 @@
-// histeq quality --bench: what the equalization costs per frame in each mode (bench/lab/frame_cost.h
+// histeq quality --bench: what the equalization costs per frame in each mode (lab/frame_cost.h
 // measures; this file parses, calls and prints).
 #include <cstdio>
 
 #include "app/commands/bench_print.h"
 #include "app/commands/commands.h"
-#include "bench/lab/frame_cost.h"
+#include "lab/frame_cost.h"
 #include "core/pipeline/source_factory.h"
 
 namespace histeq::app {

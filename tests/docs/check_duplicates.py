@@ -6,7 +6,7 @@ repository), so this is the CI side of the house rule "no new pairs of real code
 self-contained finder of repeated line windows, with today's pairs in
 tests/docs/duplicate_baseline.txt. They may only shrink.
 
-  check_duplicates.py ROOT            check core/, app/, bench/, tools/, tests/ and python/ under ROOT
+  check_duplicates.py ROOT            check core/, app/, lab/, bench/, tools/, tests/ and python/ under ROOT
   check_duplicates.py ROOT --list     every pair with its line ranges (for a clean-up)
   check_duplicates.py ROOT --update   rewrite the baseline after removing or moving duplication;
                                       refuses when the pairs or their shared lines grow in total
@@ -31,7 +31,7 @@ from house_rules import planted_tree, usage_ok, verdict
 
 WINDOW = 6
 TOO_COMMON = 8
-TREES = ("core", "app", "bench", "tools", "tests", "python")
+TREES = ("core", "app", "lab", "bench", "tools", "tests", "python")
 C_LIKE = (".h", ".hpp", ".cpp", ".cc", ".cu", ".cuh", ".c")
 SCRIPT = (".py", ".sh")
 BASELINE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "duplicate_baseline.txt")

@@ -1,14 +1,14 @@
-// The lab (bench/lab/) on a GPU: the paths `histeq bench`, `bench --equalize` and `quality --bench`
+// The lab (lab/) on a GPU: the paths `histeq bench`, `bench --equalize` and `quality --bench`
 // take there, driven without the CLI. Each test skips itself without a CUDA device.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "bench/lab/engine.h"
-#include "bench/lab/equalize.h"
-#include "bench/lab/frame_cost.h"
-#include "bench/lab/matrix.h"
+#include "lab/engine.h"
+#include "lab/equalize.h"
+#include "lab/frame_cost.h"
+#include "lab/matrix.h"
 #include "core/cuda/device.h"
 
 namespace histeq::lab {

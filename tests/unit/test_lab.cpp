@@ -1,4 +1,4 @@
-// The lab (bench/lab/): what `histeq bench` and `histeq quality --bench` measure, driven as a
+// The lab (lab/): what `histeq bench` and `histeq quality --bench` measure, driven as a
 // library, without the CLI. On a machine with a GPU the engine times there too (the matrix's
 // cases then also get a read-ceiling row); everything below holds on either.
 #include <gtest/gtest.h>
@@ -8,11 +8,11 @@
 #include <sstream>
 #include <unistd.h>
 
-#include "bench/lab/engine.h"
-#include "bench/lab/frame_cost.h"
-#include "bench/lab/matrix.h"
-#include "bench/lab/paper.h"
-#include "bench/lab/results.h"
+#include "lab/engine.h"
+#include "lab/frame_cost.h"
+#include "lab/matrix.h"
+#include "lab/paper.h"
+#include "lab/results.h"
 
 namespace histeq::lab {
 namespace {

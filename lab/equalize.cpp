@@ -1,5 +1,5 @@
 // The lab's equalization bench (equalize.h gives the method and the check).
-#include "bench/lab/equalize.h"
+#include "lab/equalize.h"
 
 #include <cstring>
 

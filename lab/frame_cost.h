@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/lab/engine.h"
+#include "lab/engine.h"
 #include "core/equalize/quality.h"
 
 namespace histeq::lab {

@@ -1,4 +1,4 @@
-#include "bench/lab/matrix.h"
+#include "lab/matrix.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "bench/lab/results.h"
+#include "lab/results.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -26,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "bench/lab/engine.h"
-#include "bench/lab/results.h"
+#include "lab/engine.h"
+#include "lab/results.h"
 
 namespace histeq::lab {
 

@@ -16,8 +16,8 @@
 #include <memory>
 #include <vector>
 
-#include "bench/lab/engine.h"
-#include "bench/lab/results.h"
+#include "lab/engine.h"
+#include "lab/results.h"
 #include "core/equalize/fused_gpu.h"
 
 namespace histeq::lab {

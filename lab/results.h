@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/lab/engine.h"
+#include "lab/engine.h"
 
 namespace histeq::lab {
 

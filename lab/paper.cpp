@@ -1,12 +1,12 @@
 // The papers' comparisons (paper.h lists them and their inputs).
-#include "bench/lab/paper.h"
+#include "lab/paper.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
 
-#include "bench/lab/matrix.h"
+#include "lab/matrix.h"
 
 namespace histeq::lab {
 namespace {

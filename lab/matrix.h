@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "bench/lab/engine.h"
-#include "bench/lab/results.h"
+#include "lab/engine.h"
+#include "lab/results.h"
 
 namespace histeq::lab {
 

@@ -1,4 +1,4 @@
-#include "bench/lab/engine.h"
+#include "lab/engine.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,5 +1,5 @@
 // The equalization's cost per frame (frame_cost.h gives the method).
-#include "bench/lab/frame_cost.h"
+#include "lab/frame_cost.h"
 
 #include <algorithm>
 #include <chrono>
@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bench/lab/results.h"
+#include "lab/results.h"
 #include "core/cuda/check.h"
 #include "core/equalize/operation.h"
 #include "core/equalize/planner.h"
