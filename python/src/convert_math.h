@@ -15,7 +15,13 @@
 
 #include <cstdint>
 
-#include "core/cuda/hd.h"
+// Host-and-device inline, defined here rather than taken from core/cuda/hd.h: the module is a front
+// end and includes only the public API's headers and its own (tests/docs/check_layers.py).
+#ifdef __CUDACC__
+#define HISTEQ_PY_HD __host__ __device__ __forceinline__
+#else
+#define HISTEQ_PY_HD inline
+#endif
 
 namespace histeq::py::cvt {
 
@@ -33,11 +39,11 @@ inline const char* sample_name(Sample s) {
   return "?";
 }
 
-HISTEQ_HD int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
-HISTEQ_HD float clamp01(float v) { return v < 0.f ? 0.f : v > 1.f ? 1.f : v; }
+HISTEQ_PY_HD int clamp_int(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
+HISTEQ_PY_HD float clamp01(float v) { return v < 0.f ? 0.f : v > 1.f ? 1.f : v; }
 
 // IEEE half <-> float by their bits (no CUDA header on the host side; round to nearest even).
-HISTEQ_HD float half_to_float(uint16_t h) {
+HISTEQ_PY_HD float half_to_float(uint16_t h) {
   const uint32_t sign = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
   float v;
   if (e == 0) {
@@ -51,7 +57,7 @@ HISTEQ_HD float half_to_float(uint16_t h) {
   }
   return sign ? -v : v;
 }
-HISTEQ_HD uint16_t float_to_half(float f) {
+HISTEQ_PY_HD uint16_t float_to_half(float f) {
   // Only values in [0, 1] reach here (results of the conversions): normal or subnormal positives.
   if (!(f > 0.f)) return 0;
   if (f >= 65504.f) return 0x7bffu;
@@ -74,7 +80,7 @@ HISTEQ_HD uint16_t float_to_half(float f) {
 }
 
 // A sample of type `s` at `p` as a real number on [0, 1] (uint16: over 2^bits - 1; uint8: 255).
-HISTEQ_HD float unit_value(const void* p, Sample s, int bits) {
+HISTEQ_PY_HD float unit_value(const void* p, Sample s, int bits) {
   switch (s) {
     case Sample::u8: return static_cast<float>(*static_cast<const uint8_t*>(p)) * (1.f / 255.f);
     case Sample::u16: return static_cast<float>(*static_cast<const uint16_t*>(p)) / static_cast<float>((1 << bits) - 1);
@@ -84,7 +90,7 @@ HISTEQ_HD float unit_value(const void* p, Sample s, int bits) {
   }
   return 0.f;
 }
-HISTEQ_HD void put_unit_value(void* p, Sample s, int bits, float v) {
+HISTEQ_PY_HD void put_unit_value(void* p, Sample s, int bits, float v) {
   v = clamp01(v);
   switch (s) {
     case Sample::u8: *static_cast<uint8_t*>(p) = static_cast<uint8_t>(v * 255.f + 0.5f); break;
@@ -99,7 +105,7 @@ HISTEQ_HD void put_unit_value(void* p, Sample s, int bits, float v) {
 
 // ---- one plane: a sample <-> the work plane's (8-bit for uint8, else 10-bit) -------------------
 
-HISTEQ_HD uint16_t to_ten_bits(const void* p, Sample s, int bits) {
+HISTEQ_PY_HD uint16_t to_ten_bits(const void* p, Sample s, int bits) {
   if (s == Sample::u16) {
     const uint32_t v = *static_cast<const uint16_t*>(p);
     if (bits == 10) return static_cast<uint16_t>(v);
@@ -112,7 +118,7 @@ HISTEQ_HD uint16_t to_ten_bits(const void* p, Sample s, int bits) {
   }
   return static_cast<uint16_t>(clamp_int(static_cast<int>(unit_value(p, s, bits) * 1023.f + 0.5f), 0, 1023));
 }
-HISTEQ_HD void from_ten_bits(void* p, Sample s, int bits, uint32_t y) {
+HISTEQ_PY_HD void from_ten_bits(void* p, Sample s, int bits, uint32_t y) {
   if (s == Sample::u16) {
     const uint32_t m = (1u << bits) - 1;
     *static_cast<uint16_t*>(p) = static_cast<uint16_t>(bits == 10 ? y : (y * m + 511u) / 1023u);
@@ -126,16 +132,16 @@ HISTEQ_HD void from_ten_bits(void* p, Sample s, int bits, uint32_t y) {
 // ---- colour: uint8 as OpenCV's fixed point -----------------------------------------------------
 
 constexpr int kShift = 14;
-HISTEQ_HD int descale(int x) { return (x + (1 << (kShift - 1))) >> kShift; }
+HISTEQ_PY_HD int descale(int x) { return (x + (1 << (kShift - 1))) >> kShift; }
 
 // R, G, B -> Y, Cb, Cr (the planes' order: Y, U = Cb, V = Cr).
-HISTEQ_HD void rgb8_to_ycbcr(int r, int g, int b, uint8_t& y, uint8_t& cb, uint8_t& cr) {
+HISTEQ_PY_HD void rgb8_to_ycbcr(int r, int g, int b, uint8_t& y, uint8_t& cb, uint8_t& cr) {
   const int yy = descale(r * 4899 + g * 9617 + b * 1868);
   y = static_cast<uint8_t>(clamp_int(yy, 0, 255));
   cr = static_cast<uint8_t>(clamp_int(descale((r - yy) * 11682 + (128 << kShift)), 0, 255));
   cb = static_cast<uint8_t>(clamp_int(descale((b - yy) * 9241 + (128 << kShift)), 0, 255));
 }
-HISTEQ_HD void ycbcr8_to_rgb(int y, int cb, int cr, uint8_t& r, uint8_t& g, uint8_t& b) {
+HISTEQ_PY_HD void ycbcr8_to_rgb(int y, int cb, int cr, uint8_t& r, uint8_t& g, uint8_t& b) {
   cb -= 128;
   cr -= 128;
   r = static_cast<uint8_t>(clamp_int(y + descale(cr * 22987), 0, 255));
@@ -145,15 +151,15 @@ HISTEQ_HD void ycbcr8_to_rgb(int y, int cb, int cr, uint8_t& r, uint8_t& g, uint
 
 // ---- colour: real numbers, 10-bit planes -------------------------------------------------------
 
-HISTEQ_HD uint16_t ten_bits(float v) { return static_cast<uint16_t>(clamp_int(static_cast<int>(v * 1023.f + 0.5f), 0, 1023)); }
+HISTEQ_PY_HD uint16_t ten_bits(float v) { return static_cast<uint16_t>(clamp_int(static_cast<int>(v * 1023.f + 0.5f), 0, 1023)); }
 
-HISTEQ_HD void rgb_to_ycbcr10(float r, float g, float b, uint16_t& y, uint16_t& cb, uint16_t& cr) {
+HISTEQ_PY_HD void rgb_to_ycbcr10(float r, float g, float b, uint16_t& y, uint16_t& cb, uint16_t& cr) {
   const float yy = 0.299f * r + 0.587f * g + 0.114f * b;
   y = ten_bits(yy);
   cr = ten_bits((r - yy) * 0.713f + 0.5f);
   cb = ten_bits((b - yy) * 0.564f + 0.5f);
 }
-HISTEQ_HD void ycbcr10_to_rgb(uint32_t y, uint32_t cb, uint32_t cr, float& r, float& g, float& b) {
+HISTEQ_PY_HD void ycbcr10_to_rgb(uint32_t y, uint32_t cb, uint32_t cr, float& r, float& g, float& b) {
   const float yy = static_cast<float>(y) / 1023.f, u = static_cast<float>(cb) / 1023.f - 0.5f,
               v = static_cast<float>(cr) / 1023.f - 0.5f;
   r = clamp01(yy + 1.403f * v);
