@@ -270,7 +270,7 @@ std::vector<Strided> strided_of(const Frames& f, int64_t k) {
   return out;
 }
 
-Image image_of(const Frames& f, int64_t k) {
+Image image_header(const Frames& f) {
   Image im;
   im.format = f.format;
   im.width = int(f.cols);
@@ -278,6 +278,11 @@ Image image_of(const Frames& f, int64_t k) {
   im.memory = f.memory();
   im.device = f.device();
   im.range = f.range;
+  return im;
+}
+
+Image image_of(const Frames& f, int64_t k) {
+  Image im = image_header(f);
   const std::vector<Strided> s = strided_of(f, k);
   for (size_t i = 0; i < s.size() && i < 3; ++i)
     im.planes[i] = {s[i].data, s[i].rows == 1 ? size_t(s[i].cols * s[i].col_stride) : size_t(s[i].row_stride)};

@@ -61,6 +61,8 @@ void check_output(const Frames& in, const Frames& out);
 // New arrays for the result of `frame` (a single array or a tuple, as `frame` was).
 nb::object new_output(nb::handle frame, const Frames& in, const CallStream& stream);
 
+// An Image with `f`'s format, size, memory, device and range, and no planes yet.
+Image image_header(const Frames& f);
 // Frame k of `f` as an Image of the equalizer's (direct frames only).
 Image image_of(const Frames& f, int64_t k);
 // The channels and planes of frame k as convert.h sees them: colour R, G, B (then alpha); planes

@@ -49,12 +49,7 @@ class Work {
       host_.reset(new uint8_t[offset == 0 ? 1 : offset]);  // not zeroed: every sample is written
       base = reinterpret_cast<char*>(host_.get());
     }
-    image_.format = f.format;
-    image_.width = int(f.cols);
-    image_.height = int(f.rows);
-    image_.memory = f.memory();
-    image_.device = f.device();
-    image_.range = f.range;
+    image_ = image_header(f);
     for (int i = 0; i < count_; ++i) {
       planes_[i].data = base + at[i];
       image_.planes[i] = {planes_[i].data, planes_[i].pitch};
