@@ -4,6 +4,8 @@
 # --hwdec nvdec --max-speed` on the same 1080p H.264 clip. Run there with .carry carried (made here
 # by tools/device/prepare_gst.sh; carry .carry/gst.tar.xz, about 20 MB):
 #   OUT=$OUT bash tools/device/gst_device.sh
+# With .carry/gst_old.tgz carried as well (prepare_gst.sh with HISTEQ_OLD_BUILD), the element of that
+# other build is timed beside this one's, alternated run by run on the same pipelines (old/new ratio).
 # Writes $OUT/gst_device.log (everything) and $OUT/gst_device.json (the figures). Exit 1 when a
 # check fails or an element is missing.
 set -uo pipefail
@@ -97,6 +99,34 @@ play_fps() {  # play_fps KEY FLAGS...
 }
 play_fps play_nvdec
 play_fps play_nvdec_clahe --mode clahe
+# ---- the other build's element beside this one's (.carry/gst_old.tgz): the same pipelines,
+# alternated, five runs each; frames over the PLAYING..EOS time ----
+playing_fps() {  # playing_fps "PIPELINE": frames / the PLAYING..EOS time of one run
+  local msg t
+  # shellcheck disable=SC2086
+  msg=$(gst-launch-1.0 $1 ! fakesink sync=false 2>&1)
+  t=$(grep -o 'Execution ended after [0-9:.]*' <<<"$msg" | awk '{split($4, a, ":"); print a[1] * 3600 + a[2] * 60 + a[3]}')
+  [ -n "$t" ] && awk -v n="$frames" -v t="$t" 'BEGIN {printf "%.1f", n / t}'
+}
+compare_old() {
+  local o=/tmp/histeq-gst-old key p
+  rm -rf $o && mkdir -p $o/plugins && tar -C $o -xzf .carry/gst_old.tgz || return 1
+  for f in "$G"/plugins/*.so; do [ "$(basename "$f")" = libgsthisteq.so ] || ln -s "$f" $o/plugins/; done
+  echo "old element: $(cat $o/COMMIT)"
+  for key in defaults clahe; do
+    p="$dec ! $cuda ! histeq"; [ $key = clahe ] && p="$p mode=clahe"
+    local news=() olds=() n v
+    for i in 1 2 3 4 5; do
+      n=$(playing_fps "$p")
+      v=$(GST_PLUGIN_SYSTEM_PATH_1_0=$o/plugins GST_REGISTRY_1_0=$o/registry.bin LD_LIBRARY_PATH=$o/lib:$LD_LIBRARY_PATH playing_fps "$p")
+      news+=("${n:-0}"); olds+=("${v:-0}")
+    done
+    n=$(printf '%s\n' "${news[@]}" | sort -g | sed -n 3p); v=$(printf '%s\n' "${olds[@]}" | sort -g | sed -n 3p)
+    echo "fps CUDA memory $key: new $n (runs ${news[*]}), old $v (runs ${olds[*]}), new/old $(awk -v a="$n" -v b="$v" 'BEGIN {if (b > 0) printf "%.3f", a / b}')"
+    echo "  \"old_vs_new_$key\": {\"new_fps\": $n, \"old_fps\": $v}," >>"$json"
+  done
+}
+[ -f .carry/gst_old.tgz ] && { compare_old || { echo "FAIL: the old element"; failed=1; }; }
 echo "  \"frames\": ${frames:-0}, \"clip\": \"1920x1080 H.264\", \"failed\": $failed" >>"$json"
 echo "}" >>"$json"
 cat "$json"

@@ -17,6 +17,9 @@
 #   .carry/gst/clip1080.mp4  10 s of 1080p30 H.264 (High, yuv420p); clip1080.frames its frame count
 # The C runtime, libstdc++, libgcc_s and the NVIDIA driver's libraries (libcuda, libnvcuvid) are
 # the device's own. Then, there: OUT=$OUT bash tools/device/gst_device.sh (carry .carry/gst.tar.xz).
+# HISTEQ_OLD_BUILD=DIR (another tree's static build folder, its gsthisteq built there, e.g. of the
+# commit before a change) also packs that element and its libhisteq into .carry/gst_old.tgz (about
+# 8 MB), which gst_device.sh then times beside this tree's element (carry it too).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 prefix=$(bash tools/device/static-ffmpeg.sh)
@@ -80,3 +83,14 @@ ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_
 # xz: about 20 MB to carry instead of 60 (a device call carries 64 MiB at most).
 tar -C "$stage_out" -cf - gst | xz -T2 -6 >.carry/gst.tar.xz
 du -sh "$out" .carry/gst.tar.xz
+if [ -n "${HISTEQ_OLD_BUILD:-}" ]; then
+  old=$(mktemp -d)
+  mkdir -p "$old/plugins" "$old/lib"
+  strip --strip-unneeded -o "$old/plugins/libgsthisteq.so" "$HISTEQ_OLD_BUILD/app/gstreamer/libgsthisteq.so"
+  strip --strip-unneeded -o "$old/lib/$(objdump -p "$HISTEQ_OLD_BUILD/app/gstreamer/libgsthisteq.so" | awk '/NEEDED/ && $2 ~ /^libhisteq/ {print $2}')" \
+    "$(readlink -f "$HISTEQ_OLD_BUILD/core/libhisteq.so")"
+  git -C "$HISTEQ_OLD_BUILD/.." rev-parse --short HEAD >"$old/COMMIT" 2>/dev/null || echo unknown >"$old/COMMIT"
+  tar -C "$old" -czf .carry/gst_old.tgz plugins lib COMMIT
+  rm -rf "$old"
+  du -sh .carry/gst_old.tgz
+fi
