@@ -12,13 +12,16 @@ namespace {
 
 const char* kGroup = "Picture quality (defaults: docs/quality.md)";
 
+// --plain sets it to its plain value (and so excludes its own option).
+bool resets_under_plain(const eq::Control& c) { return c.has_plain() && !c.plain_free; }
+
 // --plain's help: the values it sets, from the controls it resets (those that depend on another
 // one go with it).
 std::string plain_help(const std::vector<eq::Control>& table) {
   const eq::Quality p = eq::plain_quality();
   std::string set;
   for (const auto& c : table)
-    if (c.plain && c.needs.empty()) set += (set.empty() ? "--" : " --") + c.name + " " + eq::control_text(c, p);
+    if (resets_under_plain(c) && c.needs.empty()) set += (set.empty() ? "--" : " --") + c.name + " " + eq::control_text(c, p);
   return "plain histogram equalization: " + set +
          ", mapped within the video's nominal range (see --range); with --textbook, the classic "
          "formula, histeq's frames before these options bit for bit";
@@ -41,7 +44,7 @@ CLI::Option* add_control(CLI::App* cmd, QualityArgs& q, const eq::Control& c) {
 bool control_preset(const std::vector<eq::Control>& table, const std::string& name, eq::Quality& q) {
   const eq::Quality d = eq::default_quality(), p = eq::plain_quality();
   const eq::Control* c = eq::find_control(table, name);
-  if (c == nullptr || !c->plain || !c->needs.empty() || c->config_key() != name || c->get(d) == c->get(p)) return false;
+  if (c == nullptr || !resets_under_plain(*c) || !c->needs.empty() || c->config_key() != name || c->get(d) == c->get(p)) return false;
   q = p;
   eq::copy_control(*c, d, q);
   for (const auto& dep : table)
@@ -101,7 +104,7 @@ QualityArgs::QualityArgs() {
 Result<eq::Quality> QualityArgs::resolve() const {
   eq::Quality q = eq::default_quality();
   for (const auto& c : eq::controls()) {
-    if (plain && c.plain) {
+    if (plain && resets_under_plain(c)) {
       eq::copy_control(c, eq::plain_quality(), q);
       continue;
     }
@@ -122,7 +125,7 @@ void add_quality_options(CLI::App* cmd, QualityArgs& q) {
   std::vector<CLI::Option*> reset;
   for (const auto& c : table) {
     CLI::Option* o = add_control(cmd, q, c);
-    if (c.plain) reset.push_back(o);
+    if (resets_under_plain(c)) reset.push_back(o);
   }
   CLI::Option* plain = cmd->add_flag("--plain", q.plain, plain_help(table))->group(kGroup);
   for (CLI::Option* o : reset) plain->excludes(o);
@@ -170,7 +173,7 @@ std::string controls_markdown() {
   md << "|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : eq::controls()) {
     md << "| `--" << c.name << "` | `" << c.config_key() << "` | " << c.op << " | " << eq::range_text(c) << " | "
-       << eq::control_text(c, d) << " | " << (c.plain ? eq::control_text(c, p) : "kept") << " | " << (c.live ? "yes" : "no")
+       << eq::control_text(c, d) << " | " << (resets_under_plain(c) ? eq::control_text(c, p) : "kept") << " | " << (c.live ? "yes" : "no")
        << " | " << c.doc << " |\n";
   }
   return md.str();

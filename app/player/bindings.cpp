@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "app/player/hints.h"
 #include "core/equalize/controls.h"
 
 namespace histeq::app::player {
@@ -190,9 +191,11 @@ Result<std::vector<CommandLine>> parse_command_line(const std::string& text, std
 
 std::string default_input_conf() {
   std::string text = kDefaultKeys;
-  // The control table's keys (core/equalize/controls.h: player_key), after histeq's own.
-  for (const auto& c : eq::controls())
-    if (c.live && !c.player_key.empty()) text += c.player_key + " cycle " + c.name + "  # " + c.key_help + "\n";
+  // The controls' keys (the player's hints, hints.h), after histeq's own.
+  for (const auto& c : eq::controls()) {
+    const ControlHints h = hints_of(c);
+    if (c.live && !h.key.empty()) text += h.key + " cycle " + c.name + "  # " + h.key_help + "\n";
+  }
   text += "h cycle help                 # this panel (the keys)\n";
   text += "F1 cycle help                # this panel (the keys)\n";
   text += "? cycle help                 # this panel (the keys)\n";

@@ -6,7 +6,7 @@
 // The defaults (default_input_conf()) are mpv's keys where mpv binds them (space/p pause, ./,
 // steps, arrows seek, [/] speed, i statistics, #/j tracks, q quit, Esc, f, m, 9/0, s) and histeq's
 // own actions on keys mpv leaves free (k kernel, b split, B the split's left side, X swap, a plain,
-// TAB the overlay, the control table's player_key for each control, h/F1/? the keys panel). An
+// TAB the overlay, the player's hints' key for each control (hints.h), h/F1/? the keys panel). An
 // --input-conf file binds more keys or rebinds these (`KEY ignore` unbinds one), for the commands
 // of app/player/controller.h.
 //

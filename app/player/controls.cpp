@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "app/player/hints.h"
 #include "core/histogram/histogram.h"
 
 namespace histeq::app::player {
@@ -78,7 +79,7 @@ eq::Quality toggle_control(const std::string& control, const eq::Quality& q, con
     case eq::ControlType::flag: c->set(r, v != 0 ? 0 : 1); break;
     case eq::ControlType::number: {
       if (!c->zero_off) break;
-      const double back = c->get(on) > 0 ? c->get(on) : c->get(eq::default_quality()) > 0 ? c->get(eq::default_quality()) : c->on_value;
+      const double back = c->get(on) > 0 ? c->get(on) : c->get(eq::default_quality()) > 0 ? c->get(eq::default_quality()) : hints_of(*c).on_value;
       c->set(r, v > 0 ? 0 : back);
       break;
     }

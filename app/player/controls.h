@@ -59,7 +59,7 @@ Result<std::vector<ScriptedKey>> parse_key_script(const std::string& script, con
 // What a control's key does to quality settings: a choice moves to its next choice (global <->
 // clahe, keep <-> auto), a flag flips (the textbook levels), a number that 0 turns off (the temporal
 // filter, the clip limit, the denoiser) goes off, or back on at `on`'s value (eq::default_quality()'s
-// when `on` has it off too, else the control's on_value: the denoiser's eq::kDenoiseOn). An unknown
+// when `on` has it off too, else the control's on value (hints.h): the denoiser's eq::kDenoiseOn). An unknown
 // control: `q` unchanged.
 eq::Quality toggle_control(const std::string& control, const eq::Quality& q, const eq::Quality& on);
 

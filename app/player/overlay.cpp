@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "app/player/hints.h"
 #include "app/player/overlay_widgets.h"
 
 namespace histeq::app::player {
@@ -81,7 +82,7 @@ void status_lines(const OverlayState& s, OverlayActions& out, float wrap) {
 
 // One control of the table as a widget (app/player/controls.h, overlay_controls()): a choice as
 // radio buttons, a flag as a checkbox, a grid as two integer sliders, a number as a slider over
-// [0 or min, slider_max] in steps of `step`, showing "off" where 0 turns it off and `top_label` at
+// [0 or min, slider_max] in steps of `step` (its hints, hints.h), showing "off" where 0 turns it off and `top_label` at
 // its top. True when the user changed it (then `q` holds the change).
 bool choice_widget(const eq::Control& c, eq::Quality& q) {
   int v = static_cast<int>(c.get(q));
@@ -95,24 +96,24 @@ bool choice_widget(const eq::Control& c, eq::Quality& q) {
   return changed;
 }
 
-bool number_widget(const eq::Control& c, eq::Quality& q) {
+bool number_widget(const eq::Control& c, const ControlHints& h, eq::Quality& q) {
   const double v = c.get(q);
   const float lo = c.zero_off ? 0.f : static_cast<float>(c.min);
-  const float hi = static_cast<float>(c.slider_max > 0 ? c.slider_max : c.max);
+  const float hi = static_cast<float>(h.slider_max > 0 ? h.slider_max : c.max);
   const bool off = c.zero_off && (v <= 0 || v < c.min);
-  const bool top = !c.top_label.empty() && v >= c.max;
-  const std::string format = off ? "off" : top ? c.top_label : c.format.empty() ? "%.2f" : c.format;
+  const bool top = !h.top_label.empty() && v >= c.max;
+  const std::string format = off ? "off" : top ? h.top_label : h.format.empty() ? "%.2f" : h.format;
   float f = static_cast<float>(v);
   ImGui::SetNextItemWidth(-1);
   if (!ImGui::SliderFloat(("##" + c.name).c_str(), &f, lo, hi, format.c_str())) return false;
-  const double per_unit = c.step > 0 ? 1 / c.step : 0;  // 100 for 0.01: round(f * 100) / 100 is 0.35, not 0.35000000000000003
+  const double per_unit = h.step > 0 ? 1 / h.step : 0;  // 100 for 0.01: round(f * 100) / 100 is 0.35, not 0.35000000000000003
   double r = per_unit > 0 ? std::round(f * per_unit) / per_unit : f;
   if (c.zero_off && f < c.min) r = 0;  // below the range means off
   c.set(q, r);
   return true;
 }
 
-bool control_widget(const eq::Control& c, eq::Quality& q) {
+bool control_widget(const eq::Control& c, const ControlHints& h, eq::Quality& q) {
   switch (c.type) {
     case eq::ControlType::choice: return choice_widget(c, q);
     case eq::ControlType::flag: {
@@ -125,14 +126,14 @@ bool control_widget(const eq::Control& c, eq::Quality& q) {
       const hist::TileGrid g = c.get_grid(q);
       int v[2] = {g.cols, g.rows};
       ImGui::SetNextItemWidth(-1);
-      const std::string format = c.format.empty() ? "%d" : c.format;
+      const std::string format = h.format.empty() ? "%d" : h.format;
       if (!ImGui::SliderInt2(("##" + c.name).c_str(), v, static_cast<int>(c.min), static_cast<int>(c.max), format.c_str())) return false;
       c.set_grid(q, {v[0], v[1]});
       return true;
     }
     case eq::ControlType::number: break;
   }
-  return number_widget(c, q);
+  return number_widget(c, h, q);
 }
 
 }  // namespace
@@ -308,15 +309,13 @@ bool Overlay::quality_controls(const char* id, eq::Quality& q) {
   for (const auto& c : table) {
     const eq::Control* needs = c.needs.empty() ? nullptr : eq::find_control(table, c.needs);
     if (needs != nullptr && !needs->on(q)) continue;  // e.g. the tiles in global mode
-    if (!c.label.empty()) label(c.label.c_str(), true);
+    const ControlHints h = hints_of(c);
+    if (!h.label.empty()) label(h.label.c_str(), true);
     else ImGui::SameLine();
-    changed |= control_widget(c, q);
+    changed |= control_widget(c, h, q);
   }
   if (ImGui::SmallButton("plain")) {
-    const eq::Quality levels = q;  // plain keeps the levels
-    q = eq::plain_quality();
-    q.range = levels.range;
-    q.textbook = levels.textbook;
+    eq::make_plain(q);  // the specs' plain values; the levels stay
     changed = true;
   }
   ImGui::SameLine();

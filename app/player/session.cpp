@@ -260,9 +260,8 @@ void Session::toggle_plain() {
     set_quality(*before_plain_);
   } else if (!quality_.plain()) {
     const eq::Quality back = quality_;
-    eq::Quality p = eq::plain_quality();  // the levels stay as they are
-    p.range = back.range;
-    p.textbook = back.textbook;
+    eq::Quality p = back;
+    eq::make_plain(p);  // the specs' plain values; the levels stay as they are
     set_quality(p);
     before_plain_ = back;
   }

@@ -117,7 +117,7 @@ ControlInfo info_of(const eq::Control& c, const eq::Quality& defaults, const eq:
   i.zero_off = c.zero_off;
   i.unit = c.unit;
   i.default_value = eq::control_text(c, defaults);
-  i.plain_value = eq::control_text(c, c.plain ? plain : defaults);
+  i.plain_value = eq::control_text(c, c.has_plain() ? plain : defaults);
   i.help = c.help;
   i.live = c.live;
   return i;
@@ -167,7 +167,7 @@ Settings Settings::defaults() { return Settings(); }
 Settings Settings::plain() {
   Settings s;
   for (const auto& c : eq::controls())
-    if (c.plain) eq::copy_control(c, eq::plain_quality(), s.impl_->quality);
+    if (c.has_plain() && !c.plain_free) eq::copy_control(c, eq::plain_quality(), s.impl_->quality);
   return s;
 }
 Settings::~Settings() = default;

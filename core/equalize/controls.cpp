@@ -5,6 +5,11 @@
 
 #include "core/cuda/numbers.h"
 #include "core/equalize/operation.h"
+#include "core/equalize/ops/apply/options.h"
+#include "core/equalize/ops/denoise/options.h"
+#include "core/equalize/ops/histogram/options.h"
+#include "core/equalize/ops/lut/options.h"
+#include "core/equalize/ops/temporal/options.h"
 
 namespace histeq::eq {
 
@@ -21,8 +26,15 @@ std::vector<OperationInfo>& list() {
 #define HISTEQ_OPERATION(name) v.push_back(name##_operation());
 #include "core/equalize/operations.def"
 #undef HISTEQ_OPERATION
-    for (auto& op : v)
+    for (auto& op : v) {
+      // Until the operations' files name their spec tables themselves.
+      if (op.name == "histogram") op.controls = histogram_controls();
+      if (op.name == "lut") op.controls = lut_controls();
+      if (op.name == "temporal") op.controls = temporal_controls();
+      if (op.name == "apply") op.controls = apply_controls();
+      if (op.name == "denoise") op.controls = denoise_controls();
       for (auto& c : op.controls) c.op = op.name;
+    }
     return v;
   }();
   return ops;
@@ -43,13 +55,90 @@ Status parse_number(const Control& c, const std::string& text, double& out) {
   return Status::ok();
 }
 
+std::string underscored(std::string s) {
+  std::replace(s.begin(), s.end(), '-', '_');
+  return s;
+}
+
 }  // namespace
 
 std::string control_number(double v) { return format_number(v); }
 
-std::string Control::python_name() const {
-  std::string s = name;
-  std::replace(s.begin(), s.end(), '-', '_');
+std::string Control::python_name() const { return underscored(name); }
+
+namespace {
+
+Control spec(std::string name, ControlType type, Range r, Words w, std::string help, std::string doc) {
+  Control c;
+  c.name = std::move(name);
+  c.type = type;
+  c.min = r.min;
+  c.max = r.max;
+  c.zero_off = r.zero_off;
+  c.key = std::move(w.key);
+  c.what = w.what.empty() ? c.name : std::move(w.what);
+  c.unit = std::move(w.unit);
+  c.help = std::move(help);
+  c.doc = std::move(doc);
+  return c;
+}
+
+}  // namespace
+
+Control number_spec(std::string name, double Quality::*field, Range range, double fallback, std::optional<double> plain, Words words,
+                    std::string help, std::string doc) {
+  Control c = spec(std::move(name), ControlType::number, range, std::move(words), std::move(help), std::move(doc));
+  c.fallback = fallback;
+  c.plain_value = plain;
+  c.get = [field](const Quality& q) { return q.*field; };
+  c.set = [field](Quality& q, double v) { q.*field = v; };
+  return c;
+}
+
+Control flag_spec(std::string name, bool Quality::*field, bool fallback, std::optional<bool> plain, Words words, std::string help,
+                  std::string doc) {
+  Control c = spec(std::move(name), ControlType::flag, {0, 1}, std::move(words), std::move(help), std::move(doc));
+  c.fallback = fallback ? 1 : 0;
+  if (plain) c.plain_value = *plain ? 1 : 0;
+  c.get = [field](const Quality& q) { return q.*field ? 1.0 : 0.0; };
+  c.set = [field](Quality& q, double v) { q.*field = v != 0; };
+  return c;
+}
+
+Control grid_spec(std::string name, hist::TileGrid Quality::*field, Range per_axis, int fallback, std::optional<int> plain,
+                  Words words, std::string help, std::string doc) {
+  Control c = spec(std::move(name), ControlType::grid, per_axis, std::move(words), std::move(help), std::move(doc));
+  c.fallback = fallback;
+  if (plain) c.plain_value = *plain;
+  c.get_grid = [field](const Quality& q) { return q.*field; };
+  c.set_grid = [field](Quality& q, hist::TileGrid g) { q.*field = g; };
+  c.get = [field](const Quality& q) { return static_cast<double>((q.*field).cols); };
+  c.set = [field](Quality& q, double v) { q.*field = {static_cast<int>(v), static_cast<int>(v)}; };
+  return c;
+}
+
+Control choice_spec_of(std::string name, std::vector<Choice> choices, const std::string& fallback, const std::string& plain,
+                       Words words, std::string help, std::string doc) {
+  Control c = spec(std::move(name), ControlType::choice, {0, static_cast<double>(choices.size()) - 1}, std::move(words),
+                   std::move(help), std::move(doc));
+  for (auto& ch : choices) {
+    if (ch.name == fallback) c.fallback = static_cast<double>(c.choices.size());
+    if (ch.name == plain) c.plain_value = static_cast<double>(c.choices.size());
+    c.choices.push_back(std::move(ch.name));
+    c.choice_help.push_back(std::move(ch.help));
+  }
+  return c;
+}
+
+Control param_spec(std::string name, Range range, double fallback, std::optional<double> plain, Words words, std::string help,
+                   std::string doc) {
+  Control c = param_control(std::move(name), fallback, range.min, range.max);
+  Control s = spec(c.name, ControlType::number, range, std::move(words), std::move(help), std::move(doc));
+  s.fallback = fallback;
+  s.plain_value = plain ? plain : std::optional<double>(fallback);
+  s.plain_free = true;
+  s.get = std::move(c.get);
+  s.set = std::move(c.set);
   return s;
 }
 
@@ -89,6 +178,9 @@ Control param_control(std::string name, double fallback, double min, double max)
   c.type = ControlType::number;
   c.min = min;
   c.max = max;
+  c.fallback = fallback;
+  c.plain_value = fallback;  // off: counts in plain(); --plain leaves it to its own option
+  c.plain_free = true;
   const std::string n = c.name;
   c.get = [n, fallback](const Quality& q) { return q.param(n, fallback); };
   c.set = [n, fallback](Quality& q, double v) {
@@ -106,7 +198,9 @@ Status register_operation(OperationInfo info) {
   for (const auto& op : list())
     if (op.name == info.name) return HISTEQ_ERROR(Code::invalid_argument, "operation '" + info.name + "' is registered already");
   for (auto& c : info.controls) {
-    if (find_control(table, c.name) != nullptr || find_control(table, c.config_key()) != nullptr)
+    bool taken = find_control(table, c.name) != nullptr || find_control(table, c.config_key()) != nullptr;
+    for (const auto& a : c.aliases) taken = taken || find_control(table, a) != nullptr;
+    if (taken)
       return HISTEQ_ERROR(Code::invalid_argument, "control '" + c.name + "' of operation '" + info.name + "' is taken");
     if (!c.get || !c.set) return HISTEQ_ERROR(Code::invalid_argument, "control '" + c.name + "' has no accessors");
     c.op = info.name;
@@ -129,7 +223,28 @@ std::vector<Control> controls() {
 const Control* find_control(const std::vector<Control>& table, const std::string& name) {
   for (const auto& c : table)
     if (c.name == name || c.python_name() == name || c.config_key() == name) return &c;
+  for (const auto& c : table)
+    for (const auto& a : c.aliases)
+      if (a == name || underscored(a) == name) return &c;
   return nullptr;
+}
+
+std::string alias_warning(const Control& c, const std::string& name) {
+  for (const auto& a : c.aliases)
+    if (a == name || underscored(a) == name)
+      return "'" + name + "' is an old name of '" + c.name + "' and will go: use '" + c.name + "'";
+  return {};
+}
+
+void make_plain(Quality& q) {
+  for_each_control([&q](const Control& c) {
+    if (c.plain_value) c.set(q, *c.plain_value);
+  });
+}
+
+bool same_value(const Control& c, const Quality& a, const Quality& b) {
+  if (c.type == ControlType::grid) return c.get_grid(a) == c.get_grid(b);
+  return c.get(a) == c.get(b);
 }
 
 std::string control_text(const Control& c, const Quality& q) {

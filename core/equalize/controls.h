@@ -16,7 +16,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/cuda/status.h"
@@ -33,16 +35,25 @@ enum class ControlType {
   grid,    // COLSxROWS, each in [min, max]; number form: the columns
 };
 
+// A control's spec: one entry of an operation's table (ops/<name>/options.cpp), as mpv's option
+// tables are. The builders below take (name, the settings field, range, default, plain value, words,
+// help, doc) on one line; the tail modifiers add where it applies (applies_with), how describe()
+// words it (described), old names (alias), and the rest. Everything else derives from the specs:
+// Quality's ==, plain(), describe(), default_quality() and plain_quality(), the command-line
+// options, the configuration keys, the C/C++ API's and Python's controls, GStreamer's properties and
+// docs/controls.md. The player's widgets and keys are the player's own table (app/player/hints.h).
 struct Control {
   std::string name;  // the command line's spelling ("clip-limit" for --clip-limit); python_name() gives "clip_limit"
   std::string key;   // `histeq quality`'s configuration key ("clip"); "" = name
   ControlType type = ControlType::number;
   double min = 0, max = 0;  // number: the valid values; grid: per axis
   bool zero_off = false;    // number: 0 means off and is valid besides [min, max]
-  double step = 0;          // the player's slider step (0: free)
-  double slider_max = 0;    // the player's slider end (0: max)
-  double on_value = 0;      // number with zero_off: what the player's key turns it on at when neither
-                            // the settings nor the defaults have it on (0: never the case)
+  double fallback = 0;      // the default (default_quality()), in the number form (grid: both axes)
+  // The value of plain equalization (plain_quality(), --plain, the player's plain toggle), in the
+  // number form; none: plain equalization keeps the control's value (the levels).
+  std::optional<double> plain_value;
+  bool plain_free = false;  // --plain leaves it to its own option (--plain --denoise 3)
+  std::string needs;        // applies only while that control is on (non-zero): tiles with clahe, ...
   std::vector<std::string> choices;  // choice: the spellings, the index is the number form
   std::vector<std::string> choice_help;  // choice: what each means, a few words (GStreamer's enum values)
   std::string unit;  // "s", "levels", "" (shown in the docs and in range errors)
@@ -51,12 +62,11 @@ struct Control {
   std::string doc;   // the docs table's line
   std::string op;    // the operation that declares it
   bool live = true;  // the player changes it while playing
-  bool plain = false;  // --plain (plain equalization) sets it to plain_quality()'s value
-  // The player (app/player/): the overlay row's label ("" = on the previous control's row), the
-  // control it depends on (shown only while that one is on: non-zero), the slider's printf format
-  // for its value, the text at the slider's top ("never"), and the toggle key with its help line.
-  std::string label, needs, format, top_label;
-  std::string player_key, key_help;
+  // describe()'s words: `brief` while it is off its plain value ("{}" its value, "{other}" another
+  // control's; "" = "name value"), `brief_off` at its plain value ("no clip"; "" = nothing said).
+  std::string brief, brief_off;
+  // Old names (a renamed control): still accepted everywhere, with a warning (alias_warning()).
+  std::vector<std::string> aliases;
   // The accessors onto the settings, in the number form (index, 0/1, the value; grid: columns).
   std::function<double(const Quality&)> get;
   std::function<void(Quality&, double)> set;
@@ -67,14 +77,64 @@ struct Control {
   const std::string& config_key() const { return key.empty() ? name : key; }
   std::string python_name() const;  // name with '-' as '_' (Python keywords, GStreamer properties)
   bool on(const Quality& q) const { return get(q) != 0; }
+  bool has_plain() const { return plain_value.has_value(); }  // plain equalization sets it
+
+  // Leaving: the fields the operations' files still set until they declare their controls by spec
+  // (read by nothing).
+  bool plain = false;
+  double step = 0, slider_max = 0, on_value = 0;
+  std::string label, format, top_label, player_key, key_help;
+
+  // The spec's tail.
+  Control&& applies_with(std::string control) && { needs = std::move(control); return std::move(*this); }
+  Control&& described(std::string on, std::string off = {}) && {
+    brief = std::move(on);
+    brief_off = std::move(off);
+    return std::move(*this);
+  }
+  Control&& alias(std::string old) && { aliases.push_back(std::move(old)); return std::move(*this); }
+  Control&& at_start_only() && { live = false; return std::move(*this); }
+  Control&& free_under_plain() && { plain_free = true; return std::move(*this); }
 };
 
-// Builders of the descriptors (the accessors still to be set by the caller, or bound to a field).
+// The spec builders' words and ranges.
+struct Range {
+  double min = 0, max = 0;
+  bool zero_off = false;  // 0 means off besides [min, max]
+};
+constexpr bool kZeroOff = true;
+struct Words {
+  std::string key;   // the configuration key ("" = the name)
+  std::string what;  // what errors call it ("" = the name)
+  std::string unit;  // "s", "levels", ""
+};
+struct Choice {
+  std::string name, help;
+};
+
+// The builders of the specs: name, field, range, default, plain value (nullopt: none), words, help, doc.
+Control number_spec(std::string name, double Quality::*field, Range range, double fallback, std::optional<double> plain,
+                    Words words, std::string help, std::string doc);
+Control flag_spec(std::string name, bool Quality::*field, bool fallback, std::optional<bool> plain, Words words,
+                  std::string help, std::string doc);
+Control grid_spec(std::string name, hist::TileGrid Quality::*field, Range per_axis, int fallback, std::optional<int> plain,
+                  Words words, std::string help, std::string doc);
+// A choice bound to an enum field whose values are the choices' indices.
+template <class Options, class Enum>
+Control choice_spec(std::string name, Enum Options::*field, std::vector<Choice> choices, const std::string& fallback,
+                    const std::string& plain, Words words, std::string help, std::string doc);
+// A number of an operation outside Quality, kept in Quality::params under its name (absent at
+// `fallback`, which is also its plain value unless `plain` says otherwise).
+Control param_spec(std::string name, Range range, double fallback, std::optional<double> plain, Words words, std::string help,
+                   std::string doc);
+
+// The older builders (the accessors still to be set by the caller, or bound to a field).
 Control number_control(std::string name, double Quality::*field, double min, double max);
 Control choice_control(std::string name, std::vector<std::string> choices);
 Control flag_control(std::string name, bool Quality::*field);
 // A number of an operation outside Quality: kept in Quality::params under `name`, `fallback` when
-// absent (a value equal to it is not stored, so settings compare equal whatever set them).
+// absent (a value equal to it is not stored, so settings compare equal whatever set them); its
+// default and plain value.
 Control param_control(std::string name, double fallback, double min, double max);
 
 // An operation of the list: its name, its controls, and how to make one.
@@ -93,8 +153,12 @@ void remove_operation(const std::string& name);
 
 // Every control, in the order of the operation list.
 std::vector<Control> controls();
-// The control named `name` (its name, its Python name or its configuration key), or nullptr.
+// The control named `name` (its name, its Python name, its configuration key or an alias), or nullptr.
 const Control* find_control(const std::vector<Control>& table, const std::string& name);
+// What to tell the user when `name` is an alias of c (" 'cpu' is an old name of ... "), else "".
+// Core never prints: the front ends show it (the CLI on stderr, GStreamer on the bus, Python as a
+// DeprecationWarning).
+std::string alias_warning(const Control& c, const std::string& name);
 // Not on a temporary table (`find_control(controls(), ...)`): the pointer would outlive it.
 const Control* find_control(std::vector<Control>&& table, const std::string& name) = delete;
 
@@ -108,7 +172,32 @@ void copy_control(const Control& c, const Quality& from, Quality& to);
 Status check_control(const Control& c, const Quality& q);
 // The valid values in words: "0 (off) or 1..64", "0..1", "global, clahe".
 std::string range_text(const Control& c);
+// Every control with a plain value set to it, the others kept (the levels, ...).
+void make_plain(Quality& q);
+// Whether c has the same value in a and b (both axes of a grid).
+bool same_value(const Control& c, const Quality& a, const Quality& b);
+// For each control of the list, in order (no copy of the table: Quality's == and plain() use it).
+template <class F>
+void for_each_control(F&& f) {
+  for (const auto& op : operation_list())
+    for (const auto& c : op.controls) f(c);
+}
 // A number as the controls print it (%g in the C locale, whatever the process's: numbers.h).
 std::string control_number(double v);
 
+}  // namespace histeq::eq
+
+// choice_spec's body (a template: the enum's type comes from the field).
+namespace histeq::eq {
+Control choice_spec_of(std::string name, std::vector<Choice> choices, const std::string& fallback, const std::string& plain,
+                       Words words, std::string help, std::string doc);
+template <class Options, class Enum>
+Control choice_spec(std::string name, Enum Options::*field, std::vector<Choice> choices, const std::string& fallback,
+                    const std::string& plain, Words words, std::string help, std::string doc) {
+  Control c = choice_spec_of(std::move(name), std::move(choices), fallback, plain, std::move(words), std::move(help), std::move(doc));
+  const auto f = static_cast<Enum Quality::*>(field);
+  c.get = [f](const Quality& q) { return static_cast<double>(static_cast<int>(q.*f)); };
+  c.set = [f](Quality& q, double v) { q.*f = static_cast<Enum>(static_cast<int>(v)); };
+  return c;
+}
 }  // namespace histeq::eq

@@ -7,32 +7,30 @@
 #include <cmath>
 
 namespace histeq::eq {
-namespace {
+bool Quality::operator==(const Quality& o) const noexcept {
+  bool same = params == o.params;
+  for_each_control([&](const Control& c) { same = same && same_value(c, *this, o); });
+  return same;
+}
 
-std::string number(double v) { return format_number(v); }
+bool Quality::plain() const noexcept {
+  bool plain = true;
+  for_each_control([&](const Control& c) { plain = plain && (!c.plain_value || !c.needs.empty() || c.get(*this) == *c.plain_value); });
+  return plain;
+}
 
-}  // namespace
+Quality plain_quality() {
+  Quality q;
+  make_plain(q);
+  return q;
+}
 
-Quality plain_quality() { return Quality{}; }
-
+// Each spec's default: docs/quality.md, "Choosing the defaults", has the sweeps over the clips of
+// bench/make_quality_clips.py that chose clip 1.1, temporal 0.35 s, scene cut 0.3 and chroma limit
+// 1.2 (the reasons are beside the specs' lines' measurements there).
 Quality default_quality() {
   Quality q;
-  // docs/quality.md, "Choosing the defaults": sweeps over the clips of bench/make_quality_clips.py.
-  //  - clip 1.1: the most contrast that keeps the noise of flat areas within 2x on every clip
-  //    (1.25: 2.1x on the dark one, 1.5: 2.1-2.4x, 2: 2.5-2.9x; contrast 1.45-2.0x at 1.1);
-  //  - temporal 0.35 s: the mean's flicker p99 at most the input's on every clip (trailer 0.996x,
-  //    street 0.90x, dark 0.76x, cut 0.996x; 0.5 s: trailer 1.006x, 0.75 and 1 s: 1.04x: longer
-  //    constants hold the offset longer after fades), while smoothing the curve's own changes;
-  //  - scene cut 0.3: within the clips' shots the distance stayed below 0.07, at their hard cuts it
-  //    was 0.34 and more (0.35 missed one of the trailer's); a bright block over a quarter of the
-  //    picture appearing at once measures 0.25 and must not count as a cut (tests/unit);
-  //  - chroma limit 1.2: colourfulness 1.03-1.2x of the input's (1.25: up to 1.31x, 1.5: 1.56x).
-  q.mode = Mode::global;
-  q.clip_limit = 1.1;
-  q.temporal_s = 0.35;
-  q.scene_cut = 0.3;
-  q.chroma = ChromaMode::follow;
-  q.chroma_limit = 1.2;
+  for_each_control([&q](const Control& c) { c.set(q, c.fallback); });
   return q;
 }
 
@@ -75,21 +73,45 @@ Result<hist::TileGrid> parse_tiles(const std::string& s) {
   return q.tiles;
 }
 
-std::string describe(const Quality& q) {
+namespace {
+
+// A spec's describe() words with "{}" its value and "{name}" another control's.
+std::string brief_of(const Control& c, const std::string& words, const Quality& q) {
+  if (words.empty()) return c.name + " " + control_text(c, q);
   std::string s;
-  if (q.plain()) {
-    s = "plain";
-  } else {
-    s = mode_name(q.mode);
-    if (q.mode == Mode::clahe) s += " " + std::to_string(q.tiles.cols) + "x" + std::to_string(q.tiles.rows);
-    s += q.clip_limit > 0 ? ", clip " + number(q.clip_limit) : ", no clip";
-    s += q.temporal_s > 0 ? ", temporal " + number(q.temporal_s) + " s (cut " + number(q.scene_cut) + ")" : ", no temporal";
-    s += q.chroma == ChromaMode::follow ? ", chroma auto (limit " + number(q.chroma_limit) + ")" : ", chroma kept";
+  for (size_t i = 0; i < words.size(); ++i) {
+    const size_t close = words[i] == '{' ? words.find('}', i) : std::string::npos;
+    if (close == std::string::npos) {
+      s += words[i];
+      continue;
+    }
+    const std::string other = words.substr(i + 1, close - i - 1);
+    const Control* o = other.empty() ? &c : nullptr;
+    for_each_control([&](const Control& x) { o = o == nullptr && x.name == other ? &x : o; });
+    s += o != nullptr ? control_text(*o, q) : "?";
+    i = close;
   }
-  if (q.denoise > 0) s += ", denoise " + number(q.denoise);
-  if (q.range != RangeMode::automatic) s += std::string(", range ") + range_name(q.range);
-  if (q.textbook) s += ", textbook levels";
-  for (const auto& [name, value] : q.params) s += ", " + name + " " + number(value);
+  return s;
+}
+
+}  // namespace
+
+// The controls that make settings plain are worded first (those with brief_off: "global, no clip,
+// ..."), or "plain" when they all are; then each other control off its plain settings' value.
+std::string describe(const Quality& q) {
+  const bool plain = q.plain();
+  const Quality p = plain_quality();
+  std::string s = plain ? "plain" : "";
+  auto add = [&s](const std::string& w) { s += (s.empty() ? "" : ", ") + w; };
+  for_each_control([&](const Control& c) {
+    if (plain || c.brief_off.empty()) return;
+    const bool on = !c.plain_value || c.get(q) != *c.plain_value;
+    add(on ? brief_of(c, c.brief, q) : c.brief_off);
+  });
+  for_each_control([&](const Control& c) {
+    if (!c.brief_off.empty() || !c.needs.empty() || same_value(c, q, p)) return;
+    add(brief_of(c, c.brief, q));
+  });
   return s;
 }
 

@@ -45,26 +45,21 @@
 
 #include "core/cuda/status.h"
 #include "core/equalize/lut.h"
+#include "core/equalize/ops/apply/options.h"
+#include "core/equalize/ops/denoise/options.h"
+#include "core/equalize/ops/histogram/options.h"
+#include "core/equalize/ops/lut/options.h"
+#include "core/equalize/ops/temporal/options.h"
 #include "core/histogram/histogram.h"
 
 namespace histeq::eq {
 
-enum class Mode { global, clahe };
-enum class ChromaMode { keep, follow };
-enum class RangeMode { automatic, limited, full };
-
-struct Quality {
-  Mode mode = Mode::global;
-  hist::TileGrid tiles{8, 8};  // clahe: the tile grid (OpenCV's default); clamped to the frame's size
-  double clip_limit = 0;       // 0 = off; else >= 1 (below 1 every bin would be clipped)
-  double temporal_s = 0;       // 0 = off; else the IIR time constant in seconds
-  double scene_cut = 0.3;      // total-variation distance 0..1 (docs/quality.md has the measurement)
-  ChromaMode chroma = ChromaMode::keep;
-  double chroma_limit = 1.2;   // >= 1
-  RangeMode range = RangeMode::automatic;
-  bool textbook = false;
-  double denoise = 0;          // 0 = off; else the noise sigma, 0.5..20 levels of 255
-  // The controls of operations outside the ones above (controls.h, param_control()): name -> value;
+// The settings: the composition of the operations' options (each operation's options.h, whose spec
+// table says each field's range, default and plain value), so that q.clip_limit reads as before,
+// plus the values of the operations outside these (params). ==, plain(), describe() and the
+// defaults derive from the specs (controls.h).
+struct Quality : HistogramOptions, LutOptions, TemporalOptions, ApplyOptions, DenoiseOptions {
+  // The controls of operations outside the ones above (controls.h, param_spec()): name -> value;
   // a control at its default is absent.
   std::map<std::string, double> params;
 
@@ -73,26 +68,20 @@ struct Quality {
     return it == params.end() ? fallback : it->second;
   }
 
-  bool operator==(const Quality& o) const noexcept {
-    return mode == o.mode && tiles == o.tiles && clip_limit == o.clip_limit && temporal_s == o.temporal_s &&
-           scene_cut == o.scene_cut && chroma == o.chroma && chroma_limit == o.chroma_limit && range == o.range &&
-           textbook == o.textbook && denoise == o.denoise && params == o.params;
-  }
+  // Every control's value the same (the specs'), and params.
+  bool operator==(const Quality& o) const noexcept;
   bool operator!=(const Quality& o) const noexcept { return !(*this == o); }
-  // True for plain equalization: global, no clip, no temporal, chroma kept, no denoiser (whatever
-  // the levels; with textbook on, the classic formula).
-  bool plain() const noexcept {
-    return mode == Mode::global && clip_limit == 0 && temporal_s == 0 && chroma == ChromaMode::keep && denoise == 0;
-  }
+  // True for plain equalization: every control that has a plain value (its spec) is at it, those
+  // that apply only with another one aside (tiles, scene cut, chroma limit), params included
+  // (whatever the levels; with textbook on, the classic formula). The planner fuses only these.
+  bool plain() const noexcept;
 };
 
-// The noise sigma the denoiser is switched on with where no value is given (the player's key, the
-// bench's case): the middle of the dark footage's 3..6 levels (docs/quality.md, "Denoiser").
-constexpr double kDenoiseOn = 4;
-
-// Plain equalization: global, no clip limit, no temporal filter, chroma kept, range auto, no denoiser.
+// Plain equalization: each control at its spec's plain value (global, no clip limit, no temporal
+// filter, chroma kept, no denoiser), the others at Quality{}'s (range auto).
 Quality plain_quality();
-// The defaults of the command line and the player, chosen by the measurements of docs/quality.md.
+// The defaults of the command line and the player: each spec's default (chosen by the
+// measurements of docs/quality.md).
 Quality default_quality();
 
 // Every control's range (controls.h): clip_limit 0 or 1..64, temporal_s 0..10, scene_cut 0..1,
@@ -110,7 +99,7 @@ Result<RangeMode> parse_range(const std::string& s);
 // "8x8" -> {8, 8}
 Result<hist::TileGrid> parse_tiles(const std::string& s);
 // "plain" or e.g. "clahe 8x8, clip 1.1, temporal 0.35 s (cut 0.3), chroma auto (limit 1.2)", and
-// ", range full" or ", textbook levels" when those are set.
+// ", range full" or ", textbook levels" when those are set: the specs' words (Control::brief).
 std::string describe(const Quality& q);
 
 // The integer forms (tone.h). clip_q8 = round(clip_limit * 256) (0 = off); cut_q16 =

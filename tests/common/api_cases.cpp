@@ -64,7 +64,7 @@ Result<pipeline::EqualizerOptions> engine_options(const EngineSettings& s) {
   const std::vector<eq::Control> table = eq::controls();
   if (s.plain)
     for (const auto& c : table)
-      if (c.plain) eq::copy_control(c, eq::plain_quality(), o.quality);
+      if (c.has_plain() && !c.plain_free) eq::copy_control(c, eq::plain_quality(), o.quality);
   for (const auto& [name, value] : s.controls) {
     if (name == "strength") o.strength = std::stod(value);
     else if (name == "kernel") o.kernel = value;

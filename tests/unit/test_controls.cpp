@@ -320,7 +320,7 @@ TEST(Planner, FusedOnlyForPlainSettingsWithTheFusedKernelOnTheGpuUnshifted) {
   other.quality.range = eq::RangeMode::full;
   EXPECT_TRUE(eq::plan_frame(other, Backend::gpu, yuv8).fused);
   for (const auto& c : eq::controls()) {
-    if (!c.plain) continue;  // the controls that make settings not plain
+    if (!c.has_plain()) continue;  // the controls that make settings not plain
     other = plain;
     if (c.type == eq::ControlType::grid) continue;  // the grid matters in clahe mode only
     if (c.needs.empty()) c.set(other.quality, c.type == eq::ControlType::number ? c.max : 1);
@@ -402,14 +402,10 @@ class RegisteredOperation : public ::testing::Test {
     gain.what = "test gain";
     gain.help = "multiply the luma";
     gain.doc = "the luma multiplied by this";
-    gain.label = "Gain";
-    gain.step = 0.05;
     eq::Control offset = eq::param_control("test-offset", 0, -64, 64);
     offset.what = "test offset";
     offset.help = "add to the luma";
     offset.doc = "added to the luma";
-    offset.label = "Offset";
-    offset.step = 1;
     ASSERT_TRUE(eq::register_operation({"test-gain", {gain, offset}, [] { return std::make_unique<TestGainOp>(); }}).is_ok());
   }
   void TearDown() override { eq::remove_operation("test-gain"); }
