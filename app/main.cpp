@@ -104,12 +104,14 @@ int main(int argc, char** argv) try {
   if (app.got_subcommand("play")) {
     auto q = play.quality.resolve();
     if (!q) return fail(q.status().message() + " (see histeq play --help)", kUsageError);
+    warn(play.quality.warnings());
     play.eq.quality = *q;
     return run_play(play, bench.argv);
   }
   if (app.got_subcommand("export")) {
     auto q = exp.quality.resolve();
     if (!q) return fail(q.status().message() + " (see histeq export --help)", kUsageError);
+    warn(exp.quality.warnings());
     exp.eq.quality = *q;
     return run_export(exp, bench.argv);
   }

@@ -61,8 +61,10 @@ using Configs = std::vector<std::pair<std::string, eq::Quality>>;
 Result<Configs> parse_configs(const std::vector<std::string>& specs) {
   Configs configs;
   for (const auto& c : specs) {
-    auto q = quality_config(c);
+    std::vector<std::string> warnings;
+    auto q = quality_config(c, &warnings);
     if (!q) return q.status();
+    warn(warnings);
     configs.emplace_back(c.substr(0, c.find(':')), *q);
   }
   return configs;

@@ -27,7 +27,11 @@ struct QualityArgs {
   std::map<std::string, double> number;     // number controls ("clip-limit" -> 1.1)
   std::map<std::string, bool> flag;         // flag controls ("textbook")
   bool plain = false;  // plain equalization: the controls marked plain at plain_quality()'s values
+  // The old names given (a renamed control's hidden option, e.g. --limit): name -> its option.
+  std::map<std::string, CLI::Option*> old_names;
   Result<eq::Quality> resolve() const;
+  // What to say about the old names given (eq::alias_warning), one line each; empty when none.
+  std::vector<std::string> warnings() const;
 };
 
 // The picture-quality options (QualityArgs) on a command (play, export, quality), from the control
@@ -35,7 +39,8 @@ struct QualityArgs {
 void add_quality_options(CLI::App* cmd, QualityArgs& q);
 // `histeq quality`'s configurations: plain, textbook, default, clahe, clip, temporal, chroma, or
 // NAME:key=value:... (the defaults with the controls of those configuration keys changed).
-Result<eq::Quality> quality_config(const std::string& spec);
+// An old key (an alias) is taken, its warning added to `warnings` when given.
+Result<eq::Quality> quality_config(const std::string& spec, std::vector<std::string>* warnings = nullptr);
 std::string quality_configs_help();  // --configs' help: the presets and the keys
 // The control table as Markdown (docs/controls.md; `histeq controls --markdown`).
 std::string controls_markdown();

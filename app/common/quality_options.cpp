@@ -39,6 +39,22 @@ CLI::Option* add_control(CLI::App* cmd, QualityArgs& q, const eq::Control& c) {
   return cmd->add_option(flag, q.number[c.name], c.help)->capture_default_str()->group(kGroup);
 }
 
+// A renamed control's old names: hidden options that set the same value (QualityArgs::warnings()
+// says they are old).
+std::vector<CLI::Option*> add_old_names(CLI::App* cmd, QualityArgs& q, const eq::Control& c, CLI::Option* current) {
+  std::vector<CLI::Option*> added;
+  for (const auto& old : c.aliases) {
+    CLI::Option* o = nullptr;
+    if (c.type == eq::ControlType::flag) o = cmd->add_flag("--" + old, q.flag[c.name]);
+    else if (c.type == eq::ControlType::number) o = cmd->add_option("--" + old, q.number[c.name]);
+    else o = cmd->add_option("--" + old, q.text[c.name]);
+    o->group("")->excludes(current);
+    q.old_names[old] = o;
+    added.push_back(o);
+  }
+  return added;
+}
+
 // A preset of one control on plain equalization ("clip", "temporal", "chroma"): the controls that
 // --plain resets whose default is not plain, with the default values of those that depend on them.
 bool control_preset(const std::vector<eq::Control>& table, const std::string& name, eq::Quality& q) {
@@ -125,13 +141,25 @@ void add_quality_options(CLI::App* cmd, QualityArgs& q) {
   std::vector<CLI::Option*> reset;
   for (const auto& c : table) {
     CLI::Option* o = add_control(cmd, q, c);
-    if (resets_under_plain(c)) reset.push_back(o);
+    const std::vector<CLI::Option*> old = add_old_names(cmd, q, c, o);
+    if (!resets_under_plain(c)) continue;
+    reset.push_back(o);
+    reset.insert(reset.end(), old.begin(), old.end());
   }
   CLI::Option* plain = cmd->add_flag("--plain", q.plain, plain_help(table))->group(kGroup);
   for (CLI::Option* o : reset) plain->excludes(o);
 }
 
-Result<eq::Quality> quality_config(const std::string& spec) {
+std::vector<std::string> QualityArgs::warnings() const {
+  std::vector<std::string> out;
+  const std::vector<eq::Control> table = eq::controls();
+  for (const auto& [old, option] : old_names)
+    if (option->count() > 0)
+      if (const eq::Control* c = eq::find_control(table, old)) out.push_back("--" + old + ": " + eq::alias_warning(*c, old));
+  return out;
+}
+
+Result<eq::Quality> quality_config(const std::string& spec, std::vector<std::string>* warnings) {
   const std::vector<eq::Control> table = eq::controls();
   const size_t colon = spec.find(':');
   const std::string name = spec.substr(0, colon);
@@ -150,8 +178,10 @@ Result<eq::Quality> quality_config(const std::string& spec) {
       if (eqs == std::string::npos) return HISTEQ_ERROR(Code::invalid_argument, "configuration '" + spec + "': '" + kv + "' is not key=value");
       const std::string key = kv.substr(0, eqs);
       const eq::Control* c = eq::find_control(table, key);
-      if (c == nullptr || c->config_key() != key)
+      const std::string old = c == nullptr ? "" : eq::alias_warning(*c, key);
+      if (c == nullptr || (c->config_key() != key && old.empty()))
         return HISTEQ_ERROR(Code::invalid_argument, "unknown key '" + key + "' (" + config_keys(table) + ")");
+      if (!old.empty() && warnings != nullptr) warnings->push_back("configuration '" + spec + "': " + old);
       HISTEQ_TRY(eq::set_control_text(*c, q, kv.substr(eqs + 1)));
       at = end + 1;
     }
@@ -174,7 +204,9 @@ std::string controls_markdown() {
   for (const auto& c : eq::controls()) {
     md << "| `--" << c.name << "` | `" << c.config_key() << "` | " << c.op << " | " << eq::range_text(c) << " | "
        << eq::control_text(c, d) << " | " << (resets_under_plain(c) ? eq::control_text(c, p) : "kept") << " | " << (c.live ? "yes" : "no")
-       << " | " << c.doc << " |\n";
+       << " | " << c.doc;
+    for (const auto& old : c.aliases) md << " (old name `" << old << "`: taken, with a warning)";
+    md << " |\n";
   }
   return md.str();
 }

@@ -29,6 +29,11 @@ int fail(const std::string& message, int code) {
   std::fprintf(stderr, "histeq: %s\n", terminal_safe(message).c_str());
   return code;
 }
+
+void warn(const std::vector<std::string>& lines) {
+  for (const auto& l : lines) std::fprintf(stderr, "histeq: warning: %s\n", terminal_safe(l).c_str());
+}
+
 namespace {
 
 std::atomic<bool> g_stop{false};

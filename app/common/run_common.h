@@ -20,6 +20,8 @@ namespace histeq::app {
 
 // Prints "histeq: message" to stderr; returns the exit code to use.
 int fail(const std::string& message, int code = 1);
+// Each line on stderr as "histeq: warning: LINE" (an old control name given, ...).
+void warn(const std::vector<std::string>& lines);
 
 // SIGINT, SIGTERM and SIGHUP set the returned flag; a second one ends the process at once, after
 // removing the files named by set_signal_cleanup() and add_signal_cleanup(). SIGPIPE and SIGXFSZ

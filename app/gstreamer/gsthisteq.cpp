@@ -89,18 +89,18 @@ std::string shown(const Pending& pending, const Property& p) {
   return text.ok() ? text.value() : "";
 }
 
-// Takes `text` into the pending settings, or returns why not (under the object lock).
-std::string take_value(GstHisteq* self, const Property& p, const std::string& text) {
+// Takes `value` into the pending settings (typed, properties.h), or returns why not (under the object lock).
+std::string take_value(GstHisteq* self, const Property& p, const GValue* value) {
   Pending& pending = *self->pending;
   // The backend and the device choose the equalizer, made when the stream starts.
   if (!p.live && GST_STATE(self) > GST_STATE_READY)
     return p.name + " can only change in the NULL or READY state, not in " + gst_element_state_get_name(GST_STATE(self));
   const std::string before = shown(pending, p);
-  if (p.type == "device" && text.empty()) {
+  if (is_auto_device(p, value)) {
     pending.device_auto = true;
     pending.settings.set(p.name, histeq::Settings::defaults().get(p.name).value());
   } else {
-    const histeq::Status st = pending.settings.set(p.name, text);
+    const histeq::Status st = set_from_value(pending.settings, p, value);
     if (!st.ok()) return st.message();
     if (p.type == "device") pending.device_auto = false;
   }
@@ -109,27 +109,29 @@ std::string take_value(GstHisteq* self, const Property& p, const std::string& te
   return "";
 }
 
+// The property of `id`, or nullptr (GObject warned) when there is none.
+const Property* property_of(GObject* object, guint id, GParamSpec* pspec) {
+  if (id != 0 && id <= g_properties->size()) return &(*g_properties)[id - 1];
+  G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+  return nullptr;
+}
+
 void set_property(GObject* object, guint id, const GValue* value, GParamSpec* pspec) {
-  if (id == 0 || id > g_properties->size()) {
-    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
-    return;
-  }
-  const Property& p = (*g_properties)[id - 1];
+  const Property* found = property_of(object, id, pspec);
+  if (found == nullptr) return;
+  const Property& p = *found;
   GstHisteq* self = self_of(object);
-  const std::string text = text_of_value(p, value);
   GST_OBJECT_LOCK(self);
-  std::string refused = take_value(self, p, text);
+  std::string refused = take_value(self, p, value);
   if (!refused.empty()) refused += "; " + p.name + " stays " + shown(*self->pending, p);
   GST_OBJECT_UNLOCK(self);
   if (!refused.empty()) refuse(self, refused);
 }
 
 void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {
-  if (id == 0 || id > g_properties->size()) {
-    G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
-    return;
-  }
-  const Property& p = (*g_properties)[id - 1];
+  const Property* found = property_of(object, id, pspec);
+  if (found == nullptr) return;
+  const Property& p = *found;
   GstHisteq* self = self_of(object);
   GST_OBJECT_LOCK(self);
   const std::string text = shown(*self->pending, p);

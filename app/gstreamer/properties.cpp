@@ -95,19 +95,17 @@ const std::vector<Property>& install_properties(GObjectClass* klass) {
   return table;
 }
 
-std::string text_of_value(const Property& p, const GValue* value) {
-  if (G_VALUE_HOLDS_ENUM(value)) {
-    const int i = g_value_get_enum(value);
-    return i >= 0 && i < static_cast<int>(p.choices.size()) ? p.choices[static_cast<size_t>(i)] : "";
-  }
-  if (G_VALUE_HOLDS_DOUBLE(value)) {
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    return g_ascii_dtostr(buf, sizeof buf, g_value_get_double(value));
-  }
-  if (G_VALUE_HOLDS_BOOLEAN(value)) return g_value_get_boolean(value) ? "1" : "0";
-  if (G_VALUE_HOLDS_INT(value)) return g_value_get_int(value) < 0 ? "" : std::to_string(g_value_get_int(value));
+histeq::Status set_from_value(histeq::Settings& settings, const Property& p, const GValue* value) {
+  if (G_VALUE_HOLDS_ENUM(value)) return settings.set(p.name, static_cast<double>(g_value_get_enum(value)));
+  if (G_VALUE_HOLDS_DOUBLE(value)) return settings.set(p.name, g_value_get_double(value));
+  if (G_VALUE_HOLDS_BOOLEAN(value)) return settings.set(p.name, g_value_get_boolean(value) != FALSE);
+  if (G_VALUE_HOLDS_INT(value)) return settings.set(p.name, static_cast<double>(g_value_get_int(value)));
   const char* s = g_value_get_string(value);
-  return s ? s : "";
+  return settings.set(p.name, std::string(s ? s : ""));
+}
+
+bool is_auto_device(const Property& p, const GValue* value) {
+  return p.type == "device" && G_VALUE_HOLDS_INT(value) && g_value_get_int(value) < 0;
 }
 
 void value_of_text(const Property& p, const std::string& text, GValue* value) {

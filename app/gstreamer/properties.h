@@ -11,6 +11,7 @@
 #pragma once
 
 #include <glib-object.h>
+#include <histeq/histeq.hpp>
 
 #include <string>
 #include <vector>
@@ -28,9 +29,12 @@ struct Property {
 // table (the table lives for the process).
 const std::vector<Property>& install_properties(GObjectClass* klass);
 
-// The text form of `value` (a value of the property `p`) for histeq::Settings::set; "" for the
-// device's -1 (auto), which Settings has no text for.
-std::string text_of_value(const Property& p, const GValue* value);
+// Sets the property `p` in `settings` from `value` through the typed setter of its type (an enum's
+// index, a double, a boolean, the device's int; text only for string properties): no text
+// round-trip, so no locale or precision in between. The device's -1 (auto) is the caller's.
+histeq::Status set_from_value(histeq::Settings& settings, const Property& p, const GValue* value);
+// Whether `value` is the device's -1 (auto).
+bool is_auto_device(const Property& p, const GValue* value);
 
 // Stores the text form `text` (histeq::Settings::get) into `value`, a value of the property `p`.
 void value_of_text(const Property& p, const std::string& text, GValue* value);

@@ -162,6 +162,17 @@ std::vector<ControlInfo> controls() {
   return v;
 }
 
+std::string control_warning(const std::string& name) {
+  try {
+    const std::vector<eq::Control> table = eq::controls();
+    bool own = false;
+    const eq::Control* c = lookup(table, name, own);
+    return c == nullptr ? std::string() : eq::alias_warning(*c, name);
+  } catch (...) {
+    return {};
+  }
+}
+
 Settings::Settings() : impl_(std::make_unique<Impl>()) {}
 Settings Settings::defaults() { return Settings(); }
 Settings Settings::plain() {

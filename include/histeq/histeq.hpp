@@ -160,6 +160,13 @@ struct ControlInfo {
 // "strength" (0..1), "backend" ("auto", "gpu", "cpu"), "device" (CUDA device index).
 HISTEQ_API std::vector<ControlInfo> controls();
 
+// A renamed control keeps its old name as an alias, still taken by Settings::set/get and
+// Equalizer::set: this gives what to tell the user when `name` is such an old name ("'limit' is an
+// old name of 'chroma-limit' and will go: use 'chroma-limit'"), or "" for a current name or an
+// unknown one. The library never prints it: the front end shows it (Python: a DeprecationWarning).
+// Added in 0.1 beside the rest; controls() does not list the old names.
+HISTEQ_API std::string control_warning(const std::string& name);
+
 // The settings of an equalizer: every control of controls(), by name (the command line's spelling,
 // the Python name, or `histeq quality`'s key) with a value in its text form ("clahe", "2.5",
 // "8x8", "on"/"off"/"1"/"0") or as a number (a choice's index, a flag's 1/0, a grid's columns and

@@ -81,8 +81,8 @@ def _control_doc() -> str:
 
 def _check_names(names, where):
     for k in names:
-        if k in _BY_NAME or k == "plain":
-            continue
+        if k in _BY_NAME or k == "plain" or _histeq._control_warning(k):
+            continue  # an old name is taken, with a DeprecationWarning
         close = difflib.get_close_matches(k, list(_BY_NAME) + ["plain"], n=1)
         hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise ValueError(f"{where}: unknown control {k!r}{hint}; histeq.controls() lists them")

@@ -57,8 +57,11 @@ int int_of(nb::handle v, const std::string& name, long long lo, long long hi, co
 }
 
 // A control's value from Python: a string, a number, True/False, or (columns, rows) for a grid.
+// A renamed control's old name is taken with a DeprecationWarning (histeq::control_warning).
 template <class Target>
 Status set_value(Target& target, const std::string& name, nb::handle v) {
+  if (const std::string old = control_warning(name); !old.empty())
+    if (PyErr_WarnEx(PyExc_DeprecationWarning, old.c_str(), 2) != 0) throw nb::python_error();  // warnings made errors
   if (PyBool_Check(v.ptr())) return target.set(name, v.ptr() == Py_True ? 1.0 : 0.0);
   if (PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())) return target.set(name, number_of(v, name));
   if (PyUnicode_Check(v.ptr())) return target.set(name, nb::cast<std::string>(v));
@@ -324,6 +327,8 @@ NB_MODULE(_histeq, m) {
   m.doc() = "histeq's C++ API; use the package histeq.";
   m.def("version", [] { return std::string(histeq::version()); });
   m.def("gpu_available", &histeq::gpu_available);
+  m.def("_control_warning", [](const std::string& name) { return histeq::control_warning(name); },
+        "what to say when `name` is a renamed control's old name, else ''");
   m.def("controls", [] {
     nb::list l;
     for (const auto& c : histeq::controls()) l.append(control_dict(c));

@@ -297,3 +297,17 @@ def test_threads_never_overlap_on_one_equalizer():
     for t in threads:
         t.join()
     assert len(outcomes) == 18 and False not in outcomes
+
+
+def test_an_old_control_name_warns_and_still_works():
+    import warnings
+    with pytest.warns(DeprecationWarning, match="use 'chroma-limit'"):
+        eq = histeq.Equalizer(limit=1.5)
+    assert eq.get("chroma_limit") == 1.5
+    with pytest.warns(DeprecationWarning, match="'limit' is an old name"):
+        eq.set(limit=2)
+    assert eq.get("chroma_limit") == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the current names never warn
+        histeq.Equalizer(chroma_limit=1.5).set(chroma_limit=2)
+    assert "limit" not in [c["python_name"] for c in histeq.controls()]

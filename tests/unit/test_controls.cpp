@@ -21,6 +21,8 @@
 #include "core/equalize/operation.h"
 #include "core/equalize/planner.h"
 #include "core/equalize/quality.h"
+#define HISTEQ_API_NO_USING  // histeq::api::Status beside the core one
+#include "histeq/histeq.hpp"
 #include "tests/common/quality_cases.h"
 
 namespace histeq {
@@ -115,6 +117,41 @@ TEST(QualityCli, BadValuesAreRefusedNamingTheControl) {
     ASSERT_FALSE(q.is_ok()) << args[0];
     EXPECT_NE(q.status().message().find(word), std::string::npos) << args[0] << ": " << q.status().message();
   }
+}
+
+// A renamed control's old name (chroma-limit's configuration key was "limit") still works, as an
+// option and as a key, and warns.
+TEST(QualityCli, AnOldNameWorksAndWarns) {
+  CLI::App cmd("test");
+  app::QualityArgs args;
+  app::add_quality_options(&cmd, args);
+  cmd.parse(std::vector<std::string>{"1.5", "--limit"});
+  auto q = args.resolve();
+  ASSERT_TRUE(q.is_ok()) << q.status().to_string();
+  EXPECT_EQ(q->chroma_limit, 1.5);
+  ASSERT_EQ(args.warnings().size(), 1u);
+  EXPECT_NE(args.warnings()[0].find("use 'chroma-limit'"), std::string::npos) << args.warnings()[0];
+  EXPECT_EQ(cmd.help().find("--limit"), std::string::npos) << "hidden from the help";
+  EXPECT_FALSE(parse_quality({"--limit", "2", "--chroma-limit", "2"}).is_ok()) << "one value, one way";
+  EXPECT_FALSE(parse_quality({"--plain", "--limit", "2"}).is_ok()) << "--plain sets it";
+  CLI::App fresh("test");
+  app::QualityArgs none;
+  app::add_quality_options(&fresh, none);
+  fresh.parse(std::vector<std::string>{"1.5", "--chroma-limit"});
+  EXPECT_TRUE(none.warnings().empty());
+  std::vector<std::string> warnings;
+  auto c = app::quality_config("x:limit=2", &warnings);
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  EXPECT_EQ(c->chroma_limit, 2);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("'limit' is an old name of 'chroma-limit'"), std::string::npos) << warnings[0];
+  warnings.clear();
+  ASSERT_TRUE(app::quality_config("x:chroma-limit=2", &warnings).is_ok());
+  EXPECT_TRUE(warnings.empty());
+  // The library's word for it (the Python module shows it as a DeprecationWarning).
+  EXPECT_NE(histeq::api::control_warning("limit").find("chroma-limit"), std::string::npos);
+  EXPECT_EQ(histeq::api::control_warning("chroma-limit"), "");
+  EXPECT_EQ(histeq::api::control_warning("no-such"), "");
 }
 
 // Every field of Quality is bound to exactly one control, and each control moves one field.

@@ -13,9 +13,10 @@ std::vector<Control> apply_controls() {
                   {}, "auto: scale chroma with the luma gain so colours keep their saturation; keep: chroma untouched",
                   "auto: chroma scaled with the luma's gain, so colours keep their saturation; keep: chroma untouched")
           .described("chroma {} (limit {chroma-limit})", "chroma kept"),
-      number_spec("chroma-limit", &ApplyOptions::chroma_limit, {1, 4}, 1.2, 1.2, {"limit", "chroma limit"},
+      number_spec("chroma-limit", &ApplyOptions::chroma_limit, {1, 4}, 1.2, 1.2, {"", "chroma limit"},
                   "with --chroma auto: the most chroma is scaled up (never down), 1..4", "with chroma auto: the largest chroma gain")
-          .applies_with("chroma"),
+          .applies_with("chroma")
+          .alias("limit"),  // its configuration key until it took its name ("limit" beside clip-limit was ambiguous)
   };
 }
 
