@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "app/commands/commands.h"
+#include "app/common/equalizer_options.h"
 #include "app/common/names.h"
 #include "app/common/run_common.h"
 #include "core/cuda/device.h"
@@ -132,12 +133,11 @@ void add_export_command(CLI::App& app, ExportCliOptions& o) {
   e->add_flag("-n,--skip-existing", o.skip_existing, "never overwrite: an output that exists is skipped, and counts as a success");
   e->add_flag("--resume", o.resume, "a batch run again: outputs recorded complete are skipped, the rest exported again "
                                     "(what an interrupted run left is removed)");
-  e->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2_tuned on a GPU, fused with the LUT and apply; cpu_parallel on the CPU)");
-  e->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
+  add_equalizer_options(e, o.eq, {"kernel", "backend"});
   e->add_option("--hwdec", o.hwdec, "decode on the GPU: auto (NVDEC where the codec and GPU allow it), nvdec, none")
       ->check(CLI::IsMember({"auto", "nvdec", "none"}))
       ->capture_default_str();
-  e->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
+  add_equalizer_options(e, o.eq, {"strength"});  // --device: a list of devices, below
   add_quality_options(e, o.quality);
   o.codec_opt = e->add_option("-c,--codec", o.codec, "video encoder (any FFmpeg encoder: libx264, libx265, ffv1, ...; default: the input's own "
                                                    "where this FFmpeg has an encoder and the container holds it, else libx264, else the container's)");

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/commands/commands.h"
+#include "app/common/equalizer_options.h"
 #include "app/common/run_common.h"
 #include "app/common/source_request.h"
 #include "app/player/controller.h"
@@ -57,8 +58,7 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_option("--end", o.end, "stop at this time (as ffmpeg's -to)");
   p->add_flag("--no-audio", o.no_audio, "play without sound (the window plays the file's default audio track; headless never does)");
   p->add_flag("--max-speed", o.max_speed, "as fast as possible instead of at the source's frame rate");
-  p->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2_tuned on a GPU, fused with the LUT and apply; cpu_parallel on the CPU)");
-  p->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
+  add_equalizer_options(p, o.eq, {"kernel", "backend"});
   p->add_option("--hwdec", o.hwdec, "decode on the GPU: auto (NVDEC where the codec and GPU allow it), nvdec, none")
       ->check(CLI::IsMember({"auto", "nvdec", "none"}))
       ->capture_default_str();
@@ -69,9 +69,8 @@ void add_play_command(CLI::App& app, PlayOptions& o) {
   p->add_option("--synthetic-on", o.synthetic_on, "where the built-in source is drawn: auto (the GPU when the equalizer runs there), gpu, cpu")
       ->check(CLI::IsMember({"auto", "gpu", "cpu"}))
       ->capture_default_str();
-  p->add_option("--strength", o.eq.strength, "0..1: blend of the equalized and the original luma")->capture_default_str();
-  p->add_option("--device", o.eq.device, "the CUDA device to decode (NVDEC), draw the built-in source and equalize on (default 0)")
-      ->check(CLI::NonNegativeNumber);
+  add_equalizer_options(p, o.eq, {"strength", "device"},
+                        "the CUDA device to decode (NVDEC), draw the built-in source and equalize on (default 0)");
   add_quality_options(p, o.quality);
   p->add_option("--stats-json", o.stats_json, "write every frame's stage times and the summary to this JSON file");
   p->add_flag("-q,--quiet", o.quiet, "no table each second, only the summary");

@@ -18,6 +18,7 @@
 #include <filesystem>
 
 #include "app/commands/commands.h"
+#include "app/common/equalizer_options.h"
 #include "lab/results.h"
 #include "core/pipeline/export.h"
 #include "core/pipeline/source_factory.h"
@@ -38,8 +39,7 @@ void add_quality_command(CLI::App& app, QualityCliOptions& o) {
   q->add_option("--configs", o.configs, quality_configs_help())
       ->delimiter(',')
       ->capture_default_str();
-  q->add_option("-k,--kernel", o.eq.kernel, "histogram kernel (default: method2_tuned on a GPU, cpu_parallel on the CPU)");
-  q->add_flag("--cpu", o.eq.cpu, "equalize on the CPU even when a GPU is present");
+  add_equalizer_options(q, o.eq, {"kernel", "backend"});
   q->add_option("--peers", o.peers, "auto: also ffmpeg's and OpenCV's equalizers where installed; none: histeq only")
       ->check(CLI::IsMember({"auto", "none"}))
       ->capture_default_str();

@@ -1,51 +1,17 @@
 // Settings and controls(): every control comes from the control table (core/equalize/controls.h);
-// the equalizer's own four are declared once here as controls of the same kind, so that parsing,
-// printing and range checks are the table's functions for all of them.
+// the equalizer's own four are specs of the same kind (core/equalize/equalizer_controls.h), so that
+// parsing, printing and range checks are the table's functions for all of them.
 #include <algorithm>
 #include <cmath>
 
 #include "core/api/api_impl.h"
 #include "core/cuda/device.h"
+#include "core/equalize/equalizer_controls.h"
 #include "core/equalize/operation.h"
 #include "core/histogram/histogram.h"
 
 namespace histeq::api {
 namespace {
-
-// An own control kept in Impl::own's params under its name.
-eq::Control own_control(const std::string& name, double fallback, double min, double max) {
-  eq::Control c = eq::param_control(name, fallback, min, max);
-  c.what = name;
-  c.op = "equalizer";
-  return c;
-}
-
-eq::Control own_choice(const std::string& name, std::vector<std::string> choices) {
-  eq::Control c = own_control(name, 0, 0, static_cast<double>(choices.size()) - 1);
-  c.type = eq::ControlType::choice;
-  c.choices = std::move(choices);
-  return c;
-}
-
-std::vector<eq::Control> make_own_controls() {
-  std::vector<std::string> kernels{"auto"};
-  for (const auto& n : hist::kernel_names()) kernels.push_back(n);
-  eq::Control kernel = own_choice("kernel", kernels);
-  kernel.help = "the histogram kernel; auto: method2_tuned on a GPU (fused with the LUT and apply), cpu_parallel on the CPU";
-  kernel.choice_help = {"the backend's default kernel"};
-  for (const auto& e : hist::registry()) kernel.choice_help.push_back(e.info.description);
-  eq::Control strength = own_control("strength", 1, 0, 1);
-  strength.help = "0..1: blend of the equalized and the original luma";
-  eq::Control backend = own_choice("backend", {"auto", "gpu", "cpu"});
-  backend.help = "where frames are equalized: auto (the GPU when there is one), gpu, cpu";
-  backend.choice_help = {"the GPU when there is one, else the CPU", "a CUDA GPU", "the CPU"};
-  backend.live = false;
-  // 255: more devices than any host has; the equalizer checks the ordinal against the machine.
-  eq::Control device = own_control("device", 0, 0, 255);
-  device.help = "the CUDA device of the GPU backend (an index, as nvidia-smi lists them)";
-  device.live = false;
-  return {kernel, strength, backend, device};
-}
 
 // The table's controls, then the own ones; looked up by any of their names.
 const eq::Control* lookup(const std::vector<eq::Control>& table, const std::string& name, bool& own) {
@@ -125,10 +91,7 @@ ControlInfo info_of(const eq::Control& c, const eq::Quality& defaults, const eq:
 
 }  // namespace
 
-const std::vector<eq::Control>& own_controls() {
-  static const std::vector<eq::Control> table = make_own_controls();
-  return table;
-}
+const std::vector<eq::Control>& own_controls() { return eq::equalizer_controls(); }
 
 std::string kernel_of(const eq::Quality& own) {
   const std::string k = eq::control_text(own_controls()[0], own);

@@ -2,12 +2,17 @@
 // describe(), the defaults and plain values), old names that warn, and the player's hints table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "app/common/equalizer_options.h"
 #include "app/player/hints.h"
+#include "core/equalize/equalizer_controls.h"
 #include "core/equalize/controls.h"
 #include "core/equalize/operation.h"
 #include "core/equalize/quality.h"
@@ -172,4 +177,33 @@ TEST(PlayerHints, ARowNamingAnUnknownControlFails) {
   hints = app::player::control_hints();
   hints.push_back(hints.front());
   EXPECT_FALSE(app::player::check_hints(hints, eq::controls()).is_ok()) << "two rows for one control";
+}
+
+// The command line's --kernel, --strength, --backend (--cpu its shorthand) and --device come from
+// the equalizer's own specs.
+TEST(EqualizerOptions, TheOwnControlsOptionsComeFromTheirSpecs) {
+  auto parse = [](std::vector<std::string> args, pipeline::EqualizerOptions& eq) {
+    CLI::App cmd("test");
+    app::add_equalizer_options(&cmd, eq, {"kernel", "strength", "backend", "device"});
+    for (const auto& c : eq::equalizer_controls()) EXPECT_NE(cmd.get_option_no_throw("--" + c.name), nullptr) << c.name;
+    std::reverse(args.begin(), args.end());
+    cmd.parse(args);
+  };
+  pipeline::EqualizerOptions eq;
+  parse({"--backend", "cpu", "-k", "cpu_parallel", "--strength", "0.5", "--device", "1"}, eq);
+  EXPECT_TRUE(eq.cpu);
+  EXPECT_EQ(eq.kernel, "cpu_parallel");
+  EXPECT_EQ(eq.strength, 0.5);
+  EXPECT_EQ(eq.device, 1);
+  pipeline::EqualizerOptions shorthand;
+  parse({"--cpu", "--kernel", "auto"}, shorthand);
+  EXPECT_TRUE(shorthand.cpu) << "--cpu is --backend cpu";
+  EXPECT_EQ(shorthand.kernel, "") << "auto: the backend's default";
+  pipeline::EqualizerOptions automatic;
+  parse({"--backend", "auto"}, automatic);
+  EXPECT_FALSE(automatic.cpu);
+  pipeline::EqualizerOptions both;
+  EXPECT_THROW(parse({"--cpu", "--backend", "cpu"}, both), CLI::ParseError);
+  pipeline::EqualizerOptions bad;
+  EXPECT_THROW(parse({"--backend", "tpu"}, bad), CLI::ParseError);
 }
