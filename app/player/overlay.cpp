@@ -7,12 +7,19 @@
 #include <cstdio>
 
 #include "app/player/hints.h"
+#include "core/equalize/equalizer_controls.h"
 #include "app/player/overlay_widgets.h"
 
 namespace histeq::app::player {
 namespace {
 
 using namespace widgets;
+
+// The strength's slider over its spec's range (core/equalize/equalizer_controls.h).
+bool strength_slider(const char* id, float& v) {
+  const eq::Control* c = eq::find_equalizer_control("strength");
+  return ImGui::SliderFloat(id, &v, static_cast<float>(c->min), static_cast<float>(c->max), "%.2f");
+}
 
 // A kernel's description, its source, why it is the default or why it cannot be used.
 void kernel_tooltip(const KernelChoice& k) {
@@ -54,7 +61,7 @@ void kernel_selector(const OverlayState& s, OverlayActions& out, float wrap) {
   ImGui::SameLine();
   float strength = s.strength;
   ImGui::SetNextItemWidth(-1);
-  if (ImGui::SliderFloat("##strength", &strength, 0.f, 1.f, "%.2f")) out.strength = strength;
+  if (strength_slider("##strength", strength)) out.strength = strength;
   if (!s.kernel_requested.empty()) ImGui::TextColored(kAmber, "switching to %s ...", s.kernel_requested.c_str());
 }
 
@@ -218,7 +225,7 @@ void Overlay::split_controls(const OverlayState& s, OverlayActions& out) {
     float bs = static_cast<float>(b.strength);
     label("Strength", true);
     ImGui::SetNextItemWidth(-1);
-    bool changed = ImGui::SliderFloat("##strength_b", &bs, 0.f, 1.f, "%.2f");
+    bool changed = strength_slider("##strength_b", bs);
     b.strength = bs;
     changed |= quality_controls("b", b.quality);
     if (changed) out.look_b = b;

@@ -9,6 +9,7 @@
 #include "app/common/run_common.h"
 #include "app/player/controller.h"
 #include "app/player/controller_values.h"
+#include "core/equalize/equalizer_controls.h"
 
 namespace histeq::app::player {
 namespace {
@@ -230,7 +231,8 @@ void Controller::add_picture_properties() {
   Property kernels;
   kernels.name = "histeq-kernels";
   kernels.get = [&s] { return value(s.kernels()); };
-  Property strength = number_property("strength", 0, 1, [&s] { return s.strength(); }, [&s](double v) { s.set_strength(static_cast<float>(v)); },
+  const eq::Control& strength_spec = *eq::find_equalizer_control("strength");
+  Property strength = number_property(strength_spec.name, strength_spec.min, strength_spec.max, [&s] { return s.strength(); }, [&s](double v) { s.set_strength(static_cast<float>(v)); },
                                       [&s] { return "Strength: " + number_text(std::round(s.strength() * 100) / 100); });
   auto split_osd = [&s] {
     if (!s.split()) return std::string("Split: off");
