@@ -400,6 +400,23 @@ def case_strength_zero_is_lossless_identity():
     assert r.returncode != 0 and "strength" in r.stderr
 
 
+def case_old_control_name_warns_and_backend_is_cpus_long_form():
+    src = path("old_name.mkv")
+    ffmpeg("-f", "lavfi", "-i", "testsrc2=s=176x144:d=0.5", "-c:v", "ffv1", "-pix_fmt", "yuv420p", src)
+    # chroma-limit's old name: the same frames as the new one, and one warning line on stderr.
+    old, new = path("old.mkv"), path("new.mkv")
+    r = histeq("export", src, "-o", old, "--codec", "ffv1", "--cpu", "--limit", "2")
+    assert r.returncode == 0, r.stderr
+    warnings = [l for l in r.stderr.splitlines() if "warning" in l]
+    assert warnings == ["histeq: warning: --limit: 'limit' is an old name of 'chroma-limit' and will go: use 'chroma-limit'"], r.stderr
+    r = histeq("export", src, "-o", new, "--codec", "ffv1", "--backend", "cpu", "--chroma-limit", "2")
+    assert r.returncode == 0, r.stderr
+    assert "warning" not in r.stderr, r.stderr
+    assert frame_md5s(old) == frame_md5s(new)
+    r = histeq("export", src, "-o", path("both.mkv"), "--cpu", "--backend", "cpu")
+    assert r.returncode != 0 and "excludes" in r.stderr, r.stderr
+
+
 def case_progress_json():
     clip = low_contrast_clip("p.mp4", seconds=2)
     r = histeq("export", clip, "-o", path("p_eq.mp4"), "--progress", "json")
