@@ -5,11 +5,6 @@
 
 #include "core/cuda/numbers.h"
 #include "core/equalize/operation.h"
-#include "core/equalize/ops/apply/options.h"
-#include "core/equalize/ops/denoise/options.h"
-#include "core/equalize/ops/histogram/options.h"
-#include "core/equalize/ops/lut/options.h"
-#include "core/equalize/ops/temporal/options.h"
 
 namespace histeq::eq {
 
@@ -26,15 +21,8 @@ std::vector<OperationInfo>& list() {
 #define HISTEQ_OPERATION(name) v.push_back(name##_operation());
 #include "core/equalize/operations.def"
 #undef HISTEQ_OPERATION
-    for (auto& op : v) {
-      // Until the operations' files name their spec tables themselves.
-      if (op.name == "histogram") op.controls = histogram_controls();
-      if (op.name == "lut") op.controls = lut_controls();
-      if (op.name == "temporal") op.controls = temporal_controls();
-      if (op.name == "apply") op.controls = apply_controls();
-      if (op.name == "denoise") op.controls = denoise_controls();
+    for (auto& op : v)
       for (auto& c : op.controls) c.op = op.name;
-    }
     return v;
   }();
   return ops;

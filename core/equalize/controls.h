@@ -79,11 +79,6 @@ struct Control {
   bool on(const Quality& q) const { return get(q) != 0; }
   bool has_plain() const { return plain_value.has_value(); }  // plain equalization sets it
 
-  // Leaving: the fields the operations' files still set until they declare their controls by spec
-  // (read by nothing).
-  bool plain = false;
-  double step = 0, slider_max = 0, on_value = 0;
-  std::string label, format, top_label, player_key, key_help;
 
   // The spec's tail.
   Control&& applies_with(std::string control) && { needs = std::move(control); return std::move(*this); }

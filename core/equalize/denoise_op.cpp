@@ -4,6 +4,7 @@
 
 #include "core/cuda/check.h"
 #include "core/equalize/controls.h"
+#include "core/equalize/ops/denoise/options.h"
 #include "core/equalize/denoise.h"
 #include "core/equalize/operation.h"
 
@@ -95,23 +96,6 @@ class DenoiseOp final : public Operation {
 
 std::unique_ptr<Operation> make_denoise_operation() { return std::make_unique<DenoiseOp>(); }
 
-OperationInfo denoise_operation() {
-  Control c = number_control("denoise", &Quality::denoise, 0.5, 20);
-  c.zero_off = true;
-  c.unit = "levels";
-  c.what = "denoise";
-  c.help = "temporal denoiser before the curve (motion-adaptive, so pans are not smeared): the noise sigma in "
-           "levels of 255 (e.g. 3 for dim camera footage; 0.5..20), 0 = off (the default: it helps noisy dark "
-           "footage only, docs/quality.md)";
-  c.doc = "the temporal denoiser's noise sigma in levels of 255 (scaled for 10-bit), before the histogram; 0 = off";
-  c.label = "Denoise";
-  c.format = "noise sigma %.1f";
-  c.slider_max = 12;
-  c.step = 0.5;
-  c.on_value = kDenoiseOn;
-  c.player_key = "n";
-  c.key_help = "denoiser on / off (noisy dark footage)";
-  return {"denoise", {c}, make_denoise_operation};
-}
+OperationInfo denoise_operation() { return {"denoise", denoise_controls(), make_denoise_operation}; }
 
 }  // namespace histeq::eq

@@ -8,6 +8,10 @@
 #include "core/cuda/device.h"
 #include "core/cuda/resources.h"
 #include "core/equalize/controls.h"
+#include "core/equalize/ops/apply/options.h"
+#include "core/equalize/ops/temporal/options.h"
+#include "core/equalize/ops/lut/options.h"
+#include "core/equalize/ops/histogram/options.h"
 #include "core/equalize/equalize.h"
 #include "core/equalize/fused_gpu.h"
 #include "core/equalize/operation.h"
@@ -437,125 +441,13 @@ std::unique_ptr<Operation> make() {
 
 OperationInfo equalize_operation() { return {"equalize", {}, make<FusedOp>}; }
 
-OperationInfo histogram_operation() {
-  Control mode = choice_control("mode", {"global", "clahe"});
-  mode.get = [](const Quality& q) { return q.mode == Mode::clahe ? 1.0 : 0.0; };
-  mode.set = [](Quality& q, double v) { q.mode = v != 0 ? Mode::clahe : Mode::global; };
-  mode.what = "mode";
-  mode.help = "global: one LUT a frame; clahe: a LUT per tile, interpolated (Zuiderveld's CLAHE)";
-  mode.doc = "global: one curve a frame; clahe: a curve per tile of a grid, interpolated between the tile centres";
-  mode.choice_help = {"one curve a frame", "a curve per tile, interpolated (CLAHE)"};
-  mode.plain = true;
-  mode.label = "Mode";
-  mode.player_key = "g";
-  mode.key_help = "mode: global / clahe (tiles)";
-  Control tiles;
-  tiles.name = "tiles";
-  tiles.type = ControlType::grid;
-  tiles.min = 1;
-  tiles.max = hist::kMaxTiles;
-  tiles.get_grid = [](const Quality& q) { return q.tiles; };
-  tiles.set_grid = [](Quality& q, hist::TileGrid g) { q.tiles = g; };
-  tiles.get = [](const Quality& q) { return static_cast<double>(q.tiles.cols); };
-  tiles.set = [](Quality& q, double v) { q.tiles = {static_cast<int>(v), static_cast<int>(v)}; };
-  tiles.what = "tiles";
-  tiles.help = "clahe: the tile grid COLSxROWS (1..32 each)";
-  tiles.doc = "clahe: the tile grid, columns x rows (clamped to the frame's size)";
-  tiles.plain = true;
-  tiles.needs = "mode";
-  tiles.format = "%d tiles";
-  return {"histogram", {mode, tiles}, make<HistogramOp>};
-}
+OperationInfo histogram_operation() { return {"histogram", histogram_controls(), make<HistogramOp>}; }
 
-OperationInfo lut_operation() {
-  Control clip = number_control("clip-limit", &Quality::clip_limit, 1, 64);
-  clip.key = "clip";
-  clip.zero_off = true;
-  clip.what = "clip limit";
-  clip.help = "clip the histogram at X times the mean bin count before the CDF, spreading the excess "
-              "(bounds the contrast gain, so flat regions are not stretched into noise); 0 = off";
-  clip.doc = "the histogram clipped at this many times its mean bin count before the curve, the excess spread; 0 = off";
-  clip.plain = true;
-  clip.label = "Clip limit";
-  clip.slider_max = 8;
-  clip.step = 0.25;
-  clip.format = "%.2f x mean";
-  clip.player_key = "C";  // mpv binds l (A-B loop)
-  clip.key_help = "clip limit on / off";
-  Control range = choice_control("range", {"auto", "limited", "full"});
-  range.get = [](const Quality& q) { return static_cast<double>(static_cast<int>(q.range)); };
-  range.set = [](Quality& q, double v) { q.range = static_cast<RangeMode>(static_cast<int>(v)); };
-  range.what = "range";
-  range.help = "how the input's levels are read: auto (the video's tag; untagged = limited, as ffmpeg and players "
-               "assume), limited (luma 16..235, x4 at 10 bits) or full (0..max); the curves stay within that range";
-  range.doc = "how the input's levels are read: the video's tag (untagged: limited), limited or full range";
-  range.choice_help = {"the video's tag (untagged: limited)", "limited range (luma 16..235)", "full range (luma 0..max)"};
-  range.label = "Levels";
-  Control textbook = flag_control("textbook", &Quality::textbook);
-  textbook.what = "textbook";
-  textbook.help = "the textbook formula (cv2.equalizeHist's): levels stretched onto 0..max whatever the video's range, the "
-                  "darkest to 0 and the brightest to max, and clahe on OpenCV's tile grid (createCLAHE's); crushes the blacks "
-                  "and whites of limited-range video; for comparisons";
-  textbook.doc = "the classic formula's levels: stretched onto 0..max whatever the range, and clahe on OpenCV's tile grid "
-                 "(for comparisons)";
-  textbook.player_key = "r";
-  textbook.key_help = "levels: textbook (stretched onto 0..max) / the video's range";
-  return {"lut", {clip, range, textbook}, make<LutOp>};
-}
+OperationInfo lut_operation() { return {"lut", lut_controls(), make<LutOp>}; }
 
-OperationInfo temporal_operation() {
-  Control t = number_control("temporal", &Quality::temporal_s, 0, 10);
-  t.zero_off = true;
-  t.unit = "s";
-  t.what = "temporal time constant";
-  t.help = "smooth the LUT over time with this time constant in seconds (no pumping); 0 = off";
-  t.doc = "the curve through a first-order filter over time with this time constant, reset at scene cuts; 0 = off";
-  t.plain = true;
-  t.label = "Temporal";
-  t.slider_max = 2;
-  t.step = 0.01;
-  t.format = "%.2f s";
-  t.player_key = "t";
-  t.key_help = "temporal filter on / off";
-  Control cut = number_control("scene-cut", &Quality::scene_cut, 0, 1);
-  cut.key = "cut";
-  cut.what = "scene-cut threshold";
-  cut.help = "with --temporal: a histogram distance (0..1) between consecutive frames above this is a cut, "
-             "where the filter starts over (1 = never)";
-  cut.doc = "with temporal: the histogram distance between consecutive frames above which the filter starts over; 1 = never";
-  cut.plain = true;
-  cut.label = "Scene cut";
-  cut.needs = "temporal";
-  cut.step = 0.01;
-  cut.format = "distance > %.2f";
-  cut.top_label = "never";
-  return {"temporal", {t, cut}, make<TemporalOp>};
-}
+OperationInfo temporal_operation() { return {"temporal", temporal_controls(), make<TemporalOp>}; }
 
-OperationInfo apply_operation() {
-  Control chroma = choice_control("chroma", {"keep", "auto"});
-  chroma.get = [](const Quality& q) { return q.chroma == ChromaMode::follow ? 1.0 : 0.0; };
-  chroma.set = [](Quality& q, double v) { q.chroma = v != 0 ? ChromaMode::follow : ChromaMode::keep; };
-  chroma.what = "chroma";
-  chroma.help = "auto: scale chroma with the luma gain so colours keep their saturation; keep: chroma untouched";
-  chroma.doc = "auto: chroma scaled with the luma's gain, so colours keep their saturation; keep: chroma untouched";
-  chroma.choice_help = {"chroma untouched", "chroma scaled with the luma's gain (saturation kept)"};
-  chroma.plain = true;
-  chroma.label = "Colour";
-  chroma.player_key = "c";
-  chroma.key_help = "colour: auto (keep saturation) / keep chroma";
-  Control limit = number_control("chroma-limit", &Quality::chroma_limit, 1, 4);
-  limit.key = "limit";
-  limit.what = "chroma limit";
-  limit.help = "with --chroma auto: the most chroma is scaled up (never down), 1..4";
-  limit.doc = "with chroma auto: the largest chroma gain";
-  limit.plain = true;
-  limit.needs = "chroma";
-  limit.slider_max = 3;
-  limit.step = 0.01;
-  limit.format = "up to x%.2f";
-  return {"apply", {chroma, limit}, make<ApplyOp>};
-}
+OperationInfo apply_operation() { return {"apply", apply_controls(), make<ApplyOp>}; }
 
 std::string tiles_kernel(const std::string& kernel, Mode mode, Backend backend) {
   if (mode != Mode::clahe) return kernel;

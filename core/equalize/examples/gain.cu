@@ -83,24 +83,15 @@ class GainOp final : public Operation {
 }  // namespace
 
 OperationInfo gain_operation() {
-  Control gain = param_control("luma-gain", 1, 0.25, 4);
-  gain.key = "gain";
-  gain.what = "luma gain";
-  gain.help = "multiply the luma by this before the equalization (1 = off)";
-  gain.doc = "the luma multiplied by this before the histogram; 1 = off";
-  gain.label = "Gain";
-  gain.step = 0.05;
-  gain.format = "x%.2f";
-  Control offset = param_control("luma-offset", 0, -64, 64);
-  offset.key = "offset";
-  offset.unit = "levels";
-  offset.what = "luma offset";
-  offset.help = "add this many levels of 255 to the luma before the equalization (0 = off)";
-  offset.doc = "levels of 255 added to the luma before the histogram (after the gain); 0 = off";
-  offset.label = "Offset";
-  offset.step = 1;
-  offset.format = "%+.0f levels";
-  return {"gain", {gain, offset}, [] { return std::unique_ptr<Operation>(new GainOp()); }};
+  // Its controls' specs (controls.h): name, range, default, plain value (none: the default), words, help, doc.
+  return {"gain",
+          {param_spec("luma-gain", {0.25, 4}, 1, std::nullopt, {"gain", "luma gain"},
+                      "multiply the luma by this before the equalization (1 = off)",
+                      "the luma multiplied by this before the histogram; 1 = off"),
+           param_spec("luma-offset", {-64, 64}, 0, std::nullopt, {"offset", "luma offset", "levels"},
+                      "add this many levels of 255 to the luma before the equalization (0 = off)",
+                      "levels of 255 added to the luma before the histogram (after the gain); 0 = off")},
+          [] { return std::unique_ptr<Operation>(new GainOp()); }};
 }
 
 }  // namespace histeq::eq
