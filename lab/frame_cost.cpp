@@ -10,8 +10,7 @@
 
 #include "lab/results.h"
 #include "core/cuda/check.h"
-#include "core/equalize/operation.h"
-#include "core/equalize/planner.h"
+#include "core/equalize/runner.h"
 #include "core/video/frame.h"
 
 namespace histeq::lab {
@@ -49,7 +48,59 @@ struct Samples {
   std::vector<bool> ran;  // the operations that worked (Operation::active)
 };
 
-// One case's operation list, settings and scratch, on the rotating frames of one size.
+// The GPU's timing: an event before the first operation and after each one (also one that sat
+// out, so that the spans stay consecutive), of the frames of one batch.
+class BatchEvents final : public eq::TimingHook {
+ public:
+  static Result<BatchEvents> create(size_t frames, size_t ops, std::vector<bool>& ran) {
+    BatchEvents b(ran);
+    b.ev_.resize(frames);
+    for (auto& e : b.ev_)
+      for (size_t k = 0; k <= ops; ++k) {
+        auto x = cuda::Event::create(true);
+        if (!x) return x.status();
+        e.push_back(std::move(x.value()));
+      }
+    return b;
+  }
+  Status begin(size_t frame, cudaStream_t stream) {
+    frame_ = frame;
+    return ev_[frame][0].record(stream);
+  }
+  Status finished(size_t k, const eq::Operation&, bool ran, cudaStream_t stream) override {
+    if (ran) (*ran_)[k] = true;
+    return ev_[frame_][k + 1].record(stream);
+  }
+  // Frame b's span from after operation k-1 (or the start) to after operation k, in microseconds.
+  Result<double> span_us(size_t b, size_t from, size_t to) const {
+    auto t = cuda::elapsed_ms(ev_[b][from], ev_[b][to]);
+    if (!t) return t.status();
+    return *t * 1000;
+  }
+
+ private:
+  explicit BatchEvents(std::vector<bool>& ran) : ran_(&ran) {}
+  std::vector<bool>* ran_;
+  std::vector<std::vector<cuda::Event>> ev_;
+  size_t frame_ = 0;
+};
+
+// The CPU's timing: the host clock after each operation's turn.
+class HostClock final : public eq::TimingHook {
+ public:
+  HostClock(std::vector<int64_t>& marks, std::vector<bool>& ran) : marks_(marks), ran_(ran) {}
+  Status finished(size_t k, const eq::Operation&, bool ran, cudaStream_t) override {
+    if (ran) ran_[k] = true;
+    marks_.push_back(now_ns());
+    return Status::ok();
+  }
+
+ private:
+  std::vector<int64_t>& marks_;
+  std::vector<bool>& ran_;
+};
+
+// One case's runner and settings, on the rotating frames of one size.
 class CaseRun {
  public:
   CaseRun(Backend backend, const video::FrameFormat& fmt, const std::vector<video::FramePtr>& frames)
@@ -58,49 +109,31 @@ class CaseRun {
   CaseRun& operator=(const CaseRun&) = delete;
 
   Status prepare(const FrameCostCase& c, const std::string& kernel) {
-    ops_ = eq::standard_operations();
-    for (auto& op : ops_) HISTEQ_TRY(op->prepare(backend_, 1, fmt_));
-    const MemoryKind mem = backend_ == Backend::gpu ? MemoryKind::device : MemoryKind::host;
-    auto counts = cuda::Buffer::allocate(mem, sizeof(uint32_t) * fmt_.bins());
-    auto lut = cuda::Buffer::allocate(mem, sizeof(uint16_t) * fmt_.bins());
+    auto r = eq::Runner::create(backend_, 1, fmt_);
     // No location: the message is the whole story for the user, as it was when the CLI said it.
-    if (!counts || !lut) return Status(Code::out_of_memory, "cannot allocate the histogram");
-    counts_ = std::move(counts.value());
-    lut_ = std::move(lut.value());
+    if (!r) return r.status().code() == Code::out_of_memory ? Status(Code::out_of_memory, "cannot allocate the histogram") : r.status();
+    runner_ = std::move(r.value());
     settings_.kernel = eq::tiles_kernel(kernel, c.quality.mode, backend_);
     settings_.weight = eq::kWeightOne;
     settings_.quality = c.quality;
     settings_.fold = c.fold;
-    s_.per.assign(ops_.size(), {});
-    s_.ran.assign(ops_.size(), false);
+    const size_t n = runner_.operations().size();
+    s_.per.assign(n, {});
+    s_.ran.assign(n, false);
     return Status::ok();
   }
 
-  // The context of the next frame (frame n of the rotation).
-  eq::FrameContext context(int n) {
+  // The next frame (frame n of the rotation) through the runner.
+  Status run_frame(int n, cudaStream_t stream, eq::TimingHook* hook) {
     const video::Frame& f = *frames_[static_cast<size_t>(n) % frames_.size()];
-    eq::FrameContext ctx;
-    ctx.backend = backend_;
-    ctx.format = &fmt_;
-    ctx.frame_index = frame_no_;
-    ctx.time_s = frame_no_ / 60.0;
+    eq::FrameInput in;
+    in.luma = f.plane(0);
+    in.chroma[0] = f.plane(1);
+    in.chroma[1] = f.plane(2);
+    in.index = frame_no_;
+    in.time_s = frame_no_ / 60.0;
     ++frame_no_;
-    ctx.settings = &settings_;
-    ctx.luma = f.plane(0);
-    ctx.chroma[0] = f.plane(1);
-    ctx.chroma[1] = f.plane(2);
-    ctx.bins = fmt_.bins();
-    ctx.counts = static_cast<uint32_t*>(counts_.data());
-    ctx.lut = static_cast<uint16_t*>(lut_.data());
-    return ctx;
-  }
-
-  // Operation k on ctx when active (as the equalizer: an operation another one did for this frame
-  // sits out, e.g. the fused equalization of plain settings, its span empty).
-  Status run_op(size_t k, eq::FrameContext& ctx, cudaStream_t stream) {
-    if (!eq::works(*ops_[k], ctx)) return Status::ok();
-    s_.ran[k] = true;
-    return ops_[k]->run(ctx, stream);
+    return runner_.run(in, settings_, 0, stream, hook);
   }
 
   Status time_gpu(int runs, const cuda::Stream& stream);
@@ -111,49 +144,35 @@ class CaseRun {
   Backend backend_;
   const video::FrameFormat& fmt_;
   const std::vector<video::FramePtr>& frames_;
-  eq::Operations ops_;
+  eq::Runner runner_;
   eq::Settings settings_;
-  cuda::Buffer counts_, lut_;
   int64_t frame_no_ = 0;
   Samples s_;
 };
 
 Status CaseRun::time_gpu(int runs, const cuda::Stream& stream) {
   constexpr int kBatch = 50;
-  const size_t nops = ops_.size();
-  std::vector<std::vector<cuda::Event>> ev(kBatch);
-  for (auto& e : ev)
-    for (size_t k = 0; k <= nops; ++k) {
-      auto x = cuda::Event::create(true);
-      if (!x) return x.status();
-      e.push_back(std::move(x.value()));
-    }
+  const size_t nops = runner_.operations().size();
+  auto ev = BatchEvents::create(kBatch, nops, s_.ran);
+  if (!ev) return ev.status();
   int next = 0;
-  for (int w = 0; w < FrameCostBench::kWarmup; ++w) {
-    eq::FrameContext ctx = context(next++);
-    for (auto& op : ops_)
-      if (eq::works(*op, ctx)) HISTEQ_TRY(op->run(ctx, stream.get()));
-  }
+  for (int w = 0; w < FrameCostBench::kWarmup; ++w) HISTEQ_TRY(run_frame(next++, stream.get(), nullptr));
   while (static_cast<int>(s_.total.size()) < runs) {
     const int batch = std::min(kBatch, runs - static_cast<int>(s_.total.size()));
     HISTEQ_TRY(hist::gpu_busy_wait(std::min(20000.0, batch * 40.0 + 200.0), stream.get()));
     for (int b = 0; b < batch; ++b) {
-      eq::FrameContext ctx = context(next++);
-      (void)ev[b][0].record(stream.get());
-      for (size_t k = 0; k < nops; ++k) {
-        HISTEQ_TRY(run_op(k, ctx, stream.get()));
-        (void)ev[b][k + 1].record(stream.get());
-      }
+      HISTEQ_TRY(ev->begin(static_cast<size_t>(b), stream.get()));
+      HISTEQ_TRY(run_frame(next++, stream.get(), &ev.value()));
     }
     HISTEQ_TRY(stream.synchronize());
     for (int b = 0; b < batch; ++b) {
-      auto t = cuda::elapsed_ms(ev[b][0], ev[b][nops]);
+      auto t = ev->span_us(static_cast<size_t>(b), 0, nops);
       if (!t) return t.status();
-      s_.total.push_back(*t * 1000);
+      s_.total.push_back(*t);
       for (size_t k = 0; k < nops; ++k) {
-        auto st = cuda::elapsed_ms(ev[b][k], ev[b][k + 1]);
+        auto st = ev->span_us(static_cast<size_t>(b), k, k + 1);
         if (!st) return st.status();
-        s_.per[k].push_back(*st * 1000);
+        s_.per[k].push_back(*st);
       }
     }
   }
@@ -162,18 +181,14 @@ Status CaseRun::time_gpu(int runs, const cuda::Stream& stream) {
 
 Status CaseRun::time_cpu(int runs) {
   const int warmup = FrameCostBench::kWarmup;
-  int next = 0;
+  std::vector<int64_t> marks;
+  HostClock clock(marks, s_.ran);
   for (int n = 0; n < warmup + runs; ++n) {
-    eq::FrameContext ctx = context(next++);
-    const int64_t a = now_ns();
-    int64_t at = a;
-    for (size_t k = 0; k < ops_.size(); ++k) {
-      HISTEQ_TRY(run_op(k, ctx, nullptr));
-      const int64_t b = now_ns();
-      if (n >= warmup) s_.per[k].push_back((b - at) / 1e3);
-      at = b;
-    }
-    if (n >= warmup) s_.total.push_back((at - a) / 1e3);
+    marks.assign(1, now_ns());
+    HISTEQ_TRY(run_frame(n, nullptr, &clock));
+    if (n < warmup) continue;
+    for (size_t k = 0; k + 1 < marks.size(); ++k) s_.per[k].push_back((marks[k + 1] - marks[k]) / 1e3);
+    s_.total.push_back((marks.back() - marks.front()) / 1e3);
   }
   return Status::ok();
 }
@@ -186,8 +201,9 @@ FrameCost CaseRun::result(const FrameCostCase& c, const std::string& size, doubl
   r.total = summarize(s_.total);
   if (c.name == "plain") plain_us = r.total.median_us;
   r.x_plain = plain_us > 0 ? r.total.median_us / plain_us : 0;
-  for (size_t k = 0; k < ops_.size(); ++k)
-    if (s_.ran[k]) r.stages.emplace_back(video::stage_name(ops_[k]->stage()), summarize(s_.per[k]));
+  const eq::Operations& ops = runner_.operations();
+  for (size_t k = 0; k < ops.size(); ++k)
+    if (s_.ran[k]) r.stages.emplace_back(video::stage_name(ops[k]->stage()), summarize(s_.per[k]));
   return r;
 }
 

@@ -1,10 +1,10 @@
-// The public Equalizer: the operation list of core/equalize (operation.h, planner.h) run on the
-// caller's planes, as core/pipeline's equalizer runs it on a frame, so that the frames are the same
-// as `histeq export`'s. It drives the list itself rather than through pipeline::Equalizer because
-// that one keeps frames in flight and hands them back later (a host wait per frame to get one
-// back), while a library call must leave the frame equalized, or ordered on the caller's stream.
+// The public Equalizer: an eq::Runner (runner.h) with one slot, run on the caller's planes as
+// core/pipeline's equalizer runs it on a frame, so that the frames are the same as `histeq
+// export`'s. It is not a pipeline::Equalizer because that one keeps frames in flight and hands
+// them back later (a host wait per frame to get one back), while a library call must leave the
+// frame equalized, or ordered on the caller's stream.
 //
-// One slot: the operations, their scratch and the staging planes are used on one stream of the
+// One slot: the runner's scratch and the staging planes are used on one stream of the
 // equalizer's (GPU) or on the calling thread (CPU), so frame n+1's work cannot overtake frame n's.
 #include <algorithm>
 #include <thread>
@@ -15,8 +15,7 @@
 #include "core/cuda/resources.h"
 #include "core/equalize/equalize.h"
 #include "core/equalize/lut.h"
-#include "core/equalize/operation.h"
-#include "core/equalize/planner.h"
+#include "core/equalize/runner.h"
 #include "core/histogram/histogram.h"
 #include "core/image/fork_join.h"
 #include "core/pipeline/equalizer.h"
@@ -51,11 +50,11 @@ struct __attribute__((visibility("hidden"))) Equalizer::Impl {
   std::string kernel;         // the kernel named or the backend's default (before tiles_kernel)
   uint32_t weight = eq::kWeightOne;
   EqualizerInfo info;
-  // The operation list, prepared for `format` (a frame of another format prepares a new one).
-  eq::Operations ops;
+  // The operation list and its scratch, prepared for `format` (a frame of another format
+  // prepares a new one).
+  eq::Runner runner;
   video::FrameFormat format;
   bool prepared = false;
-  cuda::Buffer counts, lut;   // in the work memory
   cuda::Buffer staging;       // the planes in the work memory, when the caller's are elsewhere
   // GPU: the equalizer's stream, and the events that order it after and before the caller's.
   cuda::Stream stream;
@@ -73,35 +72,21 @@ struct __attribute__((visibility("hidden"))) Equalizer::Impl {
   histeq::Status apply_settings(const Settings& s);
   histeq::Status prepare(const video::FrameFormat& f);
   histeq::Status stage(const Image& im, PlaneRef* work);
-  histeq::Status run_operations(const Image& in, PlaneRef* work, const PlaneRef* source, cudaStream_t st);
+  histeq::Status run_operations(const Image& in, const PlaneRef* work, const PlaneRef* source, cudaStream_t st);
   histeq::Status process(const Image& in, const Image& out, cudaStream_t caller);
 };
 
-// The backend that `want` and the kernel named (k, its entry e; "" and null for none) give.
-static histeq::Result<Backend> backend_for(BackendChoice want, const std::string& k, const hist::KernelEntry* e) {
-  const bool gpu_kernel = e != nullptr && e->info.backend == Backend::gpu;
-  const bool cpu_kernel = e != nullptr && e->info.backend == Backend::cpu;
-  if (want == BackendChoice::cpu && gpu_kernel)
-    return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + k + "' runs on the GPU, but backend is cpu");
-  if (want == BackendChoice::gpu && cpu_kernel)
-    return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + k + "' runs on the CPU, but backend is gpu");
-  const bool gpu = want == BackendChoice::gpu || gpu_kernel || (want == BackendChoice::automatic && !cpu_kernel && cuda::have_device());
-  if (gpu && !cuda::have_device())
-    return HISTEQ_ERROR(Code::no_device, (gpu_kernel ? "kernel '" + k + "'" : std::string("backend gpu")) + " needs a CUDA device and none is usable");
-  return gpu ? Backend::gpu : Backend::cpu;
-}
-
 // The backend, device and kernel, fixed at creation (the non-live controls).
 histeq::Status Equalizer::Impl::choose(const Settings& s) {
-  const BackendChoice want = backend_of(s.impl_->own);
-  const std::string k = kernel_of(s.impl_->own);
-  const hist::KernelEntry* e = k.empty() ? nullptr : hist::find_kernel(k);
-  if (!k.empty() && e == nullptr) return hist::create_kernel(k).status();  // the registry's "unknown kernel (known: ...)"
-  auto b = backend_for(want, k, e);
+  const BackendChoice c = backend_of(s.impl_->own);
+  const eq::BackendChoice want = c == BackendChoice::gpu   ? eq::BackendChoice::gpu
+                                 : c == BackendChoice::cpu ? eq::BackendChoice::cpu
+                                                           : eq::BackendChoice::automatic;
+  auto b = eq::choose_backend(want, kernel_of(s.impl_->own));
   if (!b) return b.status();
-  backend = *b;
+  backend = b->backend;
   const bool gpu = backend == Backend::gpu;
-  if (want == BackendChoice::automatic && !gpu && e == nullptr) info.fallback_note = "no CUDA device: equalizing on the CPU";
+  info.fallback_note = b->note;
   info.backend = gpu ? "gpu" : "cpu";
   info.device = cpu_name();
   if (!gpu) return histeq::Status::ok();
@@ -141,15 +126,9 @@ histeq::Status Equalizer::Impl::apply_settings(const Settings& s) {
 histeq::Status Equalizer::Impl::prepare(const video::FrameFormat& f) {
   if (prepared && f == format) return histeq::Status::ok();
   HISTEQ_TRY(eq::check_kernel(kernel, backend, f));
-  eq::Operations fresh = eq::standard_operations();
-  for (auto& op : fresh) HISTEQ_TRY(op->prepare(backend, 1, f));
-  auto c = cuda::Buffer::allocate(work_memory(), sizeof(uint32_t) * static_cast<size_t>(f.bins()));
-  if (!c) return c.status();
-  auto l = cuda::Buffer::allocate(work_memory(), sizeof(uint16_t) * static_cast<size_t>(f.bins()));
-  if (!l) return l.status();
-  ops = std::move(fresh);
-  counts = std::move(c.value());
-  lut = std::move(l.value());
+  auto fresh = eq::Runner::create(backend, 1, f);
+  if (!fresh) return fresh.status();
+  runner = std::move(fresh.value());
   staging.reset();
   format = f;
   prepared = true;
@@ -179,41 +158,23 @@ histeq::Status Equalizer::Impl::stage(const Image& im, PlaneRef* work) {
   return histeq::Status::ok();
 }
 
-// The operations on the planes `work` (luma first), as pipeline::Equalizer's run_chain: the plan
-// from this frame's settings, each operation asked active() for every frame. `source` (CPU, or
-// null): the luma still to be copied into work[0]; the operations that can take it read it there
-// (FrameContext::source), and it is copied before the first that cannot, or at the end.
-histeq::Status Equalizer::Impl::run_operations(const Image& in, PlaneRef* work, const PlaneRef* source, cudaStream_t st) {
+// The runner on the planes `work` (luma first). `source` (CPU, or null): the luma still to be
+// copied into work[0] (the runner copies it where an operation cannot read it there).
+histeq::Status Equalizer::Impl::run_operations(const Image& in, const PlaneRef* work, const PlaneRef* source, cudaStream_t st) {
   eq::Settings fs;
   fs.quality = settings.impl_->quality;
-  if (is_gray(in.format)) fs.quality.chroma = eq::ChromaMode::keep;  // no chroma to follow the luma
   fs.kernel = eq::tiles_kernel(kernel, fs.quality.mode, backend);
   fs.weight = weight;
-  eq::FrameContext ctx;
-  ctx.backend = backend;
-  ctx.format = &format;
-  ctx.frame_index = index;
-  ctx.settings = &fs;
-  ctx.luma = work[0];
-  if (source != nullptr) ctx.source = *source;
-  for (int i = 1; i < in.plane_count(); ++i) ctx.chroma[i - 1] = work[i];
-  ctx.bins = format.bins();
-  ctx.counts = static_cast<uint32_t*>(counts.data());
-  ctx.lut = static_cast<uint16_t*>(lut.data());
-  ctx.time_s = in.time_s >= 0 ? in.time_s : last_time;  // unknown: no interval, so the last one is used
-  ctx.full_range = range_tag(in.range) == 2;
-  const eq::Plan plan = eq::plan_frame(fs, backend, format);
-  for (auto& op : ops) {
-    if (!(op->active(ctx) && plan.runs(op->part()))) continue;  // active() first: it is asked every frame
-    if (ctx.source.data != nullptr && !op->takes_source(ctx)) {
-      HISTEQ_TRY(copy_to(ctx.source, ctx.luma, st));
-      ctx.source = {};
-    }
-    HISTEQ_TRY(op->run(ctx, st));
-  }
-  if (ctx.source.data != nullptr) HISTEQ_TRY(copy_to(ctx.source, ctx.luma, st));
+  eq::FrameInput f;
+  f.luma = work[0];
+  if (source != nullptr) f.source = *source;
+  for (int i = 1; i < in.plane_count(); ++i) f.chroma[i - 1] = work[i];  // none for gray: chroma kept
+  f.index = index;
+  f.time_s = in.time_s >= 0 ? in.time_s : last_time;  // unknown: no interval, so the last one is used
+  f.full_range = range_tag(in.range) == 2;
+  HISTEQ_TRY(runner.run(f, fs, 0, st));
   ++index;
-  last_time = ctx.time_s;
+  last_time = f.time_s;
   return histeq::Status::ok();
 }
 
@@ -297,9 +258,7 @@ Status Equalizer::process(const Image& in, const Image& out, Stream stream) {
   });
 }
 
-void Equalizer::reset() {
-  for (auto& op : impl_->ops) op->reset();
-}
+void Equalizer::reset() { impl_->runner.reset(); }
 
 Status Equalizer::set(const std::string& name, const std::string& value) {
   Settings s = impl_->settings;

@@ -45,6 +45,26 @@ struct Settings {
                                   // keeps the steps apart (the same frames: benchmarks compare the two)
 };
 
+// Where an operation stands in a frame's plan (planner.h): a filter works on the picture before the
+// equalization and runs on either path; the fused operation is the whole equalization in one launch;
+// the steps (histogram, LUT, temporal, apply) are the equalization step by step; the curve steps
+// (histogram, LUT, apply) sit out where the temporal step folds them into its launch. The planner picks
+// the fused operation or the steps for each frame, and whether they fold.
+enum class Part { filter, fused, step, curve };
+
+// A frame's plan (planner.h): made once per frame by the runner (runner.h) and passed to the
+// operations in FrameContext::plan; operations read it, never plan again.
+struct Plan {
+  bool fused = false;   // the fused operation equalizes the frame
+  bool folded = false;  // the temporal step also counts the histogram, builds the LUT and applies it
+  // Whether an operation of this part works on the frame (its own controls permitting: active()).
+  bool runs(Part p) const noexcept {
+    if (p == Part::filter) return true;
+    if (p == Part::fused) return fused;
+    return !fused && !(p == Part::curve && folded);
+  }
+};
+
 // One frame as the operations see it.
 struct FrameContext {
   Backend backend = Backend::cpu;
@@ -52,6 +72,7 @@ struct FrameContext {
   int slot = 0;                   // GPU: the frame's slot in 0..slots-1 (per-slot scratch); CPU: 0
   int64_t frame_index = 0;        // the source's frame number
   const Settings* settings = nullptr;
+  Plan plan;                      // the frame's plan (planner.h), made by the runner
   // The luma being equalized, in place: device memory on the GPU, host memory on the CPU. Its
   // PlaneRef::bit_depth is the stored depth (format->storage_depth()).
   PlaneRef luma;
@@ -79,12 +100,6 @@ struct FrameContext {
   const uint32_t* tile_y = nullptr;  // luma height entries
 };
 
-// Where an operation stands in a frame's plan (planner.h): a filter works on the picture before the
-// equalization and runs on either path; the fused operation is the whole equalization in one launch;
-// the steps (histogram, LUT, temporal, apply) are the equalization step by step; the curve steps
-// (histogram, LUT, apply) sit out where the temporal step folds them into its launch. The planner picks
-// the fused operation or the steps for each frame, and whether they fold.
-enum class Part { filter, fused, step, curve };
 
 class Operation {
  public:
@@ -101,11 +116,30 @@ class Operation {
     return Status::ok();
   }
   // Whether its controls ask for work on this frame (the denoiser at sigma 0 sits out, and its
-  // timing row stays empty for the frame). Asked just before its turn, for every frame, whether the
-  // plan runs it or not (an operation that keeps state learns here that a frame went by without it).
+  // timing row stays empty for the frame). Pure: the runner asks every operation before it plans
+  // the frame (FrameContext::plan is not set yet).
   virtual bool active(const FrameContext& ctx) const {
     (void)ctx;
     return true;
+  }
+  // Told that the frame of `ctx` went by without its run (inactive, or its part not in the plan),
+  // in its turn: an operation that keeps state from frame to frame learns here to start over.
+  virtual void skipped(const FrameContext& ctx) { (void)ctx; }
+  // Whether the fused path (planner.h) may take a frame with `settings` while this operation is
+  // active on it: its work is done by the one launch (the standard steps with the settings the
+  // launch computes), or does not depend on the launch (a filter before it). False by default, so
+  // that an operation the fused kernel knows nothing of turns the fused path off rather than
+  // being skipped by it.
+  virtual bool fusable(const Settings& settings) const {
+    (void)settings;
+    return false;
+  }
+  // Likewise for the fold (planner.h): whether the temporal step's one launch (histogram, curve,
+  // filter through time, apply) may take the frame while this operation is active on it. False by
+  // default: a curve operation between the LUT and the apply (Part::step) keeps the steps apart.
+  virtual bool foldable(const Settings& settings) const {
+    (void)settings;
+    return false;
   }
   // Whether run() can take the frame with FrameContext::source set (it reads the luma from there,
   // or not at all). False: the caller copies the source into the luma first.

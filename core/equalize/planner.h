@@ -23,17 +23,6 @@
 
 namespace histeq::eq {
 
-struct Plan {
-  bool fused = false;   // the fused operation equalizes the frame
-  bool folded = false;  // the temporal step also counts the histogram, builds the LUT and applies it
-  // Whether an operation of this part works on the frame (its own controls permitting: active()).
-  bool runs(Part p) const noexcept {
-    if (p == Part::filter) return true;
-    if (p == Part::fused) return fused;
-    return !fused && !(p == Part::curve && folded);
-  }
-};
-
 // Whether the fused path can serve frames of `format` on `backend` at all (what the fused operation
 // allocates for at prepare()).
 bool fused_usable(Backend backend, const video::FrameFormat& format) noexcept;

@@ -11,7 +11,7 @@
 #include "core/cuda/resources.h"
 #include "core/equalize/equalize.h"
 #include "core/equalize/operation.h"
-#include "core/equalize/planner.h"
+#include "core/equalize/runner.h"
 #include "core/histogram/histogram.h"
 #include "core/image/fork_join.h"
 
@@ -153,10 +153,8 @@ Status copy_to(const PlaneRef& src, const PlaneRef& dst, cudaStream_t s) {
 
 class EqualizerImpl final : public Equalizer {
  public:
-  EqualizerImpl(EqualizerInfo info, const EqualizerOptions& opts, const FrameFormat& fmt, eq::Operations ops)
-      : info_(std::move(info)), opts_(opts), fmt_(fmt), live_(info_.weight, opts.quality, opts.compare), kernel_(info_.kernel) {
-    chains_[0].ops = std::move(ops);
-  }
+  EqualizerImpl(EqualizerInfo info, const EqualizerOptions& opts, const FrameFormat& fmt)
+      : info_(std::move(info)), opts_(opts), fmt_(fmt), live_(info_.weight, opts.quality, opts.compare), kernel_(info_.kernel) {}
 
   ~EqualizerImpl() override {
     // Nothing may still write into a frame we drop. The CPU's slots have no stream: synchronizing
@@ -166,13 +164,13 @@ class EqualizerImpl final : public Equalizer {
       for (auto& s : slots_) (void)s.stream.synchronize();
   }
 
-  Status init();
+  Status init(eq::Operations ops);
 
   const EqualizerInfo& info() const override { return info_; }
   std::vector<video::StageId> stages() const override {
     std::vector<video::StageId> v;
     if (gpu()) v.push_back(video::stage::upload);
-    for (const auto& op : chains_[0].ops) v.push_back(op->stage());
+    for (const auto& op : ops()) v.push_back(op->stage());
     if (gpu()) v.push_back(video::stage::download);
     return v;
   }
@@ -243,8 +241,8 @@ class EqualizerImpl final : public Equalizer {
       s.release();
     }
     inflight_.clear();
-    for (auto& c : chains_)
-      for (auto& op : c.ops) op->reset();
+    runner_.reset();
+    if (compare_runner_) compare_runner_->reset();
   }
 
  private:
@@ -254,28 +252,17 @@ class EqualizerImpl final : public Equalizer {
     Compare compare;
   };
 
-  // An operation list and what orders its stateful operations across slots (GPU). Chain 0 makes
-  // the output frame; chain 1 the comparison.
-  struct Chain {
-    eq::Operations ops;
-    std::vector<cuda::Event> state_ev;  // per operation: its last run
-    std::vector<bool> state_recorded;
-    bool prepared = false;
-  };
-
   // A frame in flight (GPU; the CPU uses slot 0 synchronously) and the buffers it works with.
   struct Slot {
     cuda::Stream stream;
     std::vector<cuda::Event> ev;  // [0] start, [1] uploaded, [2 + k] after operation k, [back] done
-    std::vector<bool> ran;        // chain 0's operation k worked on this slot's frame (the plan and Operation::active)
-    cuda::Buffer counts, lut;     // device (GPU) or host (CPU)
-    cuda::Buffer counts_b, lut_b; // the same for the comparison (allocated at its first frame)
+    std::vector<bool> ran;        // operation k worked on this slot's frame (the plan and Operation::active)
     cuda::Buffer host_counts, host_lut;  // pinned, keep_histogram on the GPU
     cuda::Buffer luma;            // GPU, host input without keep_on_device: the device luma worked on
     size_t luma_pitch = 0;
     cuda::Buffer chroma[2];       // GPU, host input without keep_on_device, chroma follow: the device chroma
     size_t chroma_pitch = 0;
-    eq::Settings settings, settings_b;
+    eq::Settings settings;
     FramePtr in;                  // the frame submitted
     FramePtr out;                 // the frame that comes out, when it is another one (device or host copy)
     SideData side;
@@ -289,77 +276,41 @@ class EqualizerImpl final : public Equalizer {
   };
 
   bool gpu() const noexcept { return info_.backend == Backend::gpu; }
-  bool passthrough() const noexcept { return chains_[0].ops.empty(); }
-  const eq::Operations& ops() const noexcept { return chains_[0].ops; }
-  MemoryKind work_memory() const noexcept { return gpu() ? MemoryKind::device : MemoryKind::host; }
+  bool passthrough() const noexcept { return info_.kernel == "none"; }
+  const eq::Operations& ops() const noexcept { return runner_.operations(); }
 
-  eq::FrameContext context(Slot& s, const PlaneRef& luma, const PlaneRef* chroma, int chroma_count, int slot, bool b = false) {
-    eq::FrameContext c;
-    c.backend = info_.backend;
-    c.format = &fmt_;
-    c.slot = slot;
-    c.frame_index = s.in->index;
-    c.settings = b ? &s.settings_b : &s.settings;
-    c.luma = luma;
-    for (int i = 0; i < chroma_count && i < 2; ++i) c.chroma[i] = chroma[i];
-    c.bins = info_.bins;
-    c.counts = static_cast<uint32_t*>((b ? s.counts_b : s.counts).data());
-    c.lut = static_cast<uint16_t*>((b ? s.lut_b : s.lut).data());
-    c.time_s = s.in->time_s;
-    c.full_range = s.in->color.range == kRangeFull;
-    return c;
+  // The frame of slot s as the runner takes it: its luma, and the chroma planes at hand.
+  eq::FrameInput frame_input(const Slot& s, const PlaneRef& luma, const PlaneRef* chroma, int chroma_count) const {
+    eq::FrameInput f;
+    f.luma = luma;
+    for (int i = 0; i < chroma_count && i < 2; ++i) f.chroma[i] = chroma[i];
+    f.index = s.in->index;
+    f.time_s = s.in->time_s;
+    f.full_range = s.in->color.range == kRangeFull;
+    return f;
   }
 
-  // Prepares a chain's operations for the slots, and on the GPU the events that order its stateful
-  // operations. Chain 1 (the comparison) is made at its first frame.
-  Status prepare_chain(Chain& c) {
-    if (c.prepared) return Status::ok();
-    if (c.ops.empty()) c.ops = opts_.make_operations ? opts_.make_operations() : eq::standard_operations();
-    for (auto& op : c.ops) HISTEQ_TRY(op->prepare(info_.backend, static_cast<int>(slots_.size()), fmt_));
-    if (gpu()) {
-      c.state_ev.resize(c.ops.size());
-      c.state_recorded.assign(c.ops.size(), false);
-      for (size_t k = 0; k < c.ops.size(); ++k) {
-        if (!c.ops[k]->stateful()) continue;
-        auto ev = cuda::Event::create(false);
-        if (!ev) return ev.status();
-        c.state_ev[k] = std::move(ev.value());
-      }
+  // The timing rows of the output's operations: on the GPU the events between them (read at
+  // retire()), on the CPU the host clock around each.
+  class SlotTiming final : public eq::TimingHook {
+   public:
+    SlotTiming(Slot& s, bool gpu) : s_(s), gpu_(gpu) {}
+    Status started(size_t, const eq::Operation&, cudaStream_t) override {
+      start_ = now_ns();
+      return Status::ok();
     }
-    c.prepared = true;
-    return Status::ok();
-  }
-
-  // Runs a chain's operations on a frame; GPU: on the slot's stream, stateful operations after
-  // their previous run, and (chain 0) the events that time each operation.
-  Status run_chain(Chain& c, Slot& s, eq::FrameContext& ctx, bool timed) {
-    HISTEQ_TRY(prepare_chain(c));
-    const cudaStream_t st = gpu() ? s.stream.get() : nullptr;
-    const eq::Plan plan = eq::plan_frame(*ctx.settings, info_.backend, fmt_);  // from this frame's settings
-    for (size_t k = 0; k < c.ops.size(); ++k) {
-      eq::Operation& op = *c.ops[k];
-      const bool active = op.active(ctx) && plan.runs(op.part());  // active() first: it is asked every frame
-      if (timed) s.ran[k] = active;
-      if (!gpu()) {
-        if (!active) continue;
-        const int64_t a = now_ns();
-        HISTEQ_TRY(op.run(ctx, nullptr));
-        if (timed) s.in->timing.set(op.stage(), (now_ns() - a) / 1e6);
-        continue;
-      }
-      if (active) {
-        // A stateful operation runs after its run on the previous frame, whatever stream that took.
-        if (op.stateful() && c.state_recorded[k]) HISTEQ_CUDA_TRY(cudaStreamWaitEvent(st, c.state_ev[k].get(), 0));
-        HISTEQ_TRY(op.run(ctx, st));
-        if (op.stateful()) {
-          HISTEQ_TRY(c.state_ev[k].record(st));
-          c.state_recorded[k] = true;
-        }
-      }
-      if (timed) HISTEQ_TRY(s.ev[2 + k].record(st));  // also for one that sat out: the spans stay consecutive
+    Status finished(size_t k, const eq::Operation& op, bool ran, cudaStream_t st) override {
+      s_.ran[k] = ran;
+      if (gpu_) return s_.ev[2 + k].record(st);  // also for one that sat out: the spans stay consecutive
+      if (ran) s_.in->timing.set(op.stage(), (now_ns() - start_) / 1e6);
+      return Status::ok();
     }
-    return Status::ok();
-  }
+
+   private:
+    Slot& s_;
+    bool gpu_;
+    int64_t start_ = 0;
+  };
 
   // The comparison's frame: a copy of the input planes (`planes`, before A's operations) in the
   // output's memory; the look runs on it later (finish_compare).
@@ -380,25 +331,21 @@ class EqualizerImpl final : public Equalizer {
   Status finish_compare(Slot& s, const FrameSettings& fs, int slot) {
     if (!compare_frame_) return Status::ok();
     if (fs.compare.look) {
-      if (s.counts_b.empty()) HISTEQ_TRY(allocate_counts(s.counts_b, s.lut_b));
+      if (!compare_runner_) {  // made at the comparison's first frame
+        auto r = eq::Runner::create(info_.backend, static_cast<int>(slots_.size()), fmt_, make_operations());
+        if (!r) return r.status();
+        compare_runner_ = std::make_unique<eq::Runner>(std::move(r.value()));
+      }
       Frame& f = *compare_frame_;
       const PlaneRef chroma[2] = {f.plane(1), f.plane(2)};
-      eq::FrameContext ctx = context(s, f.plane(0), chroma, f.plane_count() - 1, slot, true);
-      HISTEQ_TRY(run_chain(chains_[1], s, ctx, false));
+      HISTEQ_TRY(compare_runner_->run(frame_input(s, f.plane(0), chroma, f.plane_count() - 1), fs.b, slot, stream_of(s)));
     }
     s.side.compare = std::shared_ptr<const Frame>(std::move(compare_frame_));
     s.side.compare_look = fs.compare.look;
     return Status::ok();
   }
-  Status allocate_counts(cuda::Buffer& counts, cuda::Buffer& lut) {
-    auto c = cuda::Buffer::allocate(work_memory(), sizeof(uint32_t) * info_.bins);
-    if (!c) return c.status();
-    counts = std::move(c.value());
-    auto l = cuda::Buffer::allocate(work_memory(), sizeof(uint16_t) * info_.bins);
-    if (!l) return l.status();
-    lut = std::move(l.value());
-    return Status::ok();
-  }
+  eq::Operations make_operations() const { return opts_.make_operations ? opts_.make_operations() : eq::Operations{}; }
+  cudaStream_t stream_of(const Slot& s) const { return gpu() ? s.stream.get() : nullptr; }
 
   Status submit_cpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done);
   Status submit_gpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done);
@@ -413,7 +360,8 @@ class EqualizerImpl final : public Equalizer {
   EqualizerInfo info_;
   EqualizerOptions opts_;
   FrameFormat fmt_;
-  Chain chains_[2];
+  eq::Runner runner_;                           // the output's operations
+  std::unique_ptr<eq::Runner> compare_runner_;  // the comparison's (its own state), at its first frame
   LiveSettings live_;
   std::string kernel_;  // the kernel of the next frame
   std::vector<Slot> slots_;
@@ -426,14 +374,15 @@ class EqualizerImpl final : public Equalizer {
   std::unique_ptr<video::FramePool> host_pool_;    // download of a device input: output frames
 };
 
-Status EqualizerImpl::init() {
+Status EqualizerImpl::init(eq::Operations list) {
   if (passthrough()) return Status::ok();
   HISTEQ_TRY(check_compare(opts_.compare));
   const int nslots = gpu() ? std::max(2, opts_.frames_in_flight) : 1;
   slots_.resize(static_cast<size_t>(nslots));
-  HISTEQ_TRY(prepare_chain(chains_[0]));
+  auto r = eq::Runner::create(info_.backend, nslots, fmt_, std::move(list));
+  if (!r) return r.status();
+  runner_ = std::move(r.value());
   for (auto& s : slots_) {
-    HISTEQ_TRY(allocate_counts(s.counts, s.lut));
     s.ran.assign(ops().size(), false);
     if (!gpu()) continue;
     auto st = cuda::Stream::create();
@@ -469,7 +418,6 @@ Status EqualizerImpl::init() {
 Status EqualizerImpl::submit_cpu(FramePtr frame, FrameSettings fs, std::vector<PipelineFrame>& done) {
   Slot& s = slots_[0];
   s.settings = std::move(fs.a);
-  s.settings_b = fs.b;
   if (frame->on_device()) {  // a device frame on the CPU path: its planes come down first
     auto h = to_host(*frame);
     if (!h) return h.status();
@@ -489,12 +437,12 @@ Status EqualizerImpl::submit_cpu(FramePtr frame, FrameSettings fs, std::vector<P
   PlaneRef planes[3];
   for (int i = 0; i < s.in->plane_count(); ++i) planes[i] = s.in->plane(i);
   HISTEQ_TRY(start_compare(s, fs, planes, s.in->plane_count(), nullptr));
-  eq::FrameContext ctx = context(s, y, planes + 1, s.in->plane_count() - 1, 0);
-  HISTEQ_TRY(run_chain(chains_[0], s, ctx, true));
+  SlotTiming timing(s, false);
+  HISTEQ_TRY(runner_.run(frame_input(s, y, planes + 1, s.in->plane_count() - 1), s.settings, 0, nullptr, &timing));
   HISTEQ_TRY(finish_compare(s, fs, 0));
   if (opts_.keep_histogram) {
-    const auto* c = static_cast<const uint32_t*>(s.counts.data());
-    const auto* l = static_cast<const uint16_t*>(s.lut.data());
+    const uint32_t* c = runner_.counts(0);
+    const uint16_t* l = runner_.lut(0);
     s.side.histogram.assign(c, c + info_.bins);
     s.side.lut.assign(l, l + info_.bins);
   }
@@ -591,7 +539,6 @@ Status EqualizerImpl::submit_gpu(FramePtr frame, FrameSettings fs, std::vector<P
   const int idx = static_cast<int>(next_++ % slots_.size());
   Slot& s = slots_[static_cast<size_t>(idx)];
   s.settings = std::move(fs.a);
-  s.settings_b = fs.b;
   s.side = {};
   s.side.kernel = s.settings.kernel;
   s.side.quality = s.settings.quality;
@@ -617,12 +564,12 @@ Status EqualizerImpl::submit_gpu(FramePtr frame, FrameSettings fs, std::vector<P
   HISTEQ_TRY(start_compare(s, fs, work, nplanes, st));
   HISTEQ_TRY(s.ev[1].record(st));
 
-  eq::FrameContext ctx = context(s, work[0], work + 1, chroma_planes, idx);
-  HISTEQ_TRY(run_chain(chains_[0], s, ctx, true));
+  SlotTiming timing(s, true);
+  HISTEQ_TRY(runner_.run(frame_input(s, work[0], work + 1, chroma_planes), s.settings, idx, st, &timing));
   if (opts_.keep_histogram) {  // a few KB; counted in the download stage when there is one
-    HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_counts.data(), s.counts.data(), sizeof(uint32_t) * info_.bins,
+    HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_counts.data(), runner_.counts(idx), sizeof(uint32_t) * info_.bins,
                                     cudaMemcpyDeviceToHost, st));
-    HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_lut.data(), s.lut.data(), sizeof(uint16_t) * info_.bins, cudaMemcpyDeviceToHost, st));
+    HISTEQ_CUDA_TRY(cudaMemcpyAsync(s.host_lut.data(), runner_.lut(idx), sizeof(uint16_t) * info_.bins, cudaMemcpyDeviceToHost, st));
   }
   if (opts_.download && !opts_.keep_on_device) HISTEQ_TRY(download_gpu(s, work, colour, st));
   HISTEQ_TRY(finish_compare(s, fs, idx));
@@ -683,6 +630,34 @@ Status Equalizer::check_kernel(const std::string& name, Backend backend, const F
   return eq::check_kernel(name, backend, format);
 }
 
+namespace {
+
+std::string cpu_name() {
+  const auto threads = static_cast<unsigned>(image::usable_cores());
+  return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+}
+
+// The backend, kernel and device of a new equalizer (eq::choose_backend decides the backend).
+Status choose(const EqualizerOptions& opts, const FrameFormat& format, EqualizerInfo& info) {
+  auto pick = eq::choose_backend(opts.cpu ? eq::BackendChoice::cpu : eq::BackendChoice::automatic, opts.kernel);
+  if (!pick) return pick.status();
+  info.backend = pick->backend;
+  const bool gpu = info.backend == Backend::gpu;
+  info.kernel = opts.kernel.empty() ? default_kernel(info.backend) : opts.kernel;
+  if (!pick->note.empty()) info.fallback_note = pick->note + " (" + info.kernel + ")";
+  if (gpu && opts.keep_on_device && opts.download)
+    return HISTEQ_ERROR(Code::invalid_argument, "keep_on_device and download are exclusive: a frame comes out in one memory");
+  HISTEQ_TRY(eq::check_kernel(info.kernel, info.backend, format));
+  info.device = cpu_name();
+  if (!gpu) return Status::ok();
+  auto dev = cuda::device_info();
+  if (!dev) return dev.status();
+  info.device = cuda::device_label(dev->ordinal);
+  return Status::ok();
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Equalizer>> Equalizer::create(const EqualizerOptions& opts, const FrameFormat& format) {
   HISTEQ_TRY(video::validate(format));
   EqualizerInfo info;
@@ -692,49 +667,18 @@ Result<std::unique_ptr<Equalizer>> Equalizer::create(const EqualizerOptions& opt
   info.weight = *w;
   HISTEQ_TRY(eq::validate(opts.quality));
   info.quality = opts.quality;
-  const auto threads = static_cast<unsigned>(image::usable_cores());
-  const std::string cpu_name = "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+  eq::Operations ops;
   if (opts.passthrough) {
     info.kernel = "none";
-    info.device = cpu_name;
-    auto e = std::make_unique<EqualizerImpl>(info, opts, format, eq::Operations{});
-    HISTEQ_TRY(e->init());
-    return std::unique_ptr<Equalizer>(std::move(e));
-  }
-
-  std::string name = opts.kernel;
-  if (name.empty()) {
-    if (!opts.cpu && cuda::have_device()) {
-      name = kDefaultGpuKernel;
-    } else {
-      name = kDefaultCpuKernel;
-      if (!opts.cpu) info.fallback_note = "no CUDA device: equalizing on the CPU (" + name + ")";
-    }
-  }
-  const hist::KernelEntry* e = hist::find_kernel(name);
-  if (e == nullptr) return hist::create_kernel(name).status();  // the registry's "unknown kernel (known: ...)"
-  const bool gpu = e->info.backend == Backend::gpu;
-  if (gpu && opts.cpu)
-    return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + name + "' runs on the GPU, but --cpu was given (CPU kernels: cpu_parallel, cpu_reference)");
-  if (gpu && !cuda::have_device())
-    return HISTEQ_ERROR(Code::no_device, "kernel '" + name + "' needs a CUDA device and none is available (use --cpu)");
-  if (gpu && opts.keep_on_device && opts.download)
-    return HISTEQ_ERROR(Code::invalid_argument, "keep_on_device and download are exclusive: a frame comes out in one memory");
-  info.backend = gpu ? Backend::gpu : Backend::cpu;
-  HISTEQ_TRY(check_kernel(name, info.backend, format));
-  info.kernel = name;
-  if (gpu) {
-    auto dev = cuda::device_info();
-    if (!dev) return dev.status();
-    info.device = cuda::device_label(dev->ordinal);
+    info.device = cpu_name();
   } else {
-    info.device = cpu_name;
+    HISTEQ_TRY(choose(opts, format, info));
+    ops = opts.make_operations ? opts.make_operations() : eq::standard_operations();
+    if (ops.empty()) return HISTEQ_ERROR(Code::invalid_argument, "an equalizer needs at least one operation (or passthrough)");
   }
-  eq::Operations ops = opts.make_operations ? opts.make_operations() : eq::standard_operations();
-  if (ops.empty()) return HISTEQ_ERROR(Code::invalid_argument, "an equalizer needs at least one operation (or passthrough)");
-  auto q = std::make_unique<EqualizerImpl>(info, opts, format, std::move(ops));
-  HISTEQ_TRY(q->init());
-  return std::unique_ptr<Equalizer>(std::move(q));
+  auto e = std::make_unique<EqualizerImpl>(info, opts, format);
+  HISTEQ_TRY(e->init(std::move(ops)));
+  return std::unique_ptr<Equalizer>(std::move(e));
 }
 
 }  // namespace histeq::pipeline
