@@ -14,23 +14,29 @@ Status copy_into(const PlaneRef& src, const PlaneRef& dst, cudaStream_t stream) 
 
 }  // namespace
 
+// A kernel of the other backend than the one asked for.
+Status check_kernel_backend(BackendChoice want, const std::string& kernel, Backend kernel_backend) {
+  if (want == BackendChoice::cpu && kernel_backend == Backend::gpu)
+    return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + kernel + "' runs on the GPU, but backend is cpu");
+  if (want == BackendChoice::gpu && kernel_backend == Backend::cpu)
+    return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + kernel + "' runs on the CPU, but backend is gpu");
+  return Status::ok();
+}
+
 Result<BackendPick> choose_backend(BackendChoice want, const std::string& kernel) {
   const hist::KernelEntry* e = kernel.empty() ? nullptr : hist::find_kernel(kernel);
   if (!kernel.empty() && e == nullptr) return hist::create_kernel(kernel).status();  // "unknown kernel (known: ...)"
+  if (e != nullptr) HISTEQ_TRY(check_kernel_backend(want, kernel, e->info.backend));
   const bool gpu_kernel = e != nullptr && e->info.backend == Backend::gpu;
-  const bool cpu_kernel = e != nullptr && e->info.backend == Backend::cpu;
-  if (want == BackendChoice::cpu && gpu_kernel)
-    return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + kernel + "' runs on the GPU, but backend is cpu");
-  if (want == BackendChoice::gpu && cpu_kernel)
-    return HISTEQ_ERROR(Code::invalid_argument, "kernel '" + kernel + "' runs on the CPU, but backend is gpu");
   const bool device = cuda::have_device();
-  const bool gpu = want == BackendChoice::gpu || gpu_kernel || (want == BackendChoice::automatic && !cpu_kernel && device);
+  bool gpu = want == BackendChoice::gpu || gpu_kernel;
+  if (want == BackendChoice::automatic && e == nullptr) gpu = device;
   if (gpu && !device)
     return HISTEQ_ERROR(Code::no_device, (gpu_kernel ? "kernel '" + kernel + "'" : std::string("backend gpu")) +
                                              " needs a CUDA device and none is usable (use the CPU backend)");
   BackendPick p;
   p.backend = gpu ? Backend::gpu : Backend::cpu;
-  if (want == BackendChoice::automatic && !gpu && e == nullptr) p.note = "no CUDA device: equalizing on the CPU";
+  if (want == BackendChoice::automatic && e == nullptr && !gpu) p.note = "no CUDA device: equalizing on the CPU";
   return p;
 }
 
