@@ -180,7 +180,7 @@ Control param_control(std::string name, double fallback, double min, double max)
 
 const std::vector<OperationInfo>& operation_list() { return list(); }
 
-Status register_operation(OperationInfo info) {
+Status register_operation(OperationInfo info, const std::string& before) {
   if (info.name.empty() || !info.make) return HISTEQ_ERROR(Code::invalid_argument, "an operation needs a name and a maker");
   const std::vector<Control> table = controls();
   for (const auto& op : list())
@@ -193,7 +193,9 @@ Status register_operation(OperationInfo info) {
     if (!c.get || !c.set) return HISTEQ_ERROR(Code::invalid_argument, "control '" + c.name + "' has no accessors");
     c.op = info.name;
   }
-  list().push_back(std::move(info));
+  auto at = std::find_if(list().begin(), list().end(), [&](const OperationInfo& o) { return o.name == before; });
+  if (!before.empty() && at == list().end()) return HISTEQ_ERROR(Code::invalid_argument, "no operation '" + before + "' to go before");
+  list().insert(at, std::move(info));
   return Status::ok();
 }
 

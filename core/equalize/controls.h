@@ -141,9 +141,10 @@ struct OperationInfo {
 
 // The operations in the order they run on a frame: operations.def's, then the registered ones.
 const std::vector<OperationInfo>& operation_list();
-// Adds an operation at the end of the list (a plug-in, a test); an error when the name or one of
-// its controls' names or keys is taken. remove_operation() takes a registered one out again.
-Status register_operation(OperationInfo info);
+// Adds an operation at the end of the list (a plug-in, a test), or just before the operation named
+// `before` (a curve operation goes before "apply"); an error when the name or one of its controls'
+// names or keys is taken. remove_operation() takes a registered one out again.
+Status register_operation(OperationInfo info, const std::string& before = "");
 void remove_operation(const std::string& name);
 
 // Every control, in the order of the operation list.
