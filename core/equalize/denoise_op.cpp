@@ -29,14 +29,12 @@ Status zero(cuda::Buffer& b, cudaStream_t stream) {
 // the frames between); the scene cut is found on the device.
 class DenoiseOp final : public Operation {
  public:
+  bool foldable(const Settings&) const override { return true; }
   video::StageId stage() const override { return id_; }
   Part part() const override { return Part::filter; }
   bool stateful() const override { return true; }
-  bool active(const FrameContext& ctx) const override {
-    if (ctx.settings->quality.denoise > 0) return true;
-    following_ = false;
-    return false;
-  }
+  bool active(const FrameContext& ctx) const override { return ctx.settings->quality.denoise > 0; }
+  void skipped(const FrameContext&) override { following_ = false; }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
     (void)backend, (void)slots, (void)format;
     state_ = {};
@@ -86,7 +84,7 @@ class DenoiseOp final : public Operation {
  private:
   video::StageId id_ = video::stage_id("denoise");
   cuda::Buffer state_, sums_;
-  mutable bool following_ = false;  // the previous frame went through the filter (active() clears it)
+  bool following_ = false;  // the previous frame went through the filter (active() clears it)
   double sigma_ = 0;
   int64_t index_ = 0;  // the last frame's index
   int parity_ = 0;

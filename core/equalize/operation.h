@@ -5,16 +5,18 @@
 //             -> lut -> apply
 //
 // Each operation has a stage id (its timing row, core/video/timing.h), run(context, stream) and
-// reset(). The equalizer (core/pipeline/equalizer.h) owns the list, moves frames between memories,
-// times every operation (CUDA events read late on the GPU, the host clock on the CPU), and calls
-// reset() when the pictures stop following each other (a seek, another source).
+// reset(). The runner (runner.h) owns the list, makes each frame's context and plan, runs the
+// operations in turn and tells a timing hook; the front ends (core/pipeline/equalizer.h, the
+// library, the lab) move frames between memories, time the operations through the hook (CUDA
+// events read late on the GPU, the host clock on the CPU), and call reset() when the pictures stop
+// following each other (a seek, another source).
 //
-// Memory and threads. On the GPU the equalizer keeps several frames in flight, each in a "slot"
-// with its own stream and its own counts/LUT buffers; run() enqueues work on the slot's stream and
-// returns without waiting. An operation that keeps state from one frame to the next says so
-// (stateful()); the equalizer then orders its runs across slots with CUDA events (frame n's run
-// waits for frame n-1's on the device, never on the host). On the CPU, run() does the work before
-// it returns and `stream` is null. All calls come from the equalizer's one submitting thread.
+// Memory and threads. On the GPU the pipeline keeps several frames in flight, each in a "slot"
+// with its own stream and the runner's counts/LUT/tile buffers of that slot; run() enqueues work on
+// the slot's stream and returns without waiting. An operation that keeps state from one frame to
+// the next says so (stateful()); the runner then orders its runs across slots with CUDA events
+// (frame n's run waits for frame n-1's on the device, never on the host). On the CPU, run() does
+// the work before it returns and `stream` is null. All calls come from the runner's one thread.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -65,41 +67,56 @@ struct Plan {
   }
 };
 
-// One frame as the operations see it.
+class TileScratch;  // runner.h: a slot's buffers for tiled frames
+
+// The frame's curve, `bins` entries each in the luma's memory (the runner's per-slot scratch).
+struct CurveBuffers {
+  uint32_t* counts = nullptr;  // the luma histogram: written by the histogram stage
+  uint16_t* lut = nullptr;     // the curve: written by the LUT stage, read by apply (clahe: the mean of
+                               // the tile LUTs, for displays)
+};
+
+// Tiled frames (clahe mode): the slot's tile buffers, and what the histogram stage sets in them for
+// the later stages, in the luma's memory.
+struct TileBundle {
+  TileScratch* scratch = nullptr;  // the slot's buffers (the runner's; TileScratch::ensure, ::pad)
+  hist::TileGrid grid;             // effective_tiles() of the frame
+  uint32_t* counts = nullptr;      // grid.count() histograms of `bins` counters, tile-major
+  // The tile histograms count the textbook clahe's padded picture (TileLayout), not the frame's:
+  // they do not sum to `curve.counts`, which the histogram stage then counts on its own.
+  bool padded = false;
+  uint16_t* luts = nullptr;        // grid.count() LUTs of `bins` entries
+  const uint32_t* x = nullptr;     // luma width entries: axis_table() of the columns
+  const uint32_t* y = nullptr;     // luma height entries
+};
+
+// One frame as the operations see it, made by the runner (runner.h): the frame and its settings,
+// the plan, the curve, the tiles.
 struct FrameContext {
+  // The frame.
   Backend backend = Backend::cpu;
   const video::FrameFormat* format = nullptr;
   int slot = 0;                   // GPU: the frame's slot in 0..slots-1 (per-slot scratch); CPU: 0
   int64_t frame_index = 0;        // the source's frame number
-  const Settings* settings = nullptr;
-  Plan plan;                      // the frame's plan (planner.h), made by the runner
+  double time_s = 0;              // the frame's time (the temporal filter's frame interval)
+  bool full_range = false;        // the frame's colour range tag: black is 0, else 16 << (bit_depth - 8)
+  int bins = 256;                 // 2^format->bit_depth
   // The luma being equalized, in place: device memory on the GPU, host memory on the CPU. Its
   // PlaneRef::bit_depth is the stored depth (format->storage_depth()).
   PlaneRef luma;
   // CPU, when set: the frame's luma as it came, not yet in `luma` (a library call with a separate
   // output). The operations that say takes_source() read it instead of `luma`, and the apply maps
-  // it into `luma` (clearing it); before any other operation, the caller copies it into `luma`.
+  // it into `luma` (clearing it); before any other operation, the runner copies it into `luma`.
   PlaneRef source;
   // The chroma planes in the same memory, when the equalizer holds them there (planar: U, V;
   // semi-planar: the UV plane in chroma[0]); empty planes otherwise.
   PlaneRef chroma[2];
-  int bins = 256;                 // 2^format->bit_depth
-  uint32_t* counts = nullptr;     // `bins` counters in the luma's memory: written by the histogram stage
-  uint16_t* lut = nullptr;        // `bins` entries in the luma's memory: written by the LUT stage, read by apply
-                                  // (clahe: the mean of the tile LUTs, for displays)
-  double time_s = 0;              // the frame's time (the temporal filter's frame interval)
-  bool full_range = false;        // the frame's colour range tag: black is 0, else 16 << (bit_depth - 8)
-  // Tiled frames (clahe mode): set by the histogram stage for the later stages, in the luma's memory.
-  hist::TileGrid tiles;              // effective_tiles() of the frame
-  uint32_t* tile_counts = nullptr;   // tiles.count() histograms of `bins` counters, tile-major
-  // The tile histograms count the textbook clahe's padded picture (TileLayout), not the frame's:
-  // they do not sum to `counts`, which the histogram stage then counts on its own.
-  bool tiles_padded = false;
-  uint16_t* tile_luts = nullptr;     // tiles.count() LUTs of `bins` entries
-  const uint32_t* tile_x = nullptr;  // luma width entries: axis_table() of the columns
-  const uint32_t* tile_y = nullptr;  // luma height entries
+  // The settings and the plan.
+  const Settings* settings = nullptr;
+  Plan plan;                      // the frame's plan (planner.h), made once by the runner
+  CurveBuffers curve;
+  TileBundle tiles;
 };
-
 
 class Operation {
  public:

@@ -16,6 +16,7 @@
 #include "core/equalize/fused_gpu.h"
 #include "core/equalize/operation.h"
 #include "core/equalize/planner.h"
+#include "core/equalize/runner.h"
 #include "core/histogram/histogram.h"
 #include "core/image/fork_join.h"
 
@@ -30,6 +31,8 @@ FrameLevels levels_of(const FrameContext& ctx) {
 // FusedEqualizer per slot: instances share nothing, and a slot's frames are ordered on its stream.
 class FusedOp final : public Operation {
  public:
+  bool fusable(const Settings&) const override { return true; }
+  bool foldable(const Settings&) const override { return true; }
   video::StageId stage() const override { return id_; }
   Part part() const override { return Part::fused; }
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
@@ -44,7 +47,7 @@ class FusedOp final : public Operation {
   }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
     FusedEqualizer& fe = fused_.at(static_cast<size_t>(ctx.slot));
-    const FusedOutputs out{ctx.counts, ctx.lut};  // the side data and the displays read them
+    const FusedOutputs out{ctx.curve.counts, ctx.curve.lut};  // the side data and the displays read them
     const Levels levels = levels_of(ctx).luma;
     const uint32_t w = ctx.settings->weight;
     if (ctx.luma.bytes_per_sample == 1) HISTEQ_TRY(fe.run(ctx.luma.as_writable<uint8_t>(), w, levels, stream, out));
@@ -61,80 +64,17 @@ MemoryKind memory_of(const FrameContext& ctx) { return ctx.backend == Backend::g
 
 Result<cuda::Buffer> allocate(MemoryKind kind, size_t bytes) { return cuda::Buffer::allocate(kind, bytes); }
 
-// A slot's buffers for tiled frames: the tile histograms and LUTs (sized for the largest grid, so
-// a live change of the grid never reallocates under a frame in flight), the interpolation tables
-// of the layout it last served (on the GPU uploaded from pinned staging on the slot's stream), and
-// the textbook clahe's padded picture when a frame needs one.
-struct TileScratch {
-  cuda::Buffer counts, luts, x_table, y_table, x_stage, y_stage, padded;
-  TileLayout layout;
-
-  Status ensure(const FrameContext& ctx, const TileLayout& want, cudaStream_t stream) {
-    const MemoryKind mem = memory_of(ctx);
-    const size_t most = static_cast<size_t>(hist::kMaxTiles) * hist::kMaxTiles * static_cast<size_t>(ctx.bins);
-    const int w = ctx.luma.width, h = ctx.luma.height;
-    if (counts.empty()) {
-      auto c = allocate(mem, sizeof(uint32_t) * most);
-      if (!c) return c.status();
-      counts = std::move(c.value());
-      auto l = allocate(mem, sizeof(uint16_t) * most);
-      if (!l) return l.status();
-      luts = std::move(l.value());
-      auto x = allocate(mem, sizeof(uint32_t) * static_cast<size_t>(std::max(1, w)));
-      if (!x) return x.status();
-      x_table = std::move(x.value());
-      auto y = allocate(mem, sizeof(uint32_t) * static_cast<size_t>(std::max(1, h)));
-      if (!y) return y.status();
-      y_table = std::move(y.value());
-      if (mem == MemoryKind::device) {
-        auto xs = allocate(MemoryKind::pinned, x_table.bytes());
-        if (!xs) return xs.status();
-        x_stage = std::move(xs.value());
-        auto ys = allocate(MemoryKind::pinned, y_table.bytes());
-        if (!ys) return ys.status();
-        y_stage = std::move(ys.value());
-      }
-    }
-    if (layout != want) {
-      const bool dev = mem == MemoryKind::device;
-      axis_table(w, want.grid.cols, static_cast<uint32_t*>(dev ? x_stage.data() : x_table.data()), want.step_x);
-      axis_table(h, want.grid.rows, static_cast<uint32_t*>(dev ? y_stage.data() : y_table.data()), want.step_y);
-      if (dev) {
-        HISTEQ_CUDA_TRY(cudaMemcpyAsync(x_table.data(), x_stage.data(), sizeof(uint32_t) * w, cudaMemcpyHostToDevice, stream));
-        HISTEQ_CUDA_TRY(cudaMemcpyAsync(y_table.data(), y_stage.data(), sizeof(uint32_t) * h, cudaMemcpyHostToDevice, stream));
-      }
-      layout = want;
-    }
-    return Status::ok();
-  }
-
-  // `luma` padded to the layout's picture (TileLayout), in this scratch; rows 16-byte aligned, as
-  // the GPU kernels' units read them best. Grown when a frame needs more, before the stream uses it.
-  Result<PlaneRef> pad(const FrameContext& ctx, const PlaneRef& luma, cudaStream_t stream) {
-    PlaneRef p = luma;
-    p.width = layout.width;
-    p.height = layout.height;
-    p.pitch = (static_cast<size_t>(p.width) * p.bytes_per_sample + 15) / 16 * 16;
-    if (padded.bytes() < p.pitch * static_cast<size_t>(p.height)) {
-      auto b = allocate(memory_of(ctx), p.pitch * static_cast<size_t>(p.height));
-      if (!b) return b.status();
-      padded = std::move(b.value());
-    }
-    p.data = padded.data();
-    if (ctx.backend == Backend::gpu) HISTEQ_TRY(pad_reflect_gpu(luma, p, stream));
-    else HISTEQ_TRY(pad_reflect(luma, p));
-    return p;
-  }
-};
-
 // The luma histogram by a registry kernel. Instances are made at the first frame that names them
 // and kept per slot (a kernel instance may hold scratch memory that one stream uses, e.g. cub's),
 // so a live switch waits for nothing and switching back costs nothing; a slot with a frame in
-// flight keeps the instance it used alive. Clahe frames: the tile histograms in one call, summed
-// into the frame's histogram, and the tile fields of the context for the later stages; on the
-// textbook clahe's padded picture (TileLayout), the frame's histogram counted apart.
+// flight keeps the instance it used alive. Clahe frames: the tile histograms in one call, in the
+// slot's TileScratch (the runner's, which sets the context's tile bundle for the later stages),
+// summed into the frame's histogram; on the textbook clahe's padded picture (TileLayout), the
+// frame's histogram counted apart.
 class HistogramOp final : public Operation {
  public:
+  bool fusable(const Settings& s) const override { return s.quality.mode == Mode::global; }
+  bool foldable(const Settings& s) const override { return s.quality.mode == Mode::global; }
   video::StageId stage() const override { return id_; }
   Part part() const override { return Part::curve; }
   bool takes_source(const FrameContext&) const override { return true; }
@@ -142,8 +82,6 @@ class HistogramOp final : public Operation {
     (void)backend, (void)format;
     kernels_.clear();
     kernels_.resize(static_cast<size_t>(slots));
-    tiles_.clear();
-    tiles_.resize(static_cast<size_t>(slots));
     return Status::ok();
   }
   Status run(FrameContext& ctx, cudaStream_t stream) override {
@@ -157,32 +95,24 @@ class HistogramOp final : public Operation {
     hist::Kernel& kernel = *it->second;
     const MemoryKind mem = memory_of(ctx);
     const PlaneRef& luma = ctx.source.data != nullptr ? ctx.source : ctx.luma;
-    if (ctx.settings->quality.mode != Mode::clahe) return hist::compute(kernel, luma, {ctx.counts, ctx.bins, mem}, stream);
+    if (ctx.settings->quality.mode != Mode::clahe) return hist::compute(kernel, luma, {ctx.curve.counts, ctx.bins, mem}, stream);
 
-    TileScratch& t = tiles_.at(static_cast<size_t>(ctx.slot));
-    const TileLayout layout = tile_layout(ctx.settings->quality, ctx.luma.width, ctx.luma.height);
-    ctx.tiles = layout.grid;
-    ctx.tiles_padded = layout.padded(ctx.luma.width, ctx.luma.height);
-    HISTEQ_TRY(t.ensure(ctx, layout, stream));
-    ctx.tile_counts = static_cast<uint32_t*>(t.counts.data());
-    ctx.tile_luts = static_cast<uint16_t*>(t.luts.data());
-    ctx.tile_x = static_cast<const uint32_t*>(t.x_table.data());
-    ctx.tile_y = static_cast<const uint32_t*>(t.y_table.data());
-    if (ctx.tiles_padded) {
+    TileScratch& t = *ctx.tiles.scratch;  // the slot's (the runner's)
+    HISTEQ_TRY(t.ensure(ctx, tile_layout(ctx.settings->quality, ctx.luma.width, ctx.luma.height), stream));
+    if (ctx.tiles.padded) {
       auto padded = t.pad(ctx, luma, stream);
       if (!padded) return padded.status();
-      HISTEQ_TRY(hist::compute_tiles(kernel, padded.value(), ctx.tiles, {ctx.tile_counts, ctx.bins, mem}, stream));
-      return hist::compute(kernel, luma, {ctx.counts, ctx.bins, mem}, stream);
+      HISTEQ_TRY(hist::compute_tiles(kernel, padded.value(), ctx.tiles.grid, {ctx.tiles.counts, ctx.bins, mem}, stream));
+      return hist::compute(kernel, luma, {ctx.curve.counts, ctx.bins, mem}, stream);
     }
-    HISTEQ_TRY(hist::compute_tiles(kernel, luma, ctx.tiles, {ctx.tile_counts, ctx.bins, mem}, stream));
-    if (ctx.backend == Backend::gpu) return sum_tiles_gpu(ctx.tile_counts, ctx.tiles.count(), ctx.bins, ctx.counts, stream);
-    return sum_tiles(ctx.tile_counts, ctx.tiles.count(), ctx.bins, ctx.counts);
+    HISTEQ_TRY(hist::compute_tiles(kernel, luma, ctx.tiles.grid, {ctx.tiles.counts, ctx.bins, mem}, stream));
+    if (ctx.backend == Backend::gpu) return sum_tiles_gpu(ctx.tiles.counts, ctx.tiles.grid.count(), ctx.bins, ctx.curve.counts, stream);
+    return sum_tiles(ctx.tiles.counts, ctx.tiles.grid.count(), ctx.bins, ctx.curve.counts);
   }
 
  private:
   video::StageId id_ = video::stage_id("histogram");
   std::vector<std::map<std::string, std::unique_ptr<hist::Kernel>>> kernels_;
-  std::vector<TileScratch> tiles_;
 };
 
 // An operation whose CPU form spreads over the cores: the process's shared pool (image::shared_pool(),
@@ -203,6 +133,8 @@ class PooledOp : public Operation {
 // CPU CLAHE's 64 tile curves (a clip and a shadow-floor search each) go over the pool.
 class LutOp final : public PooledOp {
  public:
+  bool fusable(const Settings& s) const override { return s.quality.clip_limit == 0; }
+  bool foldable(const Settings& s) const override { return s.quality.mode == Mode::global; }
   video::StageId stage() const override { return id_; }
   Part part() const override { return Part::curve; }
   bool takes_source(const FrameContext&) const override { return true; }  // reads the histograms only
@@ -212,14 +144,14 @@ class LutOp final : public PooledOp {
     const uint32_t clip = clip_q8(q), w = ctx.settings->weight;
     const Levels levels = levels_of(ctx).luma;
     if (q.mode == Mode::clahe) {
-      if (ctx.tile_counts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe LUTs without tile histograms");
-      const int tiles = ctx.tiles.count();
-      return gpu ? build_tile_luts_gpu(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, stream)
-                 : build_tile_luts(ctx.tile_counts, tiles, ctx.bins, w, clip, levels, ctx.tile_luts, ctx.lut, pool_);
+      if (ctx.tiles.counts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe LUTs without tile histograms");
+      const int tiles = ctx.tiles.grid.count();
+      return gpu ? build_tile_luts_gpu(ctx.tiles.counts, tiles, ctx.bins, w, clip, levels, ctx.tiles.luts, ctx.curve.lut, stream)
+                 : build_tile_luts(ctx.tiles.counts, tiles, ctx.bins, w, clip, levels, ctx.tiles.luts, ctx.curve.lut, pool_);
     }
     // clip 0: build_lut / build_lut_gpu themselves, so plain equalization is the fused path's bit for bit.
-    return gpu ? build_lut_clipped_gpu(ctx.counts, ctx.bins, w, clip, levels, ctx.lut, stream)
-               : build_lut_clipped(ctx.counts, ctx.bins, w, clip, levels, ctx.lut);
+    return gpu ? build_lut_clipped_gpu(ctx.curve.counts, ctx.bins, w, clip, levels, ctx.curve.lut, stream)
+               : build_lut_clipped(ctx.curve.counts, ctx.bins, w, clip, levels, ctx.curve.lut);
   }
 
  private:
@@ -255,15 +187,13 @@ Result<ChromaPlanes> chroma_planes(const FrameContext& ctx) {
 // strength...: the user sees a change at once rather than at the filter's pace).
 class TemporalOp final : public PooledOp {
  public:
+  bool foldable(const Settings&) const override { return true; }
   video::StageId stage() const override { return id_; }
   // It reads the histogram and LUTs only, but folded it applies the curve to the luma in place.
-  bool takes_source(const FrameContext& ctx) const override { return !plan_frame(*ctx.settings, ctx.backend, *ctx.format).folded; }
+  bool takes_source(const FrameContext& ctx) const override { return !ctx.plan.folded; }
   bool stateful() const override { return true; }
-  bool active(const FrameContext& ctx) const override {
-    if (ctx.settings->quality.temporal_s > 0) return true;
-    active_ = false;  // a frame without the filter: the next one with it starts over
-    return false;
-  }
+  bool active(const FrameContext& ctx) const override { return ctx.settings->quality.temporal_s > 0; }
+  void skipped(const FrameContext&) override { active_ = false; }  // the next frame with it starts over
   Status prepare(Backend backend, int slots, const video::FrameFormat& format) override {
     HISTEQ_TRY(PooledOp::prepare(backend, slots, format));
     bins_ = format.bins();
@@ -298,19 +228,19 @@ class TemporalOp final : public PooledOp {
       buffers_ = std::move(b.value());
     }
     const bool clahe = q.mode == Mode::clahe;
-    const hist::TileGrid layout = clahe ? ctx.tiles : hist::TileGrid{0, 0};
+    const hist::TileGrid layout = clahe ? ctx.tiles.grid : hist::TileGrid{0, 0};
     double dt = ctx.time_s - last_time_;
     if (!(dt > 0 && dt <= kMaxInterval)) dt = interval_;  // a jump (or no previous frame): the last interval
     const Levels levels = levels_of(ctx).luma;  // a frame whose range tag changed starts over too
     const bool same = active_ && layout == layout_ && set.weight == last_.weight && q == last_.quality && levels == levels_;
     TemporalArgs a;
-    a.counts = ctx.counts;
+    a.counts = ctx.curve.counts;
     a.bins = bins_;
-    a.luts = clahe ? ctx.tile_luts : ctx.lut;
-    a.count = clahe ? ctx.tiles.count() : 1;
-    a.extra = clahe ? ctx.lut : nullptr;
+    a.luts = clahe ? ctx.tiles.luts : ctx.curve.lut;
+    a.count = clahe ? ctx.tiles.grid.count() : 1;
+    a.extra = clahe ? ctx.curve.lut : nullptr;
     // The brightness measured on the tiles only where they sum to the frame (else on the mean LUT).
-    a.tile_counts = clahe && !ctx.tiles_padded ? ctx.tile_counts : nullptr;
+    a.tile_counts = clahe && !ctx.tiles.padded ? ctx.tiles.counts : nullptr;
     a.state = static_cast<int32_t*>(state_.data());
     // buffers_: histogram 0, histogram 1, scalars 0, scalars 1.
     uint32_t* hist = static_cast<uint32_t*>(buffers_.data());
@@ -343,14 +273,14 @@ class TemporalOp final : public PooledOp {
   // in one launch.
   Status update(const FrameContext& ctx, const TemporalArgs& a, cudaStream_t stream) {
     if (ctx.backend != Backend::gpu) return temporal_update(a, pool_);
-    if (!plan_frame(*ctx.settings, ctx.backend, *ctx.format).folded) return temporal_update_gpu(a, stream);
+    if (!ctx.plan.folded) return temporal_update_gpu(a, stream);
     const Quality& q = ctx.settings->quality;
     FusedEqualizer& fe = fold_.at(static_cast<size_t>(ctx.slot));
     if (q.chroma != ChromaMode::follow)
-      return temporal_fold_gpu(fe, ctx.luma, ctx.settings->weight, clip_q8(q), a, ctx.counts, stream, FoldApply::luma);
+      return temporal_fold_gpu(fe, ctx.luma, ctx.settings->weight, clip_q8(q), a, ctx.curve.counts, stream, FoldApply::luma);
     auto c = chroma_planes(ctx);
     if (!c) return c.status();
-    return temporal_fold_gpu(fe, ctx.luma, ctx.settings->weight, clip_q8(q), a, ctx.counts, stream, FoldApply::colour, &c.value());
+    return temporal_fold_gpu(fe, ctx.luma, ctx.settings->weight, clip_q8(q), a, ctx.curve.counts, stream, FoldApply::colour, &c.value());
   }
 
   static constexpr double kMaxInterval = 1.0;          // longer gaps are jumps, not frame intervals
@@ -359,7 +289,7 @@ class TemporalOp final : public PooledOp {
   int bins_ = 256;
   cuda::Buffer state_, buffers_;
   std::vector<FusedEqualizer> fold_;  // one per slot, where the curve may be folded in
-  mutable bool active_ = false;  // the filter ran on the previous frame (active() clears it)
+  bool active_ = false;  // the filter ran on the previous frame (skipped() clears it)
   hist::TileGrid layout_{0, 0};
   Levels levels_;
   Settings last_;
@@ -370,6 +300,8 @@ class TemporalOp final : public PooledOp {
 // The CPU's apply is most of its frame time once the colour is scaled: rows over the pool.
 class ApplyOp final : public PooledOp {
  public:
+  bool fusable(const Settings& s) const override { return s.quality.chroma == ChromaMode::keep; }
+  bool foldable(const Settings&) const override { return true; }
   Part part() const override { return Part::curve; }  // folded into the temporal step's launch (planner.h)
   video::StageId stage() const override { return id_; }
   // The luma alone from the source into the luma, on the CPU (the colour pass works in place).
@@ -381,8 +313,8 @@ class ApplyOp final : public PooledOp {
     const bool gpu = ctx.backend == Backend::gpu;
     TileLuts tiles;
     if (q.mode == Mode::clahe) {
-      if (ctx.tile_luts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe apply without tile LUTs");
-      tiles = {ctx.tile_luts, ctx.tiles, ctx.tile_x, ctx.tile_y, ctx.format->sample_shift()};
+      if (ctx.tiles.luts == nullptr) return HISTEQ_ERROR(Code::internal, "clahe apply without tile LUTs");
+      tiles = {ctx.tiles.luts, ctx.tiles.grid, ctx.tiles.x, ctx.tiles.y, ctx.format->sample_shift()};
     }
     const TileLuts* tp = q.mode == Mode::clahe ? &tiles : nullptr;
     if (ctx.source.data != nullptr) {
@@ -394,7 +326,7 @@ class ApplyOp final : public PooledOp {
     if (q.chroma == ChromaMode::follow) {
       auto c = chroma_planes(ctx);
       if (!c) return c.status();
-      return gpu ? apply_colour_gpu(ctx.luma, *c, ctx.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, *c, ctx.lut, tp, ctx.bins, pool_);
+      return gpu ? apply_colour_gpu(ctx.luma, *c, ctx.curve.lut, tp, ctx.bins, stream) : apply_colour(ctx.luma, *c, ctx.curve.lut, tp, ctx.bins, pool_);
     }
     if (tp != nullptr) {
       if (ctx.luma.bytes_per_sample == 1)
@@ -404,11 +336,11 @@ class ApplyOp final : public PooledOp {
                  : apply_tiles(ctx.luma.as_writable<uint16_t>(), tiles, ctx.bins, pool_);
     }
     if (ctx.luma.bytes_per_sample == 1)
-      return gpu ? apply_lut_gpu(ctx.luma.as_writable<uint8_t>(), ctx.lut, ctx.bins, stream)
-                 : apply_lut(ctx.luma.as_writable<uint8_t>(), ctx.lut, ctx.bins, pool_);
+      return gpu ? apply_lut_gpu(ctx.luma.as_writable<uint8_t>(), ctx.curve.lut, ctx.bins, stream)
+                 : apply_lut(ctx.luma.as_writable<uint8_t>(), ctx.curve.lut, ctx.bins, pool_);
     const int shift = ctx.format->sample_shift();  // P010: the table maps v >> 6
-    return gpu ? apply_lut_gpu(ctx.luma.as_writable<uint16_t>(), ctx.lut, ctx.bins, stream, shift)
-               : apply_lut(ctx.luma.as_writable<uint16_t>(), ctx.lut, ctx.bins, shift, pool_);
+    return gpu ? apply_lut_gpu(ctx.luma.as_writable<uint16_t>(), ctx.curve.lut, ctx.bins, stream, shift)
+               : apply_lut(ctx.luma.as_writable<uint16_t>(), ctx.curve.lut, ctx.bins, shift, pool_);
   }
 
  private:
@@ -417,11 +349,11 @@ class ApplyOp final : public PooledOp {
     if (src.bytes_per_sample == 1) {
       const PlaneView<const uint8_t> in = src.as<uint8_t>();
       return tp != nullptr ? apply_tiles(in, ctx.luma.as_writable<uint8_t>(), *tp, ctx.bins, pool_)
-                           : apply_lut(in, ctx.luma.as_writable<uint8_t>(), ctx.lut, ctx.bins, pool_);
+                           : apply_lut(in, ctx.luma.as_writable<uint8_t>(), ctx.curve.lut, ctx.bins, pool_);
     }
     const PlaneView<const uint16_t> in = src.as<uint16_t>();
     return tp != nullptr ? apply_tiles(in, ctx.luma.as_writable<uint16_t>(), *tp, ctx.bins, pool_)
-                         : apply_lut(in, ctx.luma.as_writable<uint16_t>(), ctx.lut, ctx.bins, ctx.format->sample_shift(), pool_);
+                         : apply_lut(in, ctx.luma.as_writable<uint16_t>(), ctx.curve.lut, ctx.bins, ctx.format->sample_shift(), pool_);
   }
   video::StageId id_ = video::stage_id("apply");
 };

@@ -9,20 +9,33 @@ bool fused_usable(Backend backend, const video::FrameFormat& format) noexcept {
   return backend == Backend::gpu && format.sample_shift() == 0;
 }
 
-Plan plan_frame(const Settings& settings, Backend backend, const video::FrameFormat& format) noexcept {
+Plan plan_frame(const Operations& ops, const std::vector<bool>& active, const FrameContext& ctx) {
   Plan p;
-  // The fused kernel computes plain equalization only: every other tone control needs the steps.
-  const bool fusable = fused_usable(backend, format) && settings.kernel == kFusedKernel;
-  const Quality& q = settings.quality;
-  p.fused = fusable && q.plain();
-  // The fold's one-block filter runs global mode's one LUT, one bin a thread of the fused block.
-  p.folded = settings.fold && fusable && !p.fused && q.mode == Mode::global && q.temporal_s > 0 && format.bins() <= kFoldMaxBins;
+  const Settings& s = *ctx.settings;
+  if (!fused_usable(ctx.backend, *ctx.format) || s.kernel != kFusedKernel) return p;
+  // The fold's one-block filter runs one LUT, one bin a thread of the fused block, in the temporal step.
+  bool fuse = true, fold = s.fold && s.quality.temporal_s > 0 && ctx.format->bins() <= kFoldMaxBins;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    if (!active[k]) continue;
+    fuse = fuse && ops[k]->fusable(s);
+    fold = fold && ops[k]->foldable(s);
+  }
+  p.fused = fuse;
+  p.folded = fold && !fuse;
   return p;
 }
 
-bool works(const Operation& op, const FrameContext& ctx) {
-  const bool active = op.active(ctx);
-  return active && plan_frame(*ctx.settings, ctx.backend, *ctx.format).runs(op.part());
+Plan plan_frame(const Settings& settings, Backend backend, const video::FrameFormat& format, const Operations& ops) {
+  const Operations standard = ops.empty() ? standard_operations() : Operations{};
+  const Operations& list = ops.empty() ? standard : ops;
+  FrameContext ctx;
+  ctx.backend = backend;
+  ctx.format = &format;
+  ctx.settings = &settings;
+  ctx.bins = format.bins();
+  std::vector<bool> active(list.size());
+  for (size_t k = 0; k < list.size(); ++k) active[k] = list[k]->active(ctx);
+  return plan_frame(list, active, ctx);
 }
 
 }  // namespace histeq::eq

@@ -1,7 +1,10 @@
 #include "core/equalize/runner.h"
 
+#include <algorithm>
+
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
+#include "core/equalize/equalize.h"
 #include "core/histogram/histogram.h"
 
 namespace histeq::eq {
@@ -40,6 +43,65 @@ Result<BackendPick> choose_backend(BackendChoice want, const std::string& kernel
   return p;
 }
 
+Status TileScratch::allocate(MemoryKind mem, int bins, int width, int height) {
+  const size_t most = static_cast<size_t>(hist::kMaxTiles) * hist::kMaxTiles * static_cast<size_t>(bins);
+  const size_t sizes[4] = {sizeof(uint32_t) * most, sizeof(uint16_t) * most, sizeof(uint32_t) * static_cast<size_t>(std::max(1, width)),
+                           sizeof(uint32_t) * static_cast<size_t>(std::max(1, height))};
+  cuda::Buffer* bufs[4] = {&counts_, &luts_, &x_table_, &y_table_};
+  for (int i = 0; i < 4; ++i) {
+    auto b = cuda::Buffer::allocate(mem, sizes[i]);
+    if (!b) return b.status();
+    *bufs[i] = std::move(b.value());
+  }
+  if (mem != MemoryKind::device) return Status::ok();
+  auto xs = cuda::Buffer::allocate(MemoryKind::pinned, x_table_.bytes());
+  if (!xs) return xs.status();
+  x_stage_ = std::move(xs.value());
+  auto ys = cuda::Buffer::allocate(MemoryKind::pinned, y_table_.bytes());
+  if (!ys) return ys.status();
+  y_stage_ = std::move(ys.value());
+  return Status::ok();
+}
+
+Status TileScratch::ensure(FrameContext& ctx, const TileLayout& want, cudaStream_t stream) {
+  const bool dev = ctx.backend == Backend::gpu;
+  const int w = ctx.luma.width, h = ctx.luma.height;
+  if (counts_.empty()) HISTEQ_TRY(allocate(dev ? MemoryKind::device : MemoryKind::host, ctx.bins, w, h));
+  if (layout_ != want) {
+    axis_table(w, want.grid.cols, static_cast<uint32_t*>(dev ? x_stage_.data() : x_table_.data()), want.step_x);
+    axis_table(h, want.grid.rows, static_cast<uint32_t*>(dev ? y_stage_.data() : y_table_.data()), want.step_y);
+    if (dev) {
+      HISTEQ_CUDA_TRY(cudaMemcpyAsync(x_table_.data(), x_stage_.data(), sizeof(uint32_t) * w, cudaMemcpyHostToDevice, stream));
+      HISTEQ_CUDA_TRY(cudaMemcpyAsync(y_table_.data(), y_stage_.data(), sizeof(uint32_t) * h, cudaMemcpyHostToDevice, stream));
+    }
+    layout_ = want;
+  }
+  ctx.tiles.grid = want.grid;
+  ctx.tiles.padded = want.padded(w, h);
+  ctx.tiles.counts = static_cast<uint32_t*>(counts_.data());
+  ctx.tiles.luts = static_cast<uint16_t*>(luts_.data());
+  ctx.tiles.x = static_cast<const uint32_t*>(x_table_.data());
+  ctx.tiles.y = static_cast<const uint32_t*>(y_table_.data());
+  return Status::ok();
+}
+
+Result<PlaneRef> TileScratch::pad(const FrameContext& ctx, const PlaneRef& luma, cudaStream_t stream) {
+  PlaneRef p = luma;
+  p.width = layout_.width;
+  p.height = layout_.height;
+  p.pitch = (static_cast<size_t>(p.width) * p.bytes_per_sample + 15) / 16 * 16;
+  const bool dev = ctx.backend == Backend::gpu;
+  if (padded_.bytes() < p.pitch * static_cast<size_t>(p.height)) {
+    auto b = cuda::Buffer::allocate(dev ? MemoryKind::device : MemoryKind::host, p.pitch * static_cast<size_t>(p.height));
+    if (!b) return b.status();
+    padded_ = std::move(b.value());
+  }
+  p.data = padded_.data();
+  if (dev) HISTEQ_TRY(pad_reflect_gpu(luma, p, stream));
+  else HISTEQ_TRY(pad_reflect(luma, p));
+  return p;
+}
+
 Result<Runner> Runner::create(Backend backend, int slots, const video::FrameFormat& format, Operations ops) {
   if (slots < 1) return HISTEQ_ERROR(Code::invalid_argument, "a runner needs at least one slot");
   Runner r;
@@ -71,12 +133,12 @@ Result<Runner> Runner::create(Backend backend, int slots, const video::FrameForm
   return r;
 }
 
-Plan Runner::plan(const Settings& settings) const { return plan_frame(settings, backend_, format_); }
+Plan Runner::plan(const Settings& settings) const { return plan_frame(settings, backend_, format_, ops_); }
 
 const uint32_t* Runner::counts(int slot) const { return static_cast<const uint32_t*>(slots_.at(static_cast<size_t>(slot)).counts.data()); }
 const uint16_t* Runner::lut(int slot) const { return static_cast<const uint16_t*>(slots_.at(static_cast<size_t>(slot)).lut.data()); }
 
-FrameContext Runner::context(const FrameInput& frame, const Settings& settings, int slot) const {
+FrameContext Runner::context(const FrameInput& frame, const Settings& settings, int slot) {
   FrameContext c;
   c.backend = backend_;
   c.format = &format_;
@@ -88,9 +150,10 @@ FrameContext Runner::context(const FrameInput& frame, const Settings& settings, 
   c.chroma[0] = frame.chroma[0];
   c.chroma[1] = frame.chroma[1];
   c.bins = format_.bins();
-  const Slot& s = slots_.at(static_cast<size_t>(slot));
-  c.counts = static_cast<uint32_t*>(const_cast<void*>(s.counts.data()));
-  c.lut = static_cast<uint16_t*>(const_cast<void*>(s.lut.data()));
+  Slot& s = slots_.at(static_cast<size_t>(slot));
+  c.curve.counts = static_cast<uint32_t*>(s.counts.data());
+  c.curve.lut = static_cast<uint16_t*>(s.lut.data());
+  c.tiles.scratch = &s.tiles;
   c.time_s = frame.time_s;
   c.full_range = frame.full_range;
   return c;
@@ -124,7 +187,7 @@ Status Runner::run(const FrameInput& frame, const Settings& settings, int slot, 
   }
   FrameContext ctx = context(frame, no_chroma ? gray : settings, slot);
   for (size_t k = 0; k < ops_.size(); ++k) active_[k] = ops_[k]->active(ctx);
-  ctx.plan = plan(*ctx.settings);
+  ctx.plan = plan_frame(ops_, active_, ctx);
   for (size_t k = 0; k < ops_.size(); ++k) {
     Operation& op = *ops_[k];
     const bool works = active_[k] && ctx.plan.runs(op.part());

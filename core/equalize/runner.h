@@ -15,7 +15,7 @@
 //
 // Ownership: the runner owns its operation list and each slot's scratch (the counts and the LUT,
 // `bins` entries each, in the work memory: device on the GPU, host on the CPU); the planes of a
-// frame stay the caller's. Slots: a caller keeping several frames in flight (the pipeline) gives
+// frame stay the caller's. The tile buffers (TileScratch) are allocated at the first tiled frame. Slots: a caller keeping several frames in flight (the pipeline) gives
 // each its slot 0..slots-1 and must not reuse a slot before the frame on it completed; one with
 // one frame at a time uses slot 0. Streams: GPU, run() enqueues the frame's work on the stream
 // given and returns without waiting; CPU, the work is done when run() returns (stream null).
@@ -76,6 +76,26 @@ class TimingHook {
   virtual Status finished(size_t k, const Operation& op, bool ran, cudaStream_t stream) = 0;
 };
 
+// A slot's buffers for tiled frames (clahe mode), owned by the runner and handed to the operations
+// in FrameContext::tiles.scratch: the tile histograms and LUTs (allocated at the first tiled frame,
+// sized for the largest grid, so a live change of the grid never reallocates under a frame in
+// flight), the interpolation tables of the layout it last served (on the GPU uploaded from pinned
+// staging on the slot's stream), and the textbook clahe's padded picture when a frame needs one.
+class TileScratch {
+ public:
+  // The buffers made ready for `layout` on the frame of `ctx` (tables queued on `stream`), and
+  // ctx.tiles set from them: the grid, the tile histograms and LUTs, the tables, padded.
+  Status ensure(FrameContext& ctx, const TileLayout& layout, cudaStream_t stream);
+  // `luma` padded to the layout's picture (TileLayout), in this scratch; rows 16-byte aligned, as
+  // the GPU kernels' units read them best. Grown when a frame needs more, before the stream uses it.
+  Result<PlaneRef> pad(const FrameContext& ctx, const PlaneRef& luma, cudaStream_t stream);
+
+ private:
+  Status allocate(MemoryKind mem, int bins, int width, int height);
+  cuda::Buffer counts_, luts_, x_table_, y_table_, x_stage_, y_stage_, padded_;
+  TileLayout layout_;
+};
+
 class Runner {
  public:
   // A runner of `ops` (empty: standard_operations()) for frames of `format` on `backend`, with
@@ -107,8 +127,9 @@ class Runner {
  private:
   struct Slot {
     cuda::Buffer counts, lut;
+    TileScratch tiles;
   };
-  FrameContext context(const FrameInput& frame, const Settings& settings, int slot) const;
+  FrameContext context(const FrameInput& frame, const Settings& settings, int slot);
   Status turn(size_t k, FrameContext& ctx, cudaStream_t stream);
 
   Backend backend_ = Backend::cpu;

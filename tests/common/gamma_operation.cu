@@ -54,8 +54,8 @@ class GammaOp final : public eq::Operation {
     const double gamma = gamma_of(ctx);
     if (gamma != s.gamma) table(gamma, s.table);
     const bool clahe = ctx.settings->quality.mode == eq::Mode::clahe;
-    uint16_t* luts[2] = {ctx.lut, clahe ? ctx.tile_luts : nullptr};  // clahe: the mean LUT is for displays
-    const int counts[2] = {bins_, clahe ? ctx.tiles.count() * bins_ : 0};
+    uint16_t* luts[2] = {ctx.curve.lut, clahe ? ctx.tiles.luts : nullptr};  // clahe: the mean LUT is for displays
+    const int counts[2] = {bins_, clahe ? ctx.tiles.grid.count() * bins_ : 0};
     if (ctx.backend != Backend::gpu) {
       for (int k = 0; k < 2; ++k)
         for (int i = 0; i < counts[k]; ++i) luts[k][i] = s.table[std::min<int>(luts[k][i], bins_ - 1)];

@@ -78,5 +78,31 @@ TEST_F(CurveOperation, ChangesTheCpuFramesInEveryModeAndNothingAtOne) {
   }
 }
 
+// The planner asks every active operation (fusable(), foldable()): with the gamma on, the fused
+// path and the fold are off where they would be on without it. Without that question the fused
+// launch would equalize the frame and the gamma would sit out (Part::step), silently.
+TEST_F(CurveOperation, TurnsTheFusedPathAndTheFoldOff) {
+  const video::FrameFormat yuv8{96, 64, 8, 1, 1};
+  eq::Settings plain;
+  plain.kernel = eq::kFusedKernel;
+  plain.quality = eq::plain_quality();
+  eq::Settings def = plain;
+  def.quality = eq::default_quality();
+  EXPECT_TRUE(eq::plan_frame(plain, Backend::gpu, yuv8).fused);
+  EXPECT_TRUE(eq::plan_frame(def, Backend::gpu, yuv8).folded);
+  plain.quality = with_gamma(plain.quality, 1);
+  def.quality = with_gamma(def.quality, 1);
+  EXPECT_TRUE(eq::plan_frame(plain, Backend::gpu, yuv8).fused) << "gamma 1: inactive, not asked";
+  EXPECT_TRUE(eq::plan_frame(def, Backend::gpu, yuv8).folded);
+  plain.quality = with_gamma(plain.quality, 1.6);
+  def.quality = with_gamma(def.quality, 1.6);
+  const eq::Plan p = eq::plan_frame(plain, Backend::gpu, yuv8), d = eq::plan_frame(def, Backend::gpu, yuv8);
+  EXPECT_FALSE(p.fused) << "an operation that is not fusable keeps the fused path off";
+  EXPECT_FALSE(p.folded);
+  EXPECT_FALSE(d.fused);
+  EXPECT_FALSE(d.folded) << "an operation that is not foldable keeps the fold off";
+  EXPECT_TRUE(d.runs(eq::Part::step) && d.runs(eq::Part::curve)) << "the steps, the gamma among them";
+}
+
 }  // namespace
 }  // namespace histeq::test

@@ -57,6 +57,8 @@ Status gain_plane(const PlaneRef& p, const GainArgs& a, bool gpu, cudaStream_t s
 // A filter: it runs before the equalization on either path of the plan (planner.h).
 class GainOp final : public Operation {
  public:
+  bool fusable(const Settings&) const override { return true; }
+  bool foldable(const Settings&) const override { return true; }
   video::StageId stage() const override { return id_; }
   Part part() const override { return Part::filter; }
   bool active(const FrameContext& ctx) const override {
