@@ -84,7 +84,7 @@ class DenoiseOp final : public Operation {
  private:
   video::StageId id_ = video::stage_id("denoise");
   cuda::Buffer state_, sums_;
-  bool following_ = false;  // the previous frame went through the filter (active() clears it)
+  bool following_ = false;  // the previous frame went through the filter (skipped() clears it)
   double sigma_ = 0;
   int64_t index_ = 0;  // the last frame's index
   int parity_ = 0;

@@ -101,9 +101,6 @@ eq::OperationInfo gamma_operation() {
   gamma.what = "gamma";
   gamma.help = "a gamma on the equalization's curve: above 1 brightens the mid-tones (1 = off)";
   gamma.doc = "the curve raised to the power 1/gamma before it is applied; 1 = off";
-  gamma.label = "Gamma";
-  gamma.step = 0.05;
-  gamma.format = "%.2f";
   return {"gamma", {gamma}, [] { return std::unique_ptr<eq::Operation>(new GammaOp()); }};
 }
 
