@@ -82,7 +82,11 @@ std::string bins_to_string(BinMask mask) {
   return s;
 }
 
-Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView& out) {
+namespace {
+
+// The samples and the bins: a width the kernels read, a depth the samples hold, a bin count that
+// the depth fills and the kernel supports.
+Status check_samples_and_bins(const KernelInfo& info, const PlaneRef& in, int bins) {
   if (in.bytes_per_sample != 1 && in.bytes_per_sample != 2)
     return HISTEQ_ERROR(Code::invalid_argument, "samples must be 8 or 16 bits wide");
   if (in.width < 0 || in.height < 0) return HISTEQ_ERROR(Code::invalid_argument, "negative plane size");
@@ -93,14 +97,20 @@ Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView&
   if (in.bit_depth < 1 || in.bit_depth > 8 * in.bytes_per_sample)
     return HISTEQ_ERROR(Code::invalid_argument, "bit depth " + std::to_string(in.bit_depth) + " does not fit " +
                                                     std::to_string(8 * in.bytes_per_sample) + "-bit samples");
-  const int k = bins_log2(out.bins);
-  if (k < 1 || out.bins > 1024) return HISTEQ_ERROR(Code::invalid_argument, "bin count must be a power of two in 2..1024");
+  const int k = bins_log2(bins);
+  if (k < 1 || bins > 1024) return HISTEQ_ERROR(Code::invalid_argument, "bin count must be a power of two in 2..1024");
   if (k > in.bit_depth)
-    return HISTEQ_ERROR(Code::invalid_argument, std::to_string(out.bins) + " bins exceed the " +
+    return HISTEQ_ERROR(Code::invalid_argument, std::to_string(bins) + " bins exceed the " +
                                                     std::to_string(in.bit_depth) + "-bit value range");
-  if (!info.supports(in.bytes_per_sample, out.bins))
-    return HISTEQ_ERROR(Code::unsupported, "kernel '" + info.name + "' does not support " + std::to_string(out.bins) +
+  if (!info.supports(in.bytes_per_sample, bins))
+    return HISTEQ_ERROR(Code::unsupported, "kernel '" + info.name + "' does not support " + std::to_string(bins) +
                                                " bins on " + std::to_string(8 * in.bytes_per_sample) + "-bit planes");
+  return Status::ok();
+}
+
+// The pointers and the plane's layout: what a kernel reads is there, its rows do not overlap, and
+// its sample count fits the 32-bit counters.
+Status check_layout(const PlaneRef& in, const HistogramView& out) {
   if (out.counts == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null histogram");
   if (in.samples() > 0 && in.data == nullptr) return HISTEQ_ERROR(Code::invalid_argument, "null plane data");
   if (in.height > 1 && in.pitch < in.row_bytes()) return HISTEQ_ERROR(Code::invalid_argument, "pitch smaller than a row");
@@ -108,6 +118,12 @@ Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView&
     return HISTEQ_ERROR(Code::invalid_argument, "pitch is not a whole number of samples");
   if (in.samples() >= (uint64_t{1} << 32))
     return HISTEQ_ERROR(Code::unsupported, "planes of 2^32 samples or more overflow the 32-bit counters");
+  return Status::ok();
+}
+
+// Where the data lives: a GPU kernel reads and writes device memory, a CPU kernel host memory (an
+// empty plane has nothing to read, wherever its pointer points).
+Status check_memory(const KernelInfo& info, const PlaneRef& in, const HistogramView& out) {
   const bool gpu = info.backend == Backend::gpu;
   if (gpu && in.samples() > 0 && !in.on_device())
     return HISTEQ_ERROR(Code::invalid_argument, "GPU kernel '" + info.name + "' needs a device plane");
@@ -117,6 +133,15 @@ Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView&
     return HISTEQ_ERROR(Code::invalid_argument, std::string("the histogram must be in ") +
                                                     (gpu ? "device" : "host") + " memory for kernel '" + info.name + "'");
   return Status::ok();
+}
+
+}  // namespace
+
+// The checks in this order: the first failure is the one reported.
+Status validate(const KernelInfo& info, const PlaneRef& in, const HistogramView& out) {
+  HISTEQ_TRY(check_samples_and_bins(info, in, out.bins));
+  HISTEQ_TRY(check_layout(in, out));
+  return check_memory(info, in, out);
 }
 
 Status validate(const KernelInfo& info, const PlaneRef& in, const WeightsView& weights, const HistogramView& out) {

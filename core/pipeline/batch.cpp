@@ -208,80 +208,119 @@ std::pair<BatchOutcome, std::string> finished_outcome(const BatchItem& item, con
   return {BatchOutcome::ok, ""};
 }
 
-}  // namespace
+// One run_batch: the items, what their exports share, and the results the workers fill in. Each
+// result is written by the one worker that took its item; the callbacks are called one at a time.
+class BatchRun {
+ public:
+  BatchRun(const std::vector<BatchItem>& items, const ExportOptions& base, const JobPlan& plan, const std::atomic<bool>& stop,
+           const BatchCallbacks& cb, Existing existing)
+      : items_(items), base_(base), plan_(plan), stop_(stop), cb_(cb), existing_(existing), results_(items.size()) {
+    for (size_t i = 0; i < items.size(); ++i) results_[i].item = items[i];
+  }
 
-std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, const ExportOptions& base, const JobPlan& plan,
-                                       const std::atomic<bool>& stop, const BatchCallbacks& cb, Existing existing) {
-  std::vector<BatchFileResult> results(items.size());
-  for (size_t i = 0; i < items.size(); ++i) results[i].item = items[i];
-  std::mutex mu;   // the callbacks, one at a time
-  std::atomic<size_t> next{0};
+  // plan.jobs workers, the caller's thread the first of them, until the items or `stop` run out.
+  std::vector<BatchFileResult> run() {
+    std::vector<std::thread> threads;
+    for (int j = 1; j < plan_.jobs; ++j) threads.emplace_back([this, j] { worker(j); });
+    worker(0);
+    for (auto& t : threads) t.join();
+    return std::move(results_);
+  }
 
-  auto export_one = [&](size_t i, int device) {
-    BatchFileResult& r = results[i];
+ private:
+  // A worker takes the next item not yet taken, on its job's device, and starts none after `stop`.
+  void worker(int job) {
+    const int device = plan_.job_device.empty() ? -1 : plan_.job_device[static_cast<size_t>(job) % plan_.job_device.size()];
+    for (;;) {
+      if (stop_.load()) return;
+      const size_t i = next_.fetch_add(1);
+      if (i >= items_.size()) return;
+      export_one(i, device);
+    }
+  }
+
+  // The base options with the item's input and output, the job's device and its share of the cores.
+  ExportOptions options_for(const BatchItem& item, int device) const {
+    ExportOptions o = base_;
+    o.input = item.input;
+    o.output = item.output;
+    o.encoder_threads = plan_.encoder_threads;
+    if (device >= 0) o.pipeline.equalizer.device = device;
+    return o;
+  }
+
+  // One item: skipped (-n, --resume), or opened, run and recorded; it always ends in finish().
+  void export_one(size_t i, int device) {
+    BatchFileResult& r = results_[i];
     r.device = device;
     const double t0 = now_s();
-    ExportOptions o = base;
-    o.input = items[i].input;
-    o.output = items[i].output;
-    o.encoder_threads = plan.encoder_threads;
-    if (device >= 0) o.pipeline.equalizer.device = device;
-    auto finish = [&](BatchOutcome outcome, const std::string& message) {
-      r.outcome = outcome;
-      r.message = message;
-      r.elapsed_s = now_s() - t0;
-      r.finished_at = wall_clock_s();
-      if (has_output(outcome)) {
-        struct stat st {};
-        if (::stat(items[i].output.c_str(), &st) == 0) r.output_bytes = static_cast<int64_t>(st.st_size);
-      }
-      std::lock_guard<std::mutex> l(mu);
-      if (cb.finished) cb.finished(i, r);
-    };
+    ExportOptions o = options_for(items_[i], device);
     const bool writes = o.format != "null";  // -f null: nothing to skip, resume or record
-    if (const std::string skip = writes ? existing_output(items[i], existing, o.overwrite) : ""; !skip.empty())
-      return finish(BatchOutcome::skipped, skip);
+    if (const std::string skip = writes ? existing_output(items_[i], existing_, o.overwrite) : ""; !skip.empty())
+      return finish(i, t0, BatchOutcome::skipped, skip);
     auto ex = Exporter::open(o);
-    if (!ex) return finish(ex.status().code() == Code::cancelled ? BatchOutcome::cancelled : BatchOutcome::failed, ex.status().to_string());
+    if (!ex) return finish(i, t0, ex.status().code() == Code::cancelled ? BatchOutcome::cancelled : BatchOutcome::failed,
+                           ex.status().to_string());
     r.notes = (*ex)->plan().notes;
     r.frames_expected = (*ex)->plan().frames_hint;
-    {
-      std::lock_guard<std::mutex> l(mu);
-      if (cb.started) cb.started(i, (*ex)->plan(), (*ex)->temp_path());
-    }
-    auto on_progress = [&](const ExportProgress& p) {
-      if (!cb.progress) return;
-      std::lock_guard<std::mutex> l(mu);
-      cb.progress(i, p);
-    };
-    auto rep = (*ex)->run(stop, nullptr, on_progress);
+    call([&] {
+      if (cb_.started) cb_.started(i, (*ex)->plan(), (*ex)->temp_path());
+    });
+    auto rep = (*ex)->run(stop_, nullptr, [&](const ExportProgress& p) {
+      if (cb_.progress) call([&] { cb_.progress(i, p); });
+    });
     ex->reset();  // the temporary file is gone (or renamed) before the file is reported
     if (!rep) {
       const bool cancelled = rep.status().code() == Code::cancelled;
-      return finish(cancelled ? BatchOutcome::cancelled : BatchOutcome::failed,
-                    cancelled ? items[i].output + ": interrupted; nothing written" : rep.status().to_string());
+      return finish(i, t0, cancelled ? BatchOutcome::cancelled : BatchOutcome::failed,
+                    cancelled ? items_[i].output + ": interrupted; nothing written" : rep.status().to_string());
     }
     r.frames_in = rep->frames_in;
     r.frames_out = rep->frames_out;
     r.source = rep->source;
-    const auto [outcome, message] = finished_outcome(items[i], *rep, r.notes, writes);
-    finish(outcome, message);
-  };
+    const auto [outcome, message] = finished_outcome(items_[i], *rep, r.notes, writes);
+    finish(i, t0, outcome, message);
+  }
 
-  auto worker = [&](int job) {
-    const int device = plan.job_device.empty() ? -1 : plan.job_device[static_cast<size_t>(job) % plan.job_device.size()];
-    for (;;) {
-      if (stop.load()) return;
-      const size_t i = next.fetch_add(1);
-      if (i >= items.size()) return;
-      export_one(i, device);
+  // The item's outcome, its time (from t0) and its output's size, then the caller hears of it.
+  void finish(size_t i, double t0, BatchOutcome outcome, const std::string& message) {
+    BatchFileResult& r = results_[i];
+    r.outcome = outcome;
+    r.message = message;
+    r.elapsed_s = now_s() - t0;
+    r.finished_at = wall_clock_s();
+    if (has_output(outcome)) {
+      struct stat st {};
+      if (::stat(items_[i].output.c_str(), &st) == 0) r.output_bytes = static_cast<int64_t>(st.st_size);
     }
-  };
-  std::vector<std::thread> threads;
-  for (int j = 1; j < plan.jobs; ++j) threads.emplace_back(worker, j);
-  worker(0);
-  for (auto& t : threads) t.join();
-  return results;
+    call([&] {
+      if (cb_.finished) cb_.finished(i, r);
+    });
+  }
+
+  // A callback, one at a time whichever worker calls it (BatchCallbacks' promise).
+  template <class F>
+  void call(F&& f) {
+    std::lock_guard<std::mutex> l(mu_);
+    f();
+  }
+
+  const std::vector<BatchItem>& items_;
+  const ExportOptions& base_;
+  const JobPlan& plan_;
+  const std::atomic<bool>& stop_;
+  const BatchCallbacks& cb_;
+  const Existing existing_;
+  std::vector<BatchFileResult> results_;
+  std::mutex mu_;
+  std::atomic<size_t> next_{0};
+};
+
+}  // namespace
+
+std::vector<BatchFileResult> run_batch(const std::vector<BatchItem>& items, const ExportOptions& base, const JobPlan& plan,
+                                       const std::atomic<bool>& stop, const BatchCallbacks& cb, Existing existing) {
+  return BatchRun(items, base, plan, stop, cb, existing).run();
 }
 
 }  // namespace histeq::pipeline

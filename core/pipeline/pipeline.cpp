@@ -18,6 +18,31 @@ int64_t now_ns() {
 
 }  // namespace
 
+namespace {
+
+// One run's plumbing: the two queues between its three threads, and the source, whose blocking
+// read is interrupted when the run stops.
+struct RunQueues {
+  RunQueues(video::Source& src, size_t capacity) : source(src), decoded(capacity), equalized(capacity) {}
+  // Any thread: every thread of the run wakes and ends (a full or empty queue, a blocked read).
+  void abort_all() {
+    decoded.abort();
+    equalized.abort();
+    source.interrupt();
+  }
+  video::Source& source;
+  BoundedQueue<FramePtr> decoded;
+  BoundedQueue<PipelineFrame> equalized;
+};
+
+// What became of a decoded frame handed to the equalize thread.
+enum class Enqueued { taken, dropped, stopped };
+
+// How the caller's thread ended the run: the input went through, or `stop`, or an error.
+enum class RunEnd { drained, cancelled, failed };
+
+}  // namespace
+
 struct Pipeline::Impl {
   PipelineOptions opts;
   std::unique_ptr<Equalizer> eq;
@@ -33,6 +58,23 @@ struct Pipeline::Impl {
     std::lock_guard<std::mutex> l(err_mu);
     if (first_error.is_ok()) first_error = std::move(s);
   }
+  // The first error of a run wins; every thread then stops.
+  void fail(Status s, RunQueues& q) {
+    set_error(std::move(s));
+    q.abort_all();
+  }
+
+  // run()'s steps, in order: begin, the three loops (decode and equalize on threads of their own,
+  // deliver on the caller's), finish.
+  void begin(const video::Source& source);
+  void on_device() const;
+  void decode_loop(RunQueues& q);
+  Enqueued enqueue_decoded(FramePtr f, bool live, RunQueues& q);
+  void equalize_loop(RunQueues& q);
+  bool forward(std::vector<PipelineFrame>& done, RunQueues& q);
+  RunEnd deliver_loop(RunQueues& q, Sink& sink, const std::atomic<bool>& stop, RunStats* stats);
+  Status deliver(PipelineFrame f, Sink& sink, RunStats* stats);
+  Status finish(RunEnd end);
 };
 
 Pipeline::Pipeline() : impl_(std::make_unique<Impl>()) {}
@@ -90,129 +132,139 @@ Status Pipeline::run(video::Source& source, Sink& sink, const std::atomic<bool>&
   Impl& m = *impl_;
   if (source.info().format != m.pool->format())
     return HISTEQ_ERROR(Code::invalid_argument, "the source's format changed after the pipeline was made");
-  {
-    std::lock_guard<std::mutex> l(m.err_mu);
-    m.first_error = Status::ok();  // a previous run's stop
-  }
-  if (!m.continuous || (m.last_source != nullptr && m.last_source != &source)) m.eq->reset();
-  m.last_source = &source;
-  m.continuous = false;  // until this run ends at the end of its input
-  BoundedQueue<FramePtr> decoded(static_cast<size_t>(m.opts.queue_frames));
-  BoundedQueue<PipelineFrame> equalized(static_cast<size_t>(m.opts.queue_frames));
-  m.out_queue = &equalized;
-  const bool live = source.info().live;
-  auto abort_all = [&] {
-    decoded.abort();
-    equalized.abort();
-    source.interrupt();
-  };
-
-  const int device = m.opts.equalizer.device;  // current on each thread (checked by create()): equalizer, NVDEC
-  auto on_device = [device] {
-    if (device >= 0) (void)cuda::use_device(device);
-  };
-  std::thread decode_thread([&] {
-    on_device();
-    for (;;) {
-      auto r = source.next(*m.pool);
-      if (!r) {
-        m.set_error(r.status());
-        abort_all();
-        return;
-      }
-      FramePtr f = std::move(r.value());
-      if (!f) break;
-      if (m.opts.max_seconds > 0 && f->time_s >= m.opts.max_seconds) break;
-      if (live) {
-        if (!decoded.try_push(f)) {
-          if (decoded.aborted()) return;
-          ++m.dropped_source;  // full: a camera does not wait; the frame goes back to the pool
-          continue;
-        }
-      } else if (!decoded.push(std::move(f))) {
-        return;  // aborted
-      }
-      ++m.frames_in;
-    }
-    decoded.close();
-  });
-
-  std::thread equalize_thread([&] {
-    on_device();
-    std::vector<PipelineFrame> done;
-    FramePtr f;
-    auto forward = [&]() -> bool {
-      for (auto& d : done)
-        if (!equalized.push(std::move(d))) return false;
-      done.clear();
-      return true;
-    };
-    while (decoded.pop(f)) {
-      Status s = m.eq->submit(std::move(f), done);
-      if (!s) {
-        m.set_error(s);
-        abort_all();
-        return;
-      }
-      if (!forward()) return;
-    }
-    Status s = m.eq->flush(done);
-    if (!s) {
-      m.set_error(s);
-      abort_all();
-      return;
-    }
-    if (!forward()) return;
-    equalized.close();
-  });
-
-  bool cancelled = false;
-  for (;;) {
-    PipelineFrame f;
-    const auto got = equalized.pop_for(f, std::chrono::milliseconds(20));
-    if (stop.load()) {
-      cancelled = true;
-      abort_all();
-      break;
-    }
-    if (got == BoundedQueue<PipelineFrame>::Pop::timeout) {
-      if (Status s = sink.idle(); !s) {
-        m.set_error(s);
-        abort_all();
-        break;
-      }
-      continue;
-    }
-    if (got == BoundedQueue<PipelineFrame>::Pop::end) break;
-    FrameRecord rec;
-    rec.index = f.frame->index;
-    rec.time_s = f.frame->time_s;
-    rec.damaged = f.frame->damaged;
-    rec.timing = f.frame->timing;
-    rec.kernel = f.side.kernel;
-    const int64_t start = f.frame->timing.start_ns;
-    Status s = sink.consume(std::move(f), rec);
-    if (!s) {
-      m.set_error(s);
-      abort_all();
-      break;
-    }
-    const int64_t end = now_ns() - rec.paused_ns;  // a pause is the viewer's, not the pipeline's delay
-    rec.timing.latency_ms = static_cast<float>((end - start) / 1e6);
-    if (rec.timing.capture_ns > 0) rec.timing.set(video::stage::glass, (end - rec.timing.capture_ns) / 1e6);
-    ++m.frames_out;
-    if (stats != nullptr) stats->add(rec);
-  }
+  m.begin(source);
+  RunQueues q(source, static_cast<size_t>(m.opts.queue_frames));
+  m.out_queue = &q.equalized;
+  std::thread decode_thread([&] { m.decode_loop(q); });
+  std::thread equalize_thread([&] { m.equalize_loop(q); });
+  const RunEnd end = m.deliver_loop(q, sink, stop, stats);
+  // Both threads end on their own at the end of the input, or woken by the abort of a stop or an
+  // error: the queues they fill outlive them.
   decode_thread.join();
   equalize_thread.join();
   m.out_queue = nullptr;
+  return m.finish(end);
+}
+
+// Clears the last run's outcome, and the equalizer's memory of earlier frames unless this run's
+// frames follow the last run's (same source, its input not stopped or sought in between).
+void Pipeline::Impl::begin(const video::Source& source) {
   {
-    std::lock_guard<std::mutex> l(m.err_mu);
-    // The whole input went through: a run after this one continues from where it ended.
-    if (!cancelled && m.first_error.is_ok()) m.continuous = true;
-    // A source interrupted by our own abort reports "cancelled": the first real error wins.
-    if (!m.first_error.is_ok() && !(cancelled && m.first_error.code() == Code::cancelled)) return m.first_error;
+    std::lock_guard<std::mutex> l(err_mu);
+    first_error = Status::ok();  // a previous run's stop
   }
+  if (!continuous || (last_source != nullptr && last_source != &source)) eq->reset();
+  last_source = &source;
+  continuous = false;  // until this run ends at the end of its input
+}
+
+// Each of the run's threads works on the pipeline's device (create() checked it), where the
+// equalizer's memory and NVDEC's frames are.
+void Pipeline::Impl::on_device() const {
+  if (opts.equalizer.device >= 0) (void)cuda::use_device(opts.equalizer.device);
+}
+
+// The decode thread: frames from the source until its end or max_seconds, then the queue closes
+// (an abort leaves it without closing: the run is over anyway).
+void Pipeline::Impl::decode_loop(RunQueues& q) {
+  on_device();
+  const bool live = q.source.info().live;
+  for (;;) {
+    auto r = q.source.next(*pool);
+    if (!r) return fail(r.status(), q);
+    FramePtr f = std::move(r.value());
+    if (!f) break;
+    if (opts.max_seconds > 0 && f->time_s >= opts.max_seconds) break;
+    const Enqueued e = enqueue_decoded(std::move(f), live, q);
+    if (e == Enqueued::stopped) return;
+    if (e == Enqueued::taken) ++frames_in;
+  }
+  q.decoded.close();
+}
+
+// Hands a decoded frame on. A file's decoder waits for room; a camera does not wait: when the
+// queue is full its frame is dropped (counted) and goes back to the pool.
+Enqueued Pipeline::Impl::enqueue_decoded(FramePtr f, bool live, RunQueues& q) {
+  if (!live) return q.decoded.push(std::move(f)) ? Enqueued::taken : Enqueued::stopped;
+  if (q.decoded.try_push(f)) return Enqueued::taken;
+  if (q.decoded.aborted()) return Enqueued::stopped;
+  ++dropped_source;
+  return Enqueued::dropped;
+}
+
+// The equalize thread: each decoded frame into the equalizer, which returns those it finished
+// (later, with frames in flight on the GPU); at the end of the input the frames still in flight
+// are flushed out before the queue closes.
+void Pipeline::Impl::equalize_loop(RunQueues& q) {
+  on_device();
+  std::vector<PipelineFrame> done;
+  FramePtr f;
+  while (q.decoded.pop(f)) {
+    if (Status s = eq->submit(std::move(f), done); !s) return fail(s, q);
+    if (!forward(done, q)) return;
+  }
+  if (Status s = eq->flush(done); !s) return fail(s, q);
+  if (!forward(done, q)) return;
+  q.equalized.close();
+}
+
+// The finished frames to the caller's thread, in order; false when the queue aborted.
+bool Pipeline::Impl::forward(std::vector<PipelineFrame>& done, RunQueues& q) {
+  for (auto& d : done)
+    if (!q.equalized.push(std::move(d))) return false;
+  done.clear();
+  return true;
+}
+
+// The caller's thread: equalized frames to the sink until the end of the input, `stop` or an
+// error. `stop` is looked at every 20 ms, frame or not, and wins over a frame just taken; while
+// no frame comes the sink is kept alive with idle().
+RunEnd Pipeline::Impl::deliver_loop(RunQueues& q, Sink& sink, const std::atomic<bool>& stop, RunStats* stats) {
+  using Pop = BoundedQueue<PipelineFrame>::Pop;
+  for (;;) {
+    PipelineFrame f;
+    const Pop got = q.equalized.pop_for(f, std::chrono::milliseconds(20));
+    if (stop.load()) {
+      q.abort_all();
+      return RunEnd::cancelled;
+    }
+    if (got == Pop::end) return RunEnd::drained;  // closed, or aborted by another thread's error
+    Status s = got == Pop::timeout ? sink.idle() : deliver(std::move(f), sink, stats);
+    if (!s) {
+      fail(s, q);
+      return RunEnd::failed;
+    }
+  }
+}
+
+// One frame to the sink, its timing record completed: the latency runs from the decode's start
+// to the end of the sink's work, less the time the sink was paused (the viewer's delay, not the
+// pipeline's).
+Status Pipeline::Impl::deliver(PipelineFrame f, Sink& sink, RunStats* stats) {
+  FrameRecord rec;
+  rec.index = f.frame->index;
+  rec.time_s = f.frame->time_s;
+  rec.damaged = f.frame->damaged;
+  rec.timing = f.frame->timing;
+  rec.kernel = f.side.kernel;
+  const int64_t start = f.frame->timing.start_ns;
+  HISTEQ_TRY(sink.consume(std::move(f), rec));
+  const int64_t end = now_ns() - rec.paused_ns;
+  rec.timing.latency_ms = static_cast<float>((end - start) / 1e6);
+  if (rec.timing.capture_ns > 0) rec.timing.set(video::stage::glass, (end - rec.timing.capture_ns) / 1e6);
+  ++frames_out;
+  if (stats != nullptr) stats->add(rec);
+  return Status::ok();
+}
+
+// The run's result, once its threads have ended: its first error, or cancelled, or ok.
+Status Pipeline::Impl::finish(RunEnd end) {
+  const bool cancelled = end == RunEnd::cancelled;
+  std::lock_guard<std::mutex> l(err_mu);
+  // The whole input went through: a run after this one continues from where it ended.
+  if (!cancelled && first_error.is_ok()) continuous = true;
+  // A source interrupted by our own abort reports "cancelled": the first real error wins.
+  if (!first_error.is_ok() && !(cancelled && first_error.code() == Code::cancelled)) return first_error;
   if (cancelled) return HISTEQ_ERROR(Code::cancelled, "stopped");
   return Status::ok();
 }

@@ -162,6 +162,16 @@ struct FileSource::Impl {
   Result<Step> decode_one();
   Result<Step> receive();
   Status read_and_send();
+  bool live_stream_stopped(int e) const;
+  bool data_ended(int e) const;
+  void end_of_data(int e);
+  void drain();
+  Status dispatch_packet();
+  // read_other_streams(): the packets after the video's, up to a time.
+  enum class Read { packet, retry, end };
+  Read read_other_packet(int& bad);
+  std::vector<bool> audio_streams_in_use() const;
+  double packet_time_s(double origin) const;
   // av_read_frame into `pkt`, its timestamps made continuous (ts_continuity.h).
   int read_packet() {
     const int e = av_read_frame(fmt, pkt.get());
@@ -659,24 +669,14 @@ Result<FileSource::Impl::Step> FileSource::Impl::receive() {
 // data is counted and skipped; the end of the file starts the decoder's drain.
 Status FileSource::Impl::read_and_send() {
   const int e = read_packet();
-  const bool silent = info.live && now_ns() - last_data_ns.load() > opts.live_timeout_s * 0.9e9;
-  if ((e == AVERROR_EXIT && timed_out) || (info.live && (e == AVERROR(ETIMEDOUT) || e == AVERROR(EIO) || (e < 0 && silent)))) {
+  if (live_stream_stopped(e)) {
     // A live stream that went silent: the input ends here (what was decoded is kept), said once.
     end_note = "the stream stopped: nothing came for " + seconds(opts.live_timeout_s);
-    draining = true;
-    (void)avcodec_send_packet(dec.get(), nullptr);
+    drain();
     return Status::ok();
   }
-  if (e == AVERROR_EOF || (e < 0 && fmt->pb != nullptr && avio_feof(fmt->pb) && e != AVERROR(EAGAIN))) {
-    if (info.live && end_note.empty()) end_note = "the stream ended";
-    if (e != AVERROR_EOF) {  // the last packet was cut off
-      truncation = "the data ends inside a packet";
-      ++consecutive_read_errors;
-      ++read_errors_since_video;
-      ++corrupt;
-    }
-    draining = true;
-    (void)avcodec_send_packet(dec.get(), nullptr);
+  if (data_ended(e)) {
+    end_of_data(e);
     return Status::ok();
   }
   if (e == AVERROR(EAGAIN)) {  // live devices: no frame yet
@@ -685,6 +685,47 @@ Status FileSource::Impl::read_and_send() {
   }
   if (e == AVERROR_EXIT) return fail("interrupted", Code::cancelled);
   if (e < 0) return unreadable_packet(e);
+  return dispatch_packet();
+}
+
+// Whether read error `e` means that a live stream stopped sending: the interrupt callback's
+// timeout, the network's, or any error once nothing came for nearly --live-timeout (a demuxer may
+// report a dead connection as something else).
+bool FileSource::Impl::live_stream_stopped(int e) const {
+  if (e == AVERROR_EXIT && timed_out) return true;
+  if (!info.live || e >= 0) return false;
+  const bool silent = now_ns() - last_data_ns.load() > opts.live_timeout_s * 0.9e9;
+  return e == AVERROR(ETIMEDOUT) || e == AVERROR(EIO) || silent;
+}
+
+// Whether the data is over: the demuxer's end, or an error at the end of the file (the last packet
+// cut off). A device's "try again" is never the end.
+bool FileSource::Impl::data_ended(int e) const {
+  if (e == AVERROR_EOF) return true;
+  return e < 0 && e != AVERROR(EAGAIN) && fmt->pb != nullptr && avio_feof(fmt->pb);
+}
+
+// The end of the data: noted for a live stream, counted as a truncation when the last packet was
+// cut off, and the decoder drained of the frames it holds.
+void FileSource::Impl::end_of_data(int e) {
+  if (info.live && end_note.empty()) end_note = "the stream ended";
+  if (e != AVERROR_EOF) {  // the last packet was cut off
+    truncation = "the data ends inside a packet";
+    ++consecutive_read_errors;
+    ++read_errors_since_video;
+    ++corrupt;
+  }
+  drain();
+}
+
+// No packet will come: the decoder hands out the frames it holds, then says it is done.
+void FileSource::Impl::drain() {
+  draining = true;
+  (void)avcodec_send_packet(dec.get(), nullptr);
+}
+
+// A packet read: the video's to the decoder, another stream's to the packet handler.
+Status FileSource::Impl::dispatch_packet() {
   consecutive_read_errors = 0;
   last_data_ns = now_ns();
   if (pkt->stream_index == vindex) return send_video_packet();
@@ -902,44 +943,62 @@ double FileSource::time_origin_s() const {
   return static_cast<double>(origin) * av_q2d(vs->time_base);
 }
 
+// The audio streams that a packet handler takes: those read_other_streams() waits for.
+std::vector<bool> FileSource::Impl::audio_streams_in_use() const {
+  std::vector<bool> in_use(fmt->nb_streams, false);
+  for (unsigned i = 0; i < fmt->nb_streams; ++i) {
+    const AVStream* st = fmt->streams[i];
+    in_use[i] = static_cast<int>(i) != vindex && st->discard != AVDISCARD_ALL && st->codecpar->codec_type == AVMEDIA_TYPE_AUDIO;
+  }
+  return in_use;
+}
+
+// One packet for read_other_streams(), into `pkt`: `end` at the end of the data or on a read error
+// (what was read is kept), `retry` when a device has none yet or a packet was bad (a run of `bad`
+// ones in a row ends the read).
+FileSource::Impl::Read FileSource::Impl::read_other_packet(int& bad) {
+  const int e = read_packet();
+  if (e == AVERROR_EOF || (e < 0 && fmt->pb != nullptr && avio_feof(fmt->pb))) return Read::end;
+  if (e == AVERROR(EAGAIN)) return Read::retry;
+  if (e < 0) return e != AVERROR_INVALIDDATA || ++bad >= kMaxConsecutiveReadErrors ? Read::end : Read::retry;
+  bad = 0;
+  return Read::packet;
+}
+
+// The time of the packet in `pkt` from `origin` (s); one without a timestamp is before any time.
+double FileSource::Impl::packet_time_s(double origin) const {
+  const AVStream* st = fmt->streams[pkt->stream_index];
+  const int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+  return ts != AV_NOPTS_VALUE ? static_cast<double>(ts) * av_q2d(st->time_base) - origin : -1e300;
+}
+
+// Reads on until each audio stream has a packet at `until_s` or later, so that the audio keeps up
+// with the video; the video's packets read meanwhile are dropped. A container interleaves its
+// streams within a few seconds: a packet 10 s past the time ends the read whatever is missing.
 Status FileSource::read_other_streams(double until_s) {
   Impl& s = *impl_;
   if (!s.packet_handler) return Status::ok();
   const LogScope::Active active(s.log);
   const double origin = time_origin_s();
   constexpr double kFarthestInterleave = 10.0;
-  std::vector<bool> waiting(s.fmt->nb_streams, false);
-  int left = 0;
-  for (unsigned i = 0; i < s.fmt->nb_streams; ++i) {
-    const AVStream* st = s.fmt->streams[i];
-    if (static_cast<int>(i) != s.vindex && st->discard != AVDISCARD_ALL && st->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) {
-      waiting[i] = true;
-      ++left;
-    }
-  }
+  std::vector<bool> waiting = s.audio_streams_in_use();
+  auto left = std::count(waiting.begin(), waiting.end(), true);
   int bad = 0;
   while (left > 0) {
     if (s.interrupted) return s.fail("interrupted", Code::cancelled);
-    const int e = s.read_packet();
-    if (e == AVERROR_EOF || (e < 0 && s.fmt->pb != nullptr && avio_feof(s.fmt->pb))) break;
-    if (e == AVERROR(EAGAIN)) continue;
-    if (e < 0) {
-      if (e != AVERROR_INVALIDDATA || ++bad >= kMaxConsecutiveReadErrors) break;  // what was read is kept
-      continue;
-    }
-    bad = 0;
-    const AVStream* st = s.fmt->streams[s.pkt->stream_index];
-    const int64_t ts = s.pkt->pts != AV_NOPTS_VALUE ? s.pkt->pts : s.pkt->dts;
-    const double t = ts != AV_NOPTS_VALUE ? static_cast<double>(ts) * av_q2d(st->time_base) - origin : -1e300;
+    const Impl::Read r = s.read_other_packet(bad);
+    if (r == Impl::Read::end) break;
+    if (r == Impl::Read::retry) continue;
+    const int index = s.pkt->stream_index;
+    const double t = s.packet_time_s(origin);
     if (t >= until_s + kFarthestInterleave) {
       av_packet_unref(s.pkt.get());
       break;
     }
-    if (s.pkt->stream_index == s.vindex) {
+    if (index == s.vindex) {
       av_packet_unref(s.pkt.get());
       continue;
     }
-    const int index = s.pkt->stream_index;
     Status hs = s.packet_handler(s.pkt.get());
     av_packet_unref(s.pkt.get());
     HISTEQ_TRY(hs);
