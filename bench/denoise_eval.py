@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The temporal denoiser (histeq --denoise, core/equalize/denoise.h) on dark noisy footage with
+"""The temporal denoiser (histeq --denoise, core/equalize/ops/denoise/denoise.h) on dark noisy footage with
 its ground truth, beside OpenCV's CLAHE and ffmpeg's hqdn3d followed by CLAHE (docs/quality.md,
 "Denoiser").
 
@@ -171,7 +171,7 @@ def measure(out, inp, truths):
 
 
 def model(frames, sigma, radius, lo_sigma, span_sigma, floor):
-    """The filter of core/equalize/denoise.h in numpy, its constants as arguments (the sweep that
+    """The filter of core/equalize/ops/denoise/denoise.h in numpy, its constants as arguments (the sweep that
     chose them): lo = window * sigma_q4 * lo_sigma, span = window * sigma_q4 * span_sigma, 8-bit."""
     h, w = frames[0][0].shape
     n = (2 * radius + 1) ** 2

@@ -1,5 +1,5 @@
 // bench --equalize: the GPU time of a whole equalization per frame (histogram + LUT + apply), the
-// fused method2_tuned path (core/equalize/fused_gpu.h, one launch) against the unfused one (a
+// fused method2_tuned path (core/equalize/ops/equalize/fused_gpu.h, one launch) against the unfused one (a
 // histogram kernel, build_lut_gpu, apply_lut_gpu: three launches) with method2_tuned and with cub,
 // on 8- and 10-bit planes. Same engine and method as the matrix (engine.h).
 //
@@ -18,7 +18,7 @@
 
 #include "lab/engine.h"
 #include "lab/results.h"
-#include "core/equalize/fused_gpu.h"
+#include "core/equalize/ops/equalize/fused_gpu.h"
 
 namespace histeq::lab {
 

@@ -9,15 +9,16 @@ mkdir -p "$obj"
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
 flags=(-O3 -std=c++17 -I. --expt-relaxed-constexpr -gencode=arch=compute_90,code=sm_90 -lineinfo)
 srcs=(bench/sweep/sweep_main.cu bench/sweep/instances_h8a.cu bench/sweep/instances_h8b.cu bench/sweep/instances_h10.cu
-      bench/sweep/instances_f8.cu bench/sweep/instances_f10.cu core/equalize/fused_gpu.cu core/equalize/equalize_gpu.cu
-      core/equalize/equalize_cpu.cpp core/histogram/kernels/read_ceiling.cu core/image/synthetic.cu core/image/synthetic.cpp core/cuda/status.cpp
+      bench/sweep/instances_f8.cu bench/sweep/instances_f10.cu core/equalize/ops/equalize/fused_gpu.cu
+      core/equalize/ops/lut/lut_gpu.cu core/equalize/ops/apply/apply_gpu.cu core/equalize/ops/lut/lut_cpu.cpp
+      core/equalize/ops/apply/apply_cpu.cpp core/image/fork_join.cpp core/histogram/kernels/read_ceiling.cu core/image/synthetic.cu core/image/synthetic.cpp core/cuda/status.cpp
       core/cuda/device.cpp core/cuda/resources.cpp)
 compile() {
   local f=$1 o=$obj/$(echo "$1" | tr / _).o
   if [ -f "$o" ] && [ -z "${FORCE:-}" ]; then  # up to date with the source and the headers it shares
     local newer=0
     for d in "$f" core/histogram/agent/method2_tuned.cuh core/histogram/agent/plane.cuh core/histogram/kernels/common.cuh core/histogram/policy.h \
-             core/equalize/fused_gpu.cuh core/equalize/fused_gpu.h bench/sweep/sweep.h bench/sweep/instances.cuh; do
+             core/equalize/ops/equalize/fused_gpu.cuh core/equalize/ops/equalize/fused_gpu.h bench/sweep/sweep.h bench/sweep/instances.cuh; do
       [ "$d" -nt "$o" ] && newer=1
     done
     [ $newer = 0 ] && return 0

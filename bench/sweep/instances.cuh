@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "bench/sweep/sweep.h"
-#include "core/equalize/fused_gpu.cuh"
+#include "core/equalize/ops/equalize/fused_gpu.cuh"
 
 namespace sweep {
 

@@ -1,6 +1,6 @@
 // The method2_tuned sweep harness (bench/sweep/README.md): many template instances of the tuned
 // kernel (core/histogram/agent/method2_tuned.cuh) and of the fused equalizer
-// (core/equalize/fused_gpu.cuh), timed beside cub and a read-ceiling kernel on the same buffers in
+// (core/equalize/ops/equalize/fused_gpu.cuh), timed beside cub and a read-ceiling kernel on the same buffers in
 // one run. A program, not a test: it builds without FFmpeg, so it runs on a bare GPU machine.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/equalize/fused_gpu.h"
+#include "core/equalize/ops/equalize/fused_gpu.h"
 #include "core/histogram/agent/method2_tuned.cuh"
 
 namespace sweep {

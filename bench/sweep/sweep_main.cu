@@ -30,7 +30,7 @@
 #include "core/image/synthetic.h"
 
 namespace histeq::hist {
-// The harness does not link the kernel registry; equalize_cpu.cpp needs this one function.
+// The harness does not link the kernel registry; lut_cpu.cpp needs this one function.
 int bins_log2(int bins) noexcept {
   if (bins <= 0 || (bins & (bins - 1)) != 0) return -1;
   int k = 0;

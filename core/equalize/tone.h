@@ -513,7 +513,7 @@ HISTEQ_HD uint32_t chroma_scale(uint32_t sum_in, uint32_t sum_out, uint32_t n, u
   return g < kOne ? kOne : g;
 }
 
-// chroma_scale's value without branches, for the host's vector loops (quality_cpu.cpp): the same
+// chroma_scale's value without branches, for the host's vector loops (ops/apply/apply_cpu.cpp): the same
 // for every input where top < 2^30 (tested exhaustively at 8 and 10 bits). The division in double
 // is exact after truncation: a quotient below an integer k is below it by at least 1/den, far
 // more than double's rounding at these magnitudes.

@@ -68,7 +68,7 @@ struct Policy900 {
     static constexpr int kMinUnitsPerThread = 16;
   };
 
-  // method2_tuned and the fused equalizer (core/equalize/fused_gpu.cuh). "sweep 1/2": the harness of
+  // method2_tuned and the fused equalizer (core/equalize/ops/equalize/fused_gpu.cuh). "sweep 1/2": the harness of
   // bench/sweep/ on an H100 (docs/performance.md "method2_tuned sweeps"; docs/results/method2-tuned/). Every
   // instance measured was data-independent (max/min of the medians over contents <= 1.01), so the
   // choice is by speed only.

@@ -11,7 +11,7 @@
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
 #include "core/cuda/resources.h"
-#include "core/equalize/denoise.h"
+#include "core/equalize/ops/denoise/denoise.h"
 #include "core/equalize/quality.h"
 #include "tests/common/gtest_status.h"
 #include "tests/common/quality_cases.h"

@@ -1,4 +1,4 @@
-// The fused equalizer (core/equalize/fused_gpu.h): one launch per frame, bit-identical to the CPU
+// The fused equalizer (core/equalize/ops/equalize/fused_gpu.h): one launch per frame, bit-identical to the CPU
 // equalizer and to the unfused GPU path, on every shape, pitch, alignment, bit depth, strength and
 // content (one-value frames too), with one instance (one scratch) serving many frames and sizes;
 // and a caller's LUT builder plugged in through run_with(). Without a CUDA device every test here
@@ -13,7 +13,7 @@
 #include "core/cuda/device.h"
 #include "core/cuda/resources.h"
 #include "core/equalize/equalize.h"
-#include "core/equalize/fused_gpu.cuh"
+#include "core/equalize/ops/equalize/fused_gpu.cuh"
 #include "core/histogram/histogram.h"
 #include "core/image/synthetic.h"
 #include "tests/common/gtest_status.h"

@@ -14,7 +14,7 @@
 #include "core/cuda/device.h"
 #include "core/cuda/resources.h"
 #include "core/equalize/equalize.h"
-#include "core/equalize/fused_gpu.h"
+#include "core/equalize/ops/equalize/fused_gpu.h"
 #include "core/equalize/operation.h"
 #include "core/equalize/quality.h"
 #include "core/equalize/tone.h"
@@ -955,7 +955,7 @@ std::vector<EqCase> eq_cases() {
   add_opencv_grid_cases(c, clahe);
   c.push_back({"plain_fused_limited", odd8, eq::plain_quality(), "method2_tuned", false, 6});
   c.push_back({"plain_fused_10bit_limited", ten, eq::plain_quality(), "method2_tuned", true, 6});
-  // The denoiser (core/equalize/denoise.h; its own tests: test_denoise_gpu.cpp) in every layout.
+  // The denoiser (core/equalize/ops/denoise/denoise.h; its own tests: test_denoise_gpu.cpp) in every layout.
   eq::Quality dn = def, dn_clahe = clahe, dn_plain = eq::plain_quality();
   dn.denoise = dn_clahe.denoise = 3;
   dn_plain.denoise = 2;

@@ -196,7 +196,7 @@ TEST(ColourThreads, BranchlessGainIsTheFormulaEverywhere) {
   }
 }
 
-// The tiled luma apply blends the tile rows first (quality_cpu.cpp): every sample must still be
+// The tiled luma apply blends the tile rows first (core/equalize/ops/apply/apply_cpu.cpp): every sample must still be
 // tone::tile_map's, for random curves per tile, 8 and 10 bits, P010's high bits, samples out of
 // range left as they are, on one thread and on several.
 template <class T>

@@ -500,7 +500,7 @@ TEST_F(RegisteredOperation, ItsControlsChangeTheFrames) {
 }
 
 #ifdef HISTEQ_EXAMPLE_OPERATION
-// The example operation of docs/architecture.md (core/equalize/examples/gain.cu), in a build with
+// The example operation of docs/architecture.md (core/equalize/ops/gain/gain.cu), in a build with
 // -DHISTEQ_EXAMPLE_OPERATION=ON: one file and one line of operations.def, and its controls are on
 // the command line, in `histeq quality`'s keys, the overlay and the docs' table, and work.
 TEST(ExampleOperation, ItsControlsAreEverywhereAndChangeTheFrames) {

@@ -1,4 +1,4 @@
-// The temporal denoiser on the CPU (core/equalize/denoise.h): the formula on planes (static noise
+// The temporal denoiser on the CPU (core/equalize/ops/denoise/denoise.h): the formula on planes (static noise
 // reduced, a moving edge passed unchanged, starting over, scene cuts, 10-bit, P010, odd sizes and
 // pitches), and the operation through the equalizer (before the histogram, live changes, a reset,
 // the comparison's own state). tests/gpu/test_denoise_gpu.cpp checks that the GPU gives the same.
@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "core/equalize/denoise.h"
+#include "core/equalize/ops/denoise/denoise.h"
 #include "core/equalize/operation.h"
 #include "core/equalize/quality.h"
 #include "tests/common/gtest_status.h"

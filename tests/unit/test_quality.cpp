@@ -215,7 +215,9 @@ TEST(Quality, TextbookAxisWeightsAreOpenCvs) {
         const double f = std::clamp(static_cast<double>(x) / step - 0.5, 0.0, n - 1.0);
         const uint32_t lo = tone::axis_lo(t[x]), hi = tone::axis_hi(t[x]), w = tone::axis_w(t[x]);
         ASSERT_TRUE(hi < static_cast<uint32_t>(n) && (hi == lo || (hi == lo + 1 && w < tone::kWeightOne)));
-        if (hi == lo) ASSERT_EQ(w, 0u);
+        if (hi == lo) {
+          ASSERT_EQ(w, 0u);
+        }
         EXPECT_NEAR(lo + w / 1024.0, f, 0.5 / 1024 + 1e-9) << size << " " << n << " x " << x;
       }
     }
@@ -524,8 +526,9 @@ TEST(Quality, TheShadowFloorKeepsEveryShadowStep) {
           if (std::accumulate(h.begin() + first, h.begin() + first + g, 0u) == 0) continue;  // not held
           const uint32_t last = first + g - 1;
           ASSERT_GE(tile[last], tile[first - 1] + g) << "depth " << depth << " full " << full << " histogram " << k << " v " << first;
-          if (first - 1 > x0)
+          if (first - 1 > x0) {
             ASSERT_GE(global[last], global[first - 1] + g) << "depth " << depth << " full " << full << " histogram " << k << " v " << first;
+          }
         }
         if (bins == 256) {  // the search's floor is the oracle's: the tile LUT of the oracle's histogram
           const uint64_t n = std::accumulate(h.begin(), h.end(), uint64_t{0});

@@ -50,7 +50,7 @@ if [ "$PART" = source ]; then
     --warp-sampling-interval 0 --section SourceCounters --section WarpStateStats --section InstructionStats --import-source yes -f -o "$OUT/steps" $H "${args[@]}"
   step timeout 200 "$CUDA_BIN/ncu" --kernel-name regex:'fused_kernel' --launch-skip 60 --launch-count 4 \
     --warp-sampling-interval 0 --section SourceCounters --section WarpStateStats --import-source yes -f -o "$OUT/fold" $H "${args[@]}"
-  # The SASS with its source lines (.carry/q.cubin: quality_gpu.cu compiled here with the build's
+  # The SASS with its source lines (.carry/q.cubin: core/equalize/ops/temporal/temporal_gpu.cu compiled here with the build's
   # flags, -cubin -arch=sm_90: the same code as the binary's), to put the samples on lines.
   [ -f .carry/q.cubin ] && "$CUDA_BIN/nvdisasm" -g -c .carry/q.cubin > "$OUT/q_sass_lines.txt" 2>&1
   for r in steps fold; do

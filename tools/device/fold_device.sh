@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Global mode's curve folded into the histogram's launch (planner.h, temporal_fold_gpu) and the
-# brightness hold's probing search (quality_gpu.cu, ProbeSearch), their evidence on the device:
+# brightness hold's probing search (core/equalize/ops/temporal/temporal_gpu.cu, ProbeSearch), their evidence on the device:
 #   PART=bench OUT=$OUT bash tools/device/fold_device.sh    timings, frame identity, the profile
 #   PART=checks OUT=$OUT bash tools/device/fold_device.sh   GPU tests, memcheck, racecheck
 # Carry .carry/bin.tgz (histeq, histeq_prev: the binary before the fold, histeq_gpu_tests: static,

@@ -1,7 +1,7 @@
 // The agent of method2_tuned (a public header of core/histogram, device side): the per-block work
 // of thread-private histograms (Nugteren et al. 2011, §7, "method2") re-tuned for Hopper, as
 // templates so that three users share one code: kernels/method2_tuned.cu (the registry kernel),
-// core/equalize/fused_gpu.cuh (histogram -> LUT -> apply in one launch) and bench/sweep/ (the sweep
+// core/equalize/ops/equalize/fused_gpu.cuh (histogram -> LUT -> apply in one launch) and bench/sweep/ (the sweep
 // that chose policy::Method2Tuned). As CUB's agents: a kernel calls count_block() (every thread of
 // the block), publish() and, in the last block, finish(); plan_for() (plan_tiles() for the tiled
 // form, tiles_kernel) and l2_prefetch_for() size the launch on the host. Include from .cu files only (nvcc).

@@ -2,7 +2,7 @@
 // a pitched plane cut into 16-byte units, the grid-stride cursor over them, binning, the loads of a
 // walk with several units in flight, and the tiles of a tiled histogram. The kernels under kernels/
 // and the agents beside this file (agent/*.cuh) are built on it; so are other modules' fused
-// kernels (core/equalize/fused_gpu.cuh), which include the agents, never kernels/.
+// kernels (core/equalize/ops/equalize/fused_gpu.cuh), which include the agents, never kernels/.
 //
 // Include from .cu files only (nvcc). Everything here is __device__ code or a host helper that
 // describes a plane for it; nothing allocates, launches or synchronizes.

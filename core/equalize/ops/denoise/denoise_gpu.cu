@@ -10,7 +10,7 @@
 // reads differences made before any sample changed. Likewise the state is two planes, read one and
 // write the other (DenoiseArgs::parity): nothing a launch reads is written by it.
 #include "core/cuda/check.h"
-#include "core/equalize/denoise.h"
+#include "core/equalize/ops/denoise/denoise.h"
 
 namespace histeq::eq {
 namespace {

@@ -30,7 +30,7 @@
 // Every thread of the grid calls load() once the block has counted, before the LUT is known (its
 // loads overlap the last block's build: the data is in L2 since the counting), then apply() with
 // the LUT complete in the block's shared memory (bins entries). gid: the thread's index in the
-// grid, stride: the grid's threads. The colour pass is the model (quality_gpu.cu, FusedColour).
+// grid, stride: the grid's threads. The colour pass is the model (ops/apply/colour_device.cuh, FusedColour).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -43,7 +43,7 @@
 
 #include "core/cuda/check.h"
 #include "core/cuda/device.h"
-#include "core/equalize/fused_gpu.h"
+#include "core/equalize/ops/equalize/fused_gpu.h"
 #include "core/equalize/lut.h"
 #include "core/histogram/agent/method2_tuned.cuh"
 

@@ -5,7 +5,7 @@
 #include "core/cuda/check.h"
 #include "core/equalize/controls.h"
 #include "core/equalize/ops/denoise/options.h"
-#include "core/equalize/denoise.h"
+#include "core/equalize/ops/denoise/denoise.h"
 #include "core/equalize/operation.h"
 
 namespace histeq::eq {

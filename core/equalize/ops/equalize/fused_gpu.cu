@@ -1,6 +1,6 @@
 // FusedEqualizer: the scratch, and the plain-builder entry points (fused_gpu.h). The kernel and its
 // launch are templates in fused_gpu.cuh, instantiated here for PlainLutBuilder.
-#include "core/equalize/fused_gpu.cuh"
+#include "core/equalize/ops/equalize/fused_gpu.cuh"
 
 #include <algorithm>
 #include <utility>

@@ -8,7 +8,7 @@
 // build_lut_gpu, apply_lut_gpu) with the same levels: the same integer formula (lut.h), the same
 // exact histogram.
 //
-// How (core/equalize/fused_gpu.cuh): a cooperative grid of method2_tuned blocks (one per SM at
+// How (core/equalize/ops/equalize/fused_gpu.cuh): a cooperative grid of method2_tuned blocks (one per SM at
 // most, core/histogram/agent/method2_tuned.cuh) counts the plane with thread-private counters;
 // every block adds its whole histogram to a device accumulator; the last block to finish sums it,
 // runs the LUT builder and publishes the LUT; the other blocks, which have meanwhile loaded their

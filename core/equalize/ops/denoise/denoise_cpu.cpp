@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/equalize/denoise.h"
+#include "core/equalize/ops/denoise/denoise.h"
 
 namespace histeq::eq {
 namespace {
