@@ -272,6 +272,12 @@ Status Equalizer::set(const std::string& name, double value) {
   return set(s);
 }
 
+Status Equalizer::set(const std::string& name, int columns, int rows) {
+  Settings s = impl_->settings;
+  if (Status st = s.set(name, columns, rows); !st) return st;
+  return set(s);
+}
+
 Status Equalizer::set(const Settings& settings) {
   return guarded([&] {
     Impl& m = *impl_;

@@ -36,9 +36,14 @@ std::string flag_text(const std::string& v) {
 }
 
 // Sets c in q from text or number, all or nothing: q is only changed when the value is valid.
-histeq::Status set_checked(const eq::Control& c, eq::Quality& q, const std::string* text, double number) {
+histeq::Status set_checked(const eq::Control& c, eq::Quality& q, const std::string* text, double number,
+                           const hist::TileGrid* grid = nullptr) {
   eq::Quality t = q;
-  if (text != nullptr) {
+  if (grid != nullptr) {
+    if (c.type != eq::ControlType::grid)
+      return HISTEQ_ERROR(Code::invalid_argument, c.name + " is not a grid: give it one value, not columns and rows");
+    c.set_grid(t, *grid);
+  } else if (text != nullptr) {
     const std::string v = c.type == eq::ControlType::flag ? flag_text(*text) : *text;
     HISTEQ_TRY(eq::set_control_text(c, t, v.empty() && c.type == eq::ControlType::choice ? c.choices[0] : v));
   } else if (c.type == eq::ControlType::grid) {
@@ -179,6 +184,17 @@ Status Settings::set(const std::string& name, double value) {
     const eq::Control* c = lookup(table, name, own);
     if (c == nullptr) return unknown_control(table, name);
     return to_public(set_checked(*c, own ? impl_->own : impl_->quality, nullptr, value));
+  });
+}
+
+Status Settings::set(const std::string& name, int columns, int rows) {
+  return guarded([&] {
+    const std::vector<eq::Control> table = eq::controls();
+    bool own = false;
+    const eq::Control* c = lookup(table, name, own);
+    if (c == nullptr) return unknown_control(table, name);
+    const hist::TileGrid grid{columns, rows};
+    return to_public(set_checked(*c, own ? impl_->own : impl_->quality, nullptr, 0, &grid));
   });
 }
 

@@ -182,6 +182,8 @@ class HISTEQ_API Settings {
   Status set(const std::string& name, double value);
   Status set(const std::string& name, int value) { return set(name, static_cast<double>(value)); }
   Status set(const std::string& name, bool value) { return set(name, value ? 1.0 : 0.0); }
+  // A grid control (tiles) by its columns and rows, typed; another control is an invalid_argument.
+  Status set(const std::string& name, int columns, int rows);
   Result<std::string> get(const std::string& name) const;  // the text form
   // "clahe 8x8, clip 1.1, temporal 0.35 s ..." (as `histeq export` prints it).
   std::string describe() const;
@@ -254,6 +256,7 @@ class HISTEQ_API Equalizer {
   // Errors leave every setting as it was.
   Status set(const std::string& name, const std::string& value);
   Status set(const std::string& name, double value);
+  Status set(const std::string& name, int columns, int rows);  // a grid control (tiles)
   Status set(const Settings& settings);
   const Settings& settings() const;
   EqualizerInfo info() const;

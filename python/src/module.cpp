@@ -66,12 +66,20 @@ Status set_value(Target& target, const std::string& name, nb::handle v) {
   if (PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())) return target.set(name, number_of(v, name));
   if (PyUnicode_Check(v.ptr())) return target.set(name, nb::cast<std::string>(v));
   if ((PyTuple_Check(v.ptr()) || PyList_Check(v.ptr())) && nb::len(v) == 2) {
-    // Any int: the control's range check says what is allowed ("tiles must be 1..32 per axis, not 1099511627776x1").
+    // Typed as ints. One beyond an int still gets the control's own range message ("tiles must be
+    // 1..32 per axis, not 1099511627776x1"), through its text form: the only use of text here.
+    bool fits = true;
     auto axis = [&](nb::handle a) {
       if (!PyLong_Check(a.ptr()) || PyBool_Check(a.ptr())) type_error(name + ": (columns, rows) must be whole numbers");
-      return nb::cast<std::string>(nb::str(a));
+      int overflow = 0;
+      const long long x = PyLong_AsLongLongAndOverflow(a.ptr(), &overflow);
+      if (overflow != 0 || x < INT_MIN || x > INT_MAX) fits = false;
+      return static_cast<int>(fits ? x : 0);
     };
-    return target.set(name, axis(v[0]) + "x" + axis(v[1]));
+    const nb::object c = v[0], r = v[1];
+    const int columns = axis(c), rows = axis(r);
+    if (fits) return target.set(name, columns, rows);
+    return target.set(name, nb::cast<std::string>(nb::str(c)) + "x" + nb::cast<std::string>(nb::str(r)));
   }
   type_error(name + ": expected a number, a string, True/False or (columns, rows), got " +
              nb::cast<std::string>(nb::str(v.type().attr("__name__"))));

@@ -305,6 +305,28 @@ TEST(ApiSettings, TextAndNumberFormsByAnyName) {
   EXPECT_EQ(api::Settings::defaults().get("temporal").value(), eq::control_number(eq::default_quality().temporal_s));
 }
 
+// A grid typed as columns and rows (Python's (cols, rows) comes this way): checked by the control's
+// range, all or nothing, and refused for a control that is not a grid.
+TEST(ApiSettings, GridByColumnsAndRows) {
+  api::Settings s;
+  ASSERT_TRUE(s.set("tiles", 6, 2).ok());
+  EXPECT_EQ(s.get("tiles").value(), "6x2");
+  const api::Status wide = s.set("tiles", 40, 2);
+  EXPECT_FALSE(wide.ok());
+  EXPECT_NE(wide.message().find("tiles must be 1..32 per axis, not 40x2"), std::string::npos) << wide.message();
+  EXPECT_EQ(s.get("tiles").value(), "6x2");
+  const api::Status not_grid = s.set("strength", 1, 2);
+  EXPECT_FALSE(not_grid.ok());
+  EXPECT_NE(not_grid.message().find("strength is not a grid"), std::string::npos) << not_grid.message();
+  EXPECT_FALSE(s.set("no-such-control", 1, 2).ok());
+  api::Settings cpu = api::Settings::plain();
+  ASSERT_TRUE(cpu.set("backend", "cpu").ok());
+  auto eq = api::Equalizer::create(cpu);
+  ASSERT_TRUE(eq.ok()) << eq.status().message();
+  ASSERT_TRUE(eq.value().set("tiles", 3, 5).ok());
+  EXPECT_EQ(eq.value().settings().get("tiles").value(), "3x5");
+}
+
 TEST(ApiSettings, BadNamesAndValuesAreRefusedAndChangeNothing) {
   api::Settings s;
   const std::string before = s.describe();
