@@ -15,7 +15,7 @@
 // grid-wide synchronization or wait on other blocks. PlainLutBuilder below is the model: lut.h's
 // formula within the frame's levels, the same as build_lut_gpu.
 //
-//   struct MyBuilder {            // e.g. in core/equalize/temporal_gpu.cu
+//   struct MyBuilder {            // e.g. TemporalFoldBuilder, core/equalize/ops/temporal/temporal_gpu.cu
 //     float* state;
 //     __device__ void operator()(const eq::LutBuildArgs& a) const { ... }
 //   };
