@@ -61,9 +61,9 @@ GstHisteq* self_of(gpointer p) { return reinterpret_cast<GstHisteq*>(p); }
 
 // ---- properties ------------------------------------------------------------------------------
 
-// A refused value: a warning on the bus (the value was not taken; the message says what stays). An
-// element without a bus yet keeps it for its first step to READY.
-void refuse(GstHisteq* self, const std::string& message) {
+// A warning on the bus: a refused value (not taken; the message says what stays), or an old name
+// taken (the rename's warning). An element without a bus yet keeps it for its first step to READY.
+void warn_on_bus(GstHisteq* self, const std::string& message) {
   if (GstBus* bus = gst_element_get_bus(GST_ELEMENT(self))) {
     gst_object_unref(bus);
     GST_ELEMENT_WARNING(self, LIBRARY, SETTINGS, ("%s", message.c_str()), (nullptr));
@@ -125,7 +125,8 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
   std::string refused = take_value(self, p, value);
   if (!refused.empty()) refused += "; " + p.name + " stays " + shown(*self->pending, p);
   GST_OBJECT_UNLOCK(self);
-  if (!refused.empty()) refuse(self, refused);
+  if (!refused.empty()) warn_on_bus(self, refused);
+  else if (!p.old_name.empty()) warn_on_bus(self, histeq::control_warning(p.old_name));  // taken, with the rename's warning
 }
 
 void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {

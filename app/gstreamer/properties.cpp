@@ -53,12 +53,14 @@ bool flag_of_text(const std::string& text) {
   return text == "1" || text == "on" || text == "true" || text == "yes";
 }
 
-GParamSpec* spec_of(const histeq::ControlInfo& c, GParamFlags flags) {
+// The property of control c, named `property` (its name, or an old name of it).
+GParamSpec* spec_of(const histeq::ControlInfo& c, const std::string& property, GParamFlags flags) {
   // The help speaks of the command line's options ("with --chroma auto"): here they are properties.
   std::string blurb = std::regex_replace(c.help, std::regex("--([a-z])"), "$1");
   if (!c.unit.empty()) blurb += " (" + c.unit + ")";
-  const char* name = c.name.c_str();
-  const char* nick = c.name.c_str();
+  if (property != c.name) blurb = "the old name of " + c.name + ", which it sets (deprecated: use " + c.name + "): " + blurb;
+  const char* name = property.c_str();
+  const char* nick = property.c_str();
   if (c.name == "device") {
     blurb += "; -1 = auto: the CUDA memory's device, else the library's default (device 0)";
     return g_param_spec_int(name, nick, blurb.c_str(), -1, static_cast<int>(c.max), -1, flags);
@@ -87,10 +89,16 @@ const std::vector<Property>& install_properties(GObjectClass* klass) {
     // Live controls change between frames while playing; the others (the backend, the device)
     // choose the equalizer, which is made when the stream starts.
     const auto mutability = c.live ? GST_PARAM_MUTABLE_PLAYING : GST_PARAM_MUTABLE_READY;
-    GParamSpec* spec = spec_of(c, static_cast<GParamFlags>(G_PARAM_READWRITE | mutability));
+    GParamSpec* spec = spec_of(c, c.name, static_cast<GParamFlags>(G_PARAM_READWRITE | mutability));
     const std::string type = c.name == "device" ? "device" : spec->value_type == G_TYPE_STRING ? "string" : c.type;
-    table.push_back(Property{c.name, type, c.choices, c.live});
+    table.push_back(Property{c.name, type, c.choices, c.live, ""});
     g_object_class_install_property(klass, static_cast<guint>(table.size()), spec);
+    for (const std::string& old : histeq::control_aliases(c.name)) {
+      if (g_object_class_find_property(klass, old.c_str()) != nullptr) continue;  // a name taken by another control
+      const auto deprecated = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_DEPRECATED | mutability);
+      table.push_back(Property{c.name, type, c.choices, c.live, old});
+      g_object_class_install_property(klass, static_cast<guint>(table.size()), spec_of(c, old, deprecated));
+    }
   }
   return table;
 }

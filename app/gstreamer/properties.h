@@ -23,10 +23,12 @@ struct Property {
   std::string type;    // the control's type: "choice", "number", "flag", "grid", ...; "device"
   std::vector<std::string> choices;
   bool live = true;    // changeable while playing (else only in NULL or READY)
+  std::string old_name;  // set for a renamed control's old name: a deprecated property that sets `name`
 };
 
 // Installs one property per control on `klass`, with ids 1, 2, ... in the order of the returned
-// table (the table lives for the process).
+// table (the table lives for the process); and one per old name of a renamed control
+// (histeq::control_aliases), flagged deprecated, which sets the control and warns.
 const std::vector<Property>& install_properties(GObjectClass* klass);
 
 // Sets the property `p` in `settings` from `value` through the typed setter of its type (an enum's

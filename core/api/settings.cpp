@@ -141,6 +141,17 @@ std::string control_warning(const std::string& name) {
   }
 }
 
+std::vector<std::string> control_aliases(const std::string& name) {
+  try {
+    const std::vector<eq::Control> table = eq::controls();
+    bool own = false;
+    const eq::Control* c = lookup(table, name, own);
+    return c == nullptr || c->name != name ? std::vector<std::string>{} : c->aliases;
+  } catch (...) {
+    return {};
+  }
+}
+
 Settings::Settings() : impl_(std::make_unique<Impl>()) {}
 Settings Settings::defaults() { return Settings(); }
 Settings Settings::plain() {

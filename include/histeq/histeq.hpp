@@ -166,6 +166,9 @@ HISTEQ_API std::vector<ControlInfo> controls();
 // unknown one. The library never prints it: the front end shows it (Python: a DeprecationWarning).
 // Added in 0.1 beside the rest; controls() does not list the old names.
 HISTEQ_API std::string control_warning(const std::string& name);
+// The old names control `name` still takes (none for most; empty for an unknown name), for a front
+// end that publishes them beside the new one (the GStreamer element: deprecated properties).
+HISTEQ_API std::vector<std::string> control_aliases(const std::string& name);
 
 // The settings of an equalizer: every control of controls(), by name (the command line's spelling,
 // the Python name, or `histeq quality`'s key) with a value in its text form ("clahe", "2.5",

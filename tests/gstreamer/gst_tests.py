@@ -187,6 +187,27 @@ def case_bad_settings_warn_and_keep_the_old_value():
         assert lines, "no line names the kernel: " + r.stdout + r.stderr
 
 
+def case_old_control_name_warns_and_works():
+    # A renamed control's old name (chroma-limit was limit): a deprecated property that sets the
+    # control, with one warning on the bus saying what to use; the frames are the new name's.
+    assert "deprecated" in prop_block(inspect(), "limit"), prop_block(inspect(), "limit")
+
+    def frames(props):
+        out = path("old_name.yuv")
+        r = run(["gst-launch-1.0", "videotestsrc", "num-buffers=4", "pattern=smpte", "!", "video/x-raw,width=160,height=120", "!",
+                 "histeq", "chroma=auto", "temporal=0", *props, "!", "filesink", "location=" + out])
+        assert r.returncode == 0 and "ERROR" not in r.stdout + r.stderr, "the pipeline failed: " + r.stdout + r.stderr
+        with open(out, "rb") as f:
+            return f.read(), r.stdout + r.stderr
+    old, log = frames(["limit=1.5"])
+    warnings = [l for l in log.splitlines() if l.startswith("WARNING: from element") and "histeq" in l]
+    assert len(warnings) == 1 and "'limit' is an old name of 'chroma-limit'" in warnings[0], log
+    new, log_new = frames(["chroma-limit=1.5"])
+    assert "WARNING" not in log_new, log_new
+    assert old == new, "limit=1.5 and chroma-limit=1.5 gave different frames"
+    assert old != frames(["chroma-limit=1.0"])[0], "the chroma limit changed nothing on this picture (the test says nothing)"
+
+
 def case_bad_caps_are_refused():
     r = run(["gst-launch-1.0", "-q", "videotestsrc", "num-buffers=3", "!", "video/x-raw,format=RGB", "!", "histeq", "!", "fakesink"])
     assert r.returncode != 0, "RGB was accepted"

@@ -327,6 +327,15 @@ TEST(ApiSettings, GridByColumnsAndRows) {
   EXPECT_EQ(eq.value().settings().get("tiles").value(), "3x5");
 }
 
+// The old names a front end publishes (GStreamer: deprecated properties): by the current name only.
+TEST(ApiSettings, ControlAliasesByTheCurrentName) {
+  EXPECT_EQ(api::control_aliases("chroma-limit"), std::vector<std::string>{"limit"});
+  EXPECT_TRUE(api::control_aliases("limit").empty());
+  EXPECT_TRUE(api::control_aliases("clip-limit").empty());
+  EXPECT_TRUE(api::control_aliases("no-such-control").empty());
+  EXPECT_NE(api::control_warning("limit").find("use 'chroma-limit'"), std::string::npos);
+}
+
 TEST(ApiSettings, BadNamesAndValuesAreRefusedAndChangeNothing) {
   api::Settings s;
   const std::string before = s.describe();
