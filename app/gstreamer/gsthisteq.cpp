@@ -31,6 +31,7 @@ struct Pending {
   // Refusals made before the element had a bus (gst-launch-1.0 sets properties before it builds
   // the pipeline): posted when it goes to READY.
   std::vector<std::string> unposted;
+  std::set<std::string> old_names_warned;  // an old property name warns once (a controller sets it every buffer)
 };
 
 // The streaming thread's state.
@@ -124,9 +125,10 @@ void set_property(GObject* object, guint id, const GValue* value, GParamSpec* ps
   GST_OBJECT_LOCK(self);
   std::string refused = take_value(self, p, value);
   if (!refused.empty()) refused += "; " + p.name + " stays " + shown(*self->pending, p);
+  const bool first_old = refused.empty() && !p.old_name.empty() && self->pending->old_names_warned.insert(p.old_name).second;
   GST_OBJECT_UNLOCK(self);
   if (!refused.empty()) warn_on_bus(self, refused);
-  else if (!p.old_name.empty()) warn_on_bus(self, histeq::control_warning(p.old_name));  // taken, with the rename's warning
+  if (first_old) warn_on_bus(self, histeq::control_warning(p.old_name));  // taken, with the rename's warning
 }
 
 void get_property(GObject* object, guint id, GValue* value, GParamSpec* pspec) {

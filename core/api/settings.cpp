@@ -94,6 +94,18 @@ ControlInfo info_of(const eq::Control& c, const eq::Quality& defaults, const eq:
   return i;
 }
 
+// The control `name` (any of its names: the table's or the equalizer's own) set by set_checked.
+Status set_by_name(eq::Quality& quality, eq::Quality& own, const std::string& name, const std::string* text, double number,
+                   const hist::TileGrid* grid = nullptr) {
+  return guarded([&] {
+    const std::vector<eq::Control> table = eq::controls();
+    bool is_own = false;
+    const eq::Control* c = lookup(table, name, is_own);
+    if (c == nullptr) return unknown_control(table, name);
+    return to_public(set_checked(*c, is_own ? own : quality, text, number, grid));
+  });
+}
+
 }  // namespace
 
 const std::vector<eq::Control>& own_controls() { return eq::equalizer_controls(); }
@@ -179,34 +191,16 @@ Settings& Settings::operator=(Settings&& o) noexcept {
 }
 
 Status Settings::set(const std::string& name, const std::string& value) {
-  return guarded([&] {
-    const std::vector<eq::Control> table = eq::controls();
-    bool own = false;
-    const eq::Control* c = lookup(table, name, own);
-    if (c == nullptr) return unknown_control(table, name);
-    return to_public(set_checked(*c, own ? impl_->own : impl_->quality, &value, 0));
-  });
+  return set_by_name(impl_->quality, impl_->own, name, &value, 0);
 }
 
 Status Settings::set(const std::string& name, double value) {
-  return guarded([&] {
-    const std::vector<eq::Control> table = eq::controls();
-    bool own = false;
-    const eq::Control* c = lookup(table, name, own);
-    if (c == nullptr) return unknown_control(table, name);
-    return to_public(set_checked(*c, own ? impl_->own : impl_->quality, nullptr, value));
-  });
+  return set_by_name(impl_->quality, impl_->own, name, nullptr, value);
 }
 
 Status Settings::set(const std::string& name, int columns, int rows) {
-  return guarded([&] {
-    const std::vector<eq::Control> table = eq::controls();
-    bool own = false;
-    const eq::Control* c = lookup(table, name, own);
-    if (c == nullptr) return unknown_control(table, name);
-    const hist::TileGrid grid{columns, rows};
-    return to_public(set_checked(*c, own ? impl_->own : impl_->quality, nullptr, 0, &grid));
-  });
+  const hist::TileGrid grid{columns, rows};
+  return set_by_name(impl_->quality, impl_->own, name, nullptr, 0, &grid);
 }
 
 Result<std::string> Settings::get(const std::string& name) const {

@@ -199,7 +199,7 @@ def case_old_control_name_warns_and_works():
         assert r.returncode == 0 and "ERROR" not in r.stdout + r.stderr, "the pipeline failed: " + r.stdout + r.stderr
         with open(out, "rb") as f:
             return f.read(), r.stdout + r.stderr
-    old, log = frames(["limit=1.5"])
+    old, log = frames(["limit=1.4", "limit=1.5"])  # warned once per element, not per setting
     warnings = [l for l in log.splitlines() if l.startswith("WARNING: from element") and "histeq" in l]
     assert len(warnings) == 1 and "'limit' is an old name of 'chroma-limit'" in warnings[0], log
     new, log_new = frames(["chroma-limit=1.5"])
